@@ -1,0 +1,103 @@
+#include "server/lab/config.h"
+
+#include <array>
+#include <filesystem>
+
+#include "server/lab/size.h"
+#include "server/store/memory_store.h"
+
+namespace nvj {
+namespace {
+
+std::string prefix(std::string_view key, std::string_view value) {
+  return std::string(key) + "=" + std::string(value) + ": ";
+}
+
+constexpr std::array kParameters{
+    ParameterDoc{"data", "SIZE",
+                 "Size of the data export (default 1G). With data-file, an existing file is extended to SIZE, "
+                 "never truncated; without SIZE its own size is served."},
+    ParameterDoc{"data-file", "PATH",
+                 "Keep the data export in PATH (created if missing, never truncated if present) instead of "
+                 "sparse memory. Writes are durable after a flush or a FUA write."},
+    ParameterDoc{"journal", "SIZE",
+                 "Size of the journal export (default 64M; 1M to 39G, the range jbd2 and mke2fs accept)."},
+    ParameterDoc{"journal-file", "PATH",
+                 "Keep the journal export in PATH. The journal is NVRAM: every acknowledged write is durable "
+                 "(written with O_DSYNC), so a file-backed journal is as slow as PATH's disk."},
+};
+
+}  // namespace
+
+std::span<const ParameterDoc> lab_parameters() { return kParameters; }
+
+std::string lab_parameters_help() {
+  std::string out;
+  for (const auto& p : kParameters) {
+    if (!out.empty()) out += '\n';
+    out += std::string(p.key) + "=" + std::string(p.form) + "\n    " + std::string(p.help);
+  }
+  return out;
+}
+
+std::string check_export_size(std::string_view role, std::uint64_t bytes, bool in_memory) {
+  if (bytes == 0) return "the size must not be zero";
+  if (bytes % SizeLimits::kSector != 0) return "the size must be a multiple of 512 bytes (a sector)";
+  if (role == "journal") {
+    if (bytes < SizeLimits::kMinJournal) return "a journal must be at least 1 MiB (1024 jbd2 blocks of 1 KiB)";
+    if (bytes > SizeLimits::kMaxJournal)
+      return "a journal may be at most " + format_size(SizeLimits::kMaxJournal) +
+             " (10,240,000 blocks of 4 KiB, the most mke2fs and jbd2 accept)";
+  }
+  if (in_memory && bytes > MemoryStore::kMaxSize) return "a sparse memory export may be at most 256 TiB; use a file";
+  if (bytes > SizeLimits::kMaxFile) return "the size may be at most 4 EiB";
+  return {};
+}
+
+void ConfigParser::set(std::string_view key, std::string_view value) {
+  if (given_.contains(key)) throw ConfigError(prefix(key, value) + "'" + std::string(key) + "' is given twice");
+  if (key == "data") {
+    set_size(key, value, config_.data.size);
+  } else if (key == "journal") {
+    set_size(key, value, config_.journal.size);
+  } else if (key == "data-file") {
+    set_file(key, value, config_.data.file);
+  } else if (key == "journal-file") {
+    set_file(key, value, config_.journal.file);
+  } else {
+    throw ConfigError(prefix(key, value) + "unknown parameter '" + std::string(key) +
+                      "' (nbdkit nvjournal --help lists them)");
+  }
+  given_.emplace(key, value);
+}
+
+void ConfigParser::set_size(std::string_view key, std::string_view value, std::optional<std::uint64_t>& out) {
+  std::uint64_t bytes = 0;
+  try {
+    bytes = parse_size(value);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(prefix(key, value) + e.what());
+  }
+  out = bytes;
+}
+
+void ConfigParser::set_file(std::string_view key, std::string_view value, std::optional<std::string>& out) {
+  if (value.empty()) throw ConfigError(prefix(key, value) + "the path is empty");
+  // nbdkit changes to / when it becomes a daemon: keep paths absolute.
+  out = std::filesystem::absolute(std::filesystem::path(value)).lexically_normal().string();
+}
+
+LabConfig ConfigParser::finish() const {
+  auto check = [this](std::string_view role, const StoreSpec& spec) {
+    if (!spec.size) return;
+    const std::string why = check_export_size(role, *spec.size, !spec.file);
+    if (!why.empty()) throw ConfigError(prefix(role, given_.find(role)->second) + why);
+  };
+  check("data", config_.data);
+  check("journal", config_.journal);
+  if (config_.data.file && config_.journal.file && *config_.data.file == *config_.journal.file)
+    throw ConfigError(prefix("journal-file", given_.find("journal-file")->second) + "is the same file as data-file");
+  return config_;
+}
+
+}  // namespace nvj

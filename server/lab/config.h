@@ -1,0 +1,80 @@
+// LabConfig: the server's configuration as parsed from key=value parameters
+// (nbdkit's config callback hands them over one at a time). Parsing is here,
+// not in the plugin, so it is tested without nbdkit.
+//
+// Every error names the parameter as the user wrote it ("data=12Q: ...").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <map>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace nvj {
+
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One export's backing: its size (if given) and its file (if any; memory
+// otherwise).
+struct StoreSpec {
+  std::optional<std::uint64_t> size;
+  std::optional<std::string> file;  // absolute
+};
+
+struct LabConfig {
+  StoreSpec data;
+  StoreSpec journal;
+};
+
+// The documented parameters, in the order --help lists them.
+struct ParameterDoc {
+  std::string_view key;
+  std::string_view form;
+  std::string_view help;
+};
+std::span<const ParameterDoc> lab_parameters();
+
+// Text for nbdkit's --help: one entry per parameter.
+std::string lab_parameters_help();
+
+// Limits every export size is checked against (also for sizes read from files).
+struct SizeLimits {
+  static constexpr std::uint64_t kSector = 512;
+  static constexpr std::uint64_t kDefaultData = std::uint64_t{1} << 30;     // 1 GiB
+  static constexpr std::uint64_t kDefaultJournal = std::uint64_t{64} << 20;  // 64 MiB
+  // jbd2 needs at least 1024 journal blocks (JBD2_MIN_JOURNAL_BLOCKS,
+  // include/linux/jbd2.h): 1 MiB with 1k blocks. mke2fs accepts at most
+  // 10,240,000 journal blocks (misc/util.c figure_journal_size): 39 GiB with
+  // 4k blocks.
+  static constexpr std::uint64_t kMinJournal = std::uint64_t{1024} * 1024;
+  static constexpr std::uint64_t kMaxJournal = std::uint64_t{10240000} * 4096;
+  static constexpr std::uint64_t kMaxFile = std::uint64_t{1} << 62;  // fits off_t and NBD's size
+};
+
+// Checks a size for export `role` ("data" or "journal") held in `backing`
+// ("memory" or "file"). Returns an empty string when it is fine, else why not.
+std::string check_export_size(std::string_view role, std::uint64_t bytes, bool in_memory);
+
+class ConfigParser {
+ public:
+  // One key=value, as nbdkit's config callback receives it.
+  void set(std::string_view key, std::string_view value);
+
+  // Cross-parameter checks; the finished configuration.
+  LabConfig finish() const;
+
+ private:
+  void set_size(std::string_view key, std::string_view value, std::optional<std::uint64_t>& out);
+  void set_file(std::string_view key, std::string_view value, std::optional<std::string>& out);
+
+  LabConfig config_;
+  std::map<std::string, std::string, std::less<>> given_;  // key -> value as written
+};
+
+}  // namespace nvj

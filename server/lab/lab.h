@@ -1,0 +1,33 @@
+// Lab: the running configuration: the devices a server exports, built from a
+// LabConfig. Opening it creates missing files and locks them; any problem is
+// a ConfigError naming the parameter, raised before anything is served.
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "server/device/device.h"
+#include "server/lab/config.h"
+
+namespace nvj {
+
+class Lab {
+ public:
+  static constexpr std::string_view kDataExport = "data";
+  static constexpr std::string_view kJournalExport = "journal";
+
+  static std::unique_ptr<Lab> open(const LabConfig& config);
+
+  // The device behind an export name; "" is the default export, data.
+  // nullptr for an unknown name.
+  Device* find(std::string_view export_name) const;
+
+  const std::vector<std::unique_ptr<Device>>& devices() const { return devices_; }
+
+ private:
+  Lab() = default;
+  std::vector<std::unique_ptr<Device>> devices_;
+};
+
+}  // namespace nvj

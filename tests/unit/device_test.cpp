@@ -1,0 +1,63 @@
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/device/device.h"
+#include "server/store/memory_store.h"
+
+namespace {
+
+// Records which durability each request asked of the store: Device's only job
+// so far is to apply the durability rule.
+class RecordingStore final : public nvj::Store {
+ public:
+  std::vector<std::string> log;
+  nvj::MemoryStore bytes{1 << 20};
+
+  std::uint64_t size() const override { return bytes.size(); }
+  void read(void* b, std::uint32_t c, std::uint64_t o) override { bytes.read(b, c, o); }
+  void write(const void* b, std::uint32_t c, std::uint64_t o, bool durable) override {
+    log.push_back(durable ? "write durable" : "write");
+    bytes.write(b, c, o, durable);
+  }
+  void zero(std::uint32_t, std::uint64_t, bool durable) override { log.push_back(durable ? "zero durable" : "zero"); }
+  void trim(std::uint32_t, std::uint64_t, bool durable) override { log.push_back(durable ? "trim durable" : "trim"); }
+  void flush() override { log.push_back("flush"); }
+  void extents(std::uint64_t, std::uint64_t, const nvj::ExtentSink&) override {}
+  bool persistent() const override { return false; }
+  std::string describe() const override { return "recording"; }
+};
+
+}  // namespace
+
+TEST_CASE("an on-flush device makes only FUA writes durable and passes flush down", "[device]") {
+  auto store = std::make_unique<RecordingStore>();
+  auto* log = &store->log;
+  nvj::Device dev("data", std::move(store), nvj::Durability::on_flush);
+  const char b[4] = {1, 2, 3, 4};
+  dev.write(b, 4, 0, false);
+  dev.write(b, 4, 0, true);
+  dev.zero(4, 0, false);
+  dev.trim(4, 0, true);
+  dev.flush();
+  CHECK(*log == std::vector<std::string>{"write", "write durable", "zero", "trim durable", "flush"});
+  CHECK(dev.describe() == "data: 1 MiB, recording, durable after flush or FUA");
+}
+
+TEST_CASE("an on-acknowledge device makes every write durable; flush has nothing to do", "[device]") {
+  auto store = std::make_unique<RecordingStore>();
+  auto* log = &store->log;
+  nvj::Device dev("journal", std::move(store), nvj::Durability::on_acknowledge);
+  const char b[4] = {1, 2, 3, 4};
+  dev.write(b, 4, 0, false);
+  dev.zero(4, 0, false);
+  dev.trim(4, 0, false);
+  dev.flush();
+  CHECK(*log == std::vector<std::string>{"write durable", "zero durable", "trim durable"});
+  char back[4] = {};
+  dev.read(back, 4, 0);
+  CHECK(back[3] == 4);
+}
