@@ -1,0 +1,194 @@
+// nvj demo: the main job end to end on defaults. Start the server, attach its
+// exports, make ext4 with its journal on the NVRAM journal export, mount it
+// with full data journalling, run fs_mark, check the filesystem, print what
+// happened, and take everything down again, also after a failure or Ctrl-C.
+#include <signal.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tools/nvj/args.h"
+#include "tools/nvj/attach.h"
+#include "tools/nvj/commands.h"
+#include "tools/nvj/jbd2_info.h"
+#include "tools/nvj/process.h"
+#include "tools/nvj/server_process.h"
+#include "tools/nvj/teardown.h"
+
+namespace nvj::cli {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kDemoHelp = R"(Usage: nvj demo [OPTION]...
+
+The main job, end to end: start nbdkit with the nvjournal plugin (a data disk
+and an NVRAM journal device), attach both exports to this host, make ext4
+with its journal on the journal device, mount it with data=journal, run
+fs_mark, unmount, check both devices with e2fsck, print a summary and take
+everything down again. Needs root.
+
+  --data SIZE      size of the data export (default 1G)
+  --journal SIZE   size of the journal export (default 64M)
+  --files N        files fs_mark writes per thread (default 500)
+  --threads N      fs_mark threads (default 4)
+  --size BYTES     bytes per file (default 10240)
+  --keep           leave the run folder (server and fs_mark logs) behind
+)";
+
+volatile std::sig_atomic_t g_interrupted = 0;
+
+void on_signal(int) { g_interrupted = 1; }
+
+void check_interrupted() {
+  if (g_interrupted != 0) throw std::runtime_error("interrupted");
+}
+
+struct Step {
+  int total;
+  int n = 0;
+  void operator()(const std::string& what) {
+    check_interrupted();
+    std::printf("[%d/%d] %s\n", ++n, total, what.c_str());
+    std::fflush(stdout);
+  }
+};
+
+// fs_mark's result line: FSUse% Count Size Files/sec App-Overhead.
+double files_per_second(const std::string& output) {
+  std::smatch m;
+  const std::regex row(R"(^\s*\d+\s+\d+\s+\d+\s+([0-9.]+)\s+\d+\s*$)", std::regex::multiline);
+  double best = -1;
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), row); it != std::sregex_iterator(); ++it)
+    best = std::stod((*it)[1].str());
+  if (best < 0) throw std::runtime_error("no result in fs_mark's output: " + output);
+  return best;
+}
+
+std::string description_of(const std::vector<ExportInfo>& exports, const std::string& name) {
+  for (const auto& e : exports)
+    if (e.name == name) return e.description;
+  return name;
+}
+
+}  // namespace
+
+int demo_command(const std::vector<std::string>& argv) {
+  Args args("demo", argv);
+  std::string data_size = "1G";
+  std::string journal_size = "64M";
+  std::uint64_t files = 500;
+  std::uint64_t threads = 4;
+  std::uint64_t file_size = 10240;
+  bool keep = false;
+  std::string item;
+  while (args.next(item)) {
+    if (item == "--help" || item == "-h") {
+      std::fputs(kDemoHelp, stdout);
+      return 0;
+    } else if (item == "--data") {
+      data_size = args.value(item);
+    } else if (item == "--journal") {
+      journal_size = args.value(item);
+    } else if (item == "--files") {
+      files = args.number(item, 1, 10'000'000);
+    } else if (item == "--threads") {
+      threads = args.number(item, 1, 64);
+    } else if (item == "--size") {
+      file_size = args.number(item, 0, 1ull << 30);
+    } else if (item == "--keep") {
+      keep = true;
+    } else {
+      args.unknown(item);
+    }
+  }
+  if (::geteuid() != 0) throw std::runtime_error("nvj demo needs root: it attaches block devices and mounts them");
+
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  const fs::path run_dir = fs::path("/run/nvjournal") / ("demo-" + std::to_string(::getpid()));
+  Teardown teardown;
+  fs::create_directories(run_dir);
+  if (!keep) teardown.add("remove " + run_dir.string(), [run_dir] { fs::remove_all(run_dir); });
+  Step step{7};
+
+  step("starting nbdkit nvjournal data=" + data_size + " journal=" + journal_size);
+  ServerProcess server(ServerOptions{run_dir / "server", {"data=" + data_size, "journal=" + journal_size}, "", {}, false});
+  teardown.add("stop the server", [&server] { server.stop(); });
+  const auto exports = ServerAddress::parse(server.socket()).list_exports();
+
+  step("attaching its exports to this host");
+  const fs::path state = run_dir / "attach";
+  teardown.add("detach", [state] {
+    if (fs::exists(state / "attach.log")) detach(state);
+  });
+  const auto devices = attach(AttachOptions{server.socket(), state, {"data", "journal"}, AttachMethod::automatic});
+  const std::string data_dev = devices.at(0).device;
+  const std::string journal_dev = devices.at(1).device;
+
+  step("making ext4 on " + data_dev + " with its journal on " + journal_dev);
+  run_checked({"mke2fs", "-q", "-F", "-O", "journal_dev", "-b", "4096", journal_dev});
+  run_checked({"mke2fs", "-q", "-F", "-t", "ext4", "-b", "4096", "-J", "device=" + journal_dev, data_dev});
+
+  step("mounting with data=journal");
+  const fs::path mnt = run_dir / "mnt";
+  fs::create_directories(mnt);
+  const std::string mount_options = "data=journal,journal_path=" + journal_dev;
+  if (::mount(data_dev.c_str(), mnt.c_str(), "ext4", 0, mount_options.c_str()) != 0)
+    throw std::runtime_error("mount " + data_dev + " -o " + mount_options + ": " + std::strerror(errno));
+  teardown.add("unmount " + mnt.string(), [mnt] {
+    if (::umount2(mnt.c_str(), 0) != 0 && errno != EINVAL)
+      throw std::runtime_error(std::string("umount: ") + std::strerror(errno));
+  });
+
+  step("fs_mark: " + std::to_string(threads) + " threads x " + std::to_string(files) + " files of " +
+       std::to_string(file_size) + " bytes, fsync before close");
+  fs::create_directories(mnt / "fs_mark");
+  const auto result = run({"fs_mark", "-d", (mnt / "fs_mark").string(), "-s", std::to_string(file_size), "-n",
+                           std::to_string(files), "-t", std::to_string(threads), "-S", "1", "-k", "-l",
+                           (run_dir / "fs_mark.log").string()});
+  check_interrupted();
+  if (result.status != 0) throw std::runtime_error("fs_mark failed: " + result.output);
+  const double rate = files_per_second(result.output);
+  const auto journal = read_jbd2_info(journal_dev);
+
+  step("unmounting");
+  if (::umount2(mnt.c_str(), 0) != 0) throw std::runtime_error("umount " + mnt.string() + ": " + std::strerror(errno));
+
+  step("checking both devices with e2fsck -fn");
+  const auto fsck = run({"e2fsck", "-fn", "-j", journal_dev, data_dev});
+  const bool clean = fsck.status == 0;
+
+  std::printf("\nnvjournal demo\n");
+  std::printf("  data        %s  on %s\n", description_of(exports, "data").c_str(), data_dev.c_str());
+  std::printf("  journal     %s  on %s\n", description_of(exports, "journal").c_str(), journal_dev.c_str());
+  std::printf("  filesystem  ext4, 4 KiB blocks, external journal, data=journal\n");
+  std::printf("  workload    fs_mark, %llu files of %llu bytes, %llu threads, fsync before close\n",
+              static_cast<unsigned long long>(files * threads), static_cast<unsigned long long>(file_size),
+              static_cast<unsigned long long>(threads));
+  std::printf("  throughput  %.1f files/s\n", rate);
+  if (journal)
+    std::printf("  journal     %llu transactions (kernel's count), %llu blocks each, %llu us average commit\n",
+                static_cast<unsigned long long>(journal->transactions),
+                static_cast<unsigned long long>(journal->blocks_per_transaction),
+                static_cast<unsigned long long>(journal->commit_time_us));
+  std::printf("  e2fsck      %s\n", clean ? "clean" : ("NOT clean:\n" + fsck.output).c_str());
+  std::fflush(stdout);
+
+  const bool torn_down = teardown.run();
+  std::printf("  teardown    %s\n", torn_down ? "unmounted, detached, server stopped" : "FAILED (see above)");
+  return clean && torn_down ? 0 : 1;
+}
+
+}  // namespace nvj::cli

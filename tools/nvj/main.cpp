@@ -1,0 +1,51 @@
+// nvj: the nvjournal command.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "tools/nvj/args.h"
+#include "tools/nvj/commands.h"
+
+namespace {
+
+constexpr const char* kHelp = R"(Usage: nvj COMMAND [OPTION]...
+
+nvjournal: a lab for filesystem journals, served over NBD.
+
+Commands:
+  demo      the main job end to end: server, attach, ext4, fs_mark, summary
+  attach    attach a running server's exports to block devices on this host
+  detach    undo an attach
+
+nvj COMMAND --help describes each one; man nvj has the details.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::fputs(kHelp, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") {
+    std::printf("nvj %s\n", NVJ_VERSION);
+    return 0;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  try {
+    if (command == "attach") return nvj::cli::attach_command(args);
+    if (command == "detach") return nvj::cli::detach_command(args);
+    if (command == "demo") return nvj::cli::demo_command(args);
+    std::fprintf(stderr, "nvj: unknown command '%s' (nvj --help lists them)\n", command.c_str());
+    return 2;
+  } catch (const nvj::cli::UsageError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nvj %s: %s\n", command.c_str(), e.what());
+    return 1;
+  }
+}

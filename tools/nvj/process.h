@@ -1,0 +1,49 @@
+// Child processes started by nvj: each one is stopped again by its PID.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace nvj::cli {
+
+struct SpawnOptions {
+  std::string output_file;  // stdout and stderr go here ("" = inherit)
+  bool new_session = false;  // setsid(): survives the terminal and our exit
+  std::vector<std::string> env;  // extra NAME=VALUE entries
+};
+
+// Starts argv[0] (searched in PATH). Throws std::runtime_error naming the
+// program if it cannot be started.
+pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& options = {});
+
+// Waits for a child; returns its exit status (128 + signal if killed).
+int wait_for(pid_t pid);
+
+// True while `pid` exists (a zombie child counts as gone once reaped).
+bool alive(pid_t pid);
+
+// SIGTERM, then SIGKILL after `grace`; reaps the child if it is ours.
+void stop(pid_t pid, std::chrono::milliseconds grace = std::chrono::seconds(5));
+
+struct RunResult {
+  int status = 0;
+  std::string output;  // stdout and stderr interleaved
+};
+
+// Runs a command to completion, capturing its output.
+RunResult run(const std::vector<std::string>& argv);
+
+// Like run(), but throws std::runtime_error with the command and its output
+// if it exits non-zero.
+std::string run_checked(const std::vector<std::string>& argv);
+
+// The full path of a program found in PATH, or "" if there is none.
+std::string which(const std::string& program);
+
+// "a b 'c d'": for messages.
+std::string quote(const std::vector<std::string>& argv);
+
+}  // namespace nvj::cli
