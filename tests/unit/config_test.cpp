@@ -38,7 +38,7 @@ TEST_CASE("no parameters: everything defaults", "[config]") {
   CHECK_FALSE(config.journal.file);
 }
 
-TEST_CASE("parameters are taken, files made absolute", "[config]") {
+TEST_CASE("parameters are taken and files made absolute", "[config]") {
   const auto config = parse({{"data", "4G"}, {"journal", "256M"}, {"data-file", "d.img"}, {"journal-file", "/x/../j.img"}});
   CHECK(*config.data.size == 4ull << 30);
   CHECK(*config.journal.size == 256ull << 20);
@@ -46,7 +46,7 @@ TEST_CASE("parameters are taken, files made absolute", "[config]") {
   CHECK(*config.journal.file == "/j.img");
 }
 
-TEST_CASE("every bad parameter is refused, naming the parameter", "[config]") {
+TEST_CASE("every bad parameter is refused naming the parameter", "[config]") {
   CHECK_THAT(error_of({{"size", "1G"}}), Catch::StartsWith("size=1G: unknown parameter 'size'"));
   CHECK_THAT(error_of({{"data", "12Q"}}), Catch::StartsWith("data=12Q: '12Q' is not a size"));
   CHECK_THAT(error_of({{"data", "0"}}), Catch::StartsWith("data=0: the size must not be zero"));

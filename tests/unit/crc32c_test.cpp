@@ -21,7 +21,7 @@ TEST_CASE("crc32c of nothing leaves the register unchanged", "[crc32c]") {
   CHECK(crc32c(0x12345678u, nullptr, 0) == 0x12345678u);
 }
 
-TEST_CASE("crc32c hardware and portable paths agree, and updates chain", "[crc32c]") {
+TEST_CASE("crc32c hardware and portable paths agree and updates chain", "[crc32c]") {
   std::mt19937 rng(42);
   std::vector<unsigned char> buf(5000);
   for (auto& b : buf) b = static_cast<unsigned char>(rng());

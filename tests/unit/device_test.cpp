@@ -47,7 +47,7 @@ TEST_CASE("an on-flush device makes only FUA writes durable and passes flush dow
   CHECK(dev.describe() == "data: 1 MiB, recording, durable after flush or FUA");
 }
 
-TEST_CASE("an on-acknowledge device makes every write durable; flush has nothing to do", "[device]") {
+TEST_CASE("an on-acknowledge device makes every write durable and flush has nothing to do", "[device]") {
   auto store = std::make_unique<RecordingStore>();
   auto* log = &store->log;
   nvj::Device dev("journal", std::move(store), nvj::Durability::on_acknowledge);

@@ -58,7 +58,7 @@ TEST_CASE("a missing file is created sparse with the asked-for size", "[file_sto
   CHECK(d->size() == 1 << 20);
 }
 
-TEST_CASE("an existing file keeps its bytes, is extended but never truncated", "[file_store]") {
+TEST_CASE("an existing file keeps its bytes and is extended but never truncated", "[file_store]") {
   TempDir dir;
   const auto path = dir.file("d.img");
   const std::vector<char> data(8192, 'x');

@@ -38,7 +38,7 @@ TEST_CASE("a new memory store reads zeroes and holds no pages", "[memory_store]"
   CHECK(e[0].length == 1 << 20);
 }
 
-TEST_CASE("writes across page boundaries read back, the rest stays zero", "[memory_store]") {
+TEST_CASE("writes across page boundaries read back and the rest stays zero", "[memory_store]") {
   MemoryStore s(64 << 20);
   const auto data = pattern(10000, 3);
   s.write(data.data(), 10000, 4000, false);  // pages 0..3, partial at both ends

@@ -125,7 +125,10 @@ int demo_command(const std::vector<std::string>& argv) {
 
   step("starting nbdkit nvjournal data=" + data_size + " journal=" + journal_size);
   ServerProcess server(ServerOptions{run_dir / "server", {"data=" + data_size, "journal=" + journal_size}, "", {}, false});
-  teardown.add("stop the server", [&server] { server.stop(); });
+  teardown.add("stop the server", [&server] {
+    if (const int status = server.stop(); status != 0)
+      throw std::runtime_error("nbdkit exited with status " + std::to_string(status) + ": " + server.log());
+  });
   const auto exports = ServerAddress::parse(server.socket()).list_exports();
 
   step("attaching its exports to this host");

@@ -95,33 +95,53 @@ pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
   return pid;
 }
 
-int wait_for(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
-  }
+namespace {
+
+int decode_status(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return -1;
 }
 
+// Reaps `pid` if it is our child and has ended: true, with its status.
+bool reap(pid_t pid, int& status) {
+  int raw = 0;
+  if (::waitpid(pid, &raw, WNOHANG) != pid) return false;
+  status = decode_status(raw);
+  return true;
+}
+
+}  // namespace
+
+int wait_for(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return decode_status(status);
+}
+
 bool alive(pid_t pid) {
   if (pid <= 0) return false;
   int status = 0;
-  const pid_t r = ::waitpid(pid, &status, WNOHANG);
-  if (r == pid) return false;  // our child, now reaped
+  if (reap(pid, status)) return false;
   return ::kill(pid, 0) == 0 || errno == EPERM;
 }
 
-void stop(pid_t pid, std::chrono::milliseconds grace) {
-  if (!alive(pid)) return;
-  ::kill(pid, SIGTERM);
+int stop(pid_t pid, std::chrono::milliseconds grace) {
+  if (pid <= 0) return -1;
+  int status = -1;
+  if (reap(pid, status) || ::kill(pid, SIGTERM) != 0) return status;
   const auto deadline = std::chrono::steady_clock::now() + grace;
-  while (alive(pid) && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  if (alive(pid)) {
-    ::kill(pid, SIGKILL);
-    while (alive(pid)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  bool signalled_kill = false;
+  for (;;) {
+    if (reap(pid, status)) return status;
+    if (::kill(pid, 0) != 0 && errno == ESRCH) return -1;  // gone, and not our child
+    if (!signalled_kill && std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      signalled_kill = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
 

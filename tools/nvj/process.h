@@ -25,8 +25,9 @@ int wait_for(pid_t pid);
 // True while `pid` exists (a zombie child counts as gone once reaped).
 bool alive(pid_t pid);
 
-// SIGTERM, then SIGKILL after `grace`; reaps the child if it is ours.
-void stop(pid_t pid, std::chrono::milliseconds grace = std::chrono::seconds(5));
+// SIGTERM, then SIGKILL after `grace`. If `pid` is our child, reaps it and
+// returns its exit status as wait_for() does; otherwise returns -1.
+int stop(pid_t pid, std::chrono::milliseconds grace = std::chrono::seconds(5));
 
 struct RunResult {
   int status = 0;

@@ -49,10 +49,11 @@ ServerProcess::ServerProcess(ServerOptions options) : options_(std::move(options
 
 ServerProcess::~ServerProcess() { stop(); }
 
-void ServerProcess::stop() {
-  if (pid_ <= 0) return;
-  cli::stop(pid_, std::chrono::seconds(10));
+int ServerProcess::stop() {
+  if (pid_ <= 0) return -1;
+  const int status = cli::stop(pid_, std::chrono::seconds(10));
   pid_ = -1;
+  return status;
 }
 
 void ServerProcess::kill_hard() {

@@ -31,8 +31,9 @@ class ServerProcess {
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
 
-  // SIGTERM and wait: nbdkit finishes its requests and exits.
-  void stop();
+  // SIGTERM and wait: nbdkit finishes its requests and exits. Returns its
+  // exit status (0 for a clean exit), -1 if it was not running.
+  int stop();
   // SIGKILL: the process dies at once, as in a crash of the server.
   void kill_hard();
 

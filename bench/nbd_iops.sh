@@ -1,0 +1,266 @@
+#!/usr/bin/env bash
+# nbd_iops.sh: 4 KiB random-write IOPS of the nvjournal nbdkit plugin against
+# nbdkit's own `memory` plugin (the peer), measured in the same run with fio's
+# nbd engine at queue depth 1 and 16.
+#
+# Usage: bench/nbd_iops.sh [--plugin PATH] [--runtime SECONDS] [--rounds N]
+#                          [--markdown FILE]
+#
+# Every measurement gets a freshly started server (so every sample starts from
+# an empty sparse disk), and the servers are interleaved: for each round, for
+# each depth, ours then memory. The median IOPS per (server, depth) is
+# reported, with the ratio ours/memory per depth (target >= 0.97).
+set -euo pipefail
+
+script_dir=$(cd "$(dirname "$0")" && pwd)
+repo_dir=$(cd "$script_dir/.." && pwd)
+
+plugin="$(dirname "$0")/../build/plugins/nbdkit/nbdkit-nvjournal-plugin.so"
+runtime=10
+rounds=3
+markdown=""
+depths=(1 16)
+disk_size=1G
+block_size=4k
+seed=20240601
+target=0.97
+
+command_line=$(printf '%q ' "$0" "$@")
+command_line=${command_line% }
+
+usage() {
+  sed -n '5,6p' "$0" | sed 's/^# \{0,1\}//'
+  exit "${1:-0}"
+}
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --plugin) plugin=${2:?--plugin needs a path}; shift 2 ;;
+    --runtime) runtime=${2:?--runtime needs seconds}; shift 2 ;;
+    --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
+    --markdown) markdown=${2:?--markdown needs a file}; shift 2 ;;
+    -h|--help) usage 0 ;;
+    *) echo "nbd_iops.sh: unknown argument: $1" >&2; usage 2 >&2 ;;
+  esac
+done
+
+[[ $runtime =~ ^[1-9][0-9]*$ ]] || { echo "nbd_iops.sh: --runtime must be a positive integer" >&2; exit 2; }
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "nbd_iops.sh: --rounds must be a positive integer" >&2; exit 2; }
+[[ -f $plugin ]] || { echo "nbd_iops.sh: plugin not found: $plugin (build it with ninja -C build)" >&2; exit 1; }
+plugin=$(cd "$(dirname "$plugin")" && pwd)/$(basename "$plugin")
+for tool in nbdkit fio python3; do
+  command -v "$tool" >/dev/null || { echo "nbd_iops.sh: $tool not found" >&2; exit 1; }
+done
+
+# --- processes we started, and their cleanup --------------------------------
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/nbd_iops.XXXXXX")
+server_pid=""
+fio_pid=""
+
+stop_pid() {  # stop_pid PID: TERM, wait up to 5 s, then KILL
+  local pid=$1 i
+  [[ -n $pid ]] || return 0
+  kill "$pid" 2>/dev/null || return 0
+  for ((i = 0; i < 50; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+  trap - EXIT INT TERM
+  stop_pid "$fio_pid"
+  stop_pid "$server_pid"
+  fio_pid="" server_pid=""
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'echo "nbd_iops.sh: interrupted" >&2; exit 130' INT TERM
+
+# start_server NAME: starts the server NAME on $tmp/NAME.sock, sets server_pid
+# and uri.
+start_server() {
+  local name=$1 sock="$tmp/$1.sock" pidfile="$tmp/$1.pid" i
+  rm -f "$sock" "$pidfile"
+  local -a args=(-U "$sock" -P "$pidfile" --foreground --exit-with-parent)
+  case "$name" in
+    ours) args+=("$plugin" "data=$disk_size"); uri="nbd+unix:///data?socket=$sock" ;;
+    memory) args+=(memory "$disk_size"); uri="nbd+unix:///?socket=$sock" ;;
+    *) echo "nbd_iops.sh: unknown server $name" >&2; exit 1 ;;
+  esac
+  nbdkit "${args[@]}" >"$tmp/$name.log" 2>&1 &
+  server_pid=$!
+  for ((i = 0; i < 100; i++)); do
+    [[ -s $pidfile && -S $sock ]] && return 0
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+      echo "nbd_iops.sh: nbdkit ($name) exited early:" >&2
+      cat "$tmp/$name.log" >&2
+      server_pid=""
+      exit 1
+    fi
+    sleep 0.1
+  done
+  echo "nbd_iops.sh: nbdkit ($name) did not write its pid file within 10 s" >&2
+  exit 1
+}
+
+stop_server() {
+  local pid=$server_pid
+  server_pid=""
+  stop_pid "$pid"
+}
+
+# run_fio DEPTH OUT: one fio job of 4 KiB random writes against $uri.
+run_fio() {
+  local depth=$1 out=$2 rc=0
+  fio --name=randwrite --ioengine=nbd --uri="$uri" \
+      --rw=randwrite --bs="$block_size" --iodepth="$depth" --numjobs=1 \
+      --size="$disk_size" --time_based --runtime="$runtime" \
+      --randrepeat=1 --randseed="$seed" \
+      --output-format=json >"$out" 2>"$out.err" &
+  fio_pid=$!
+  wait "$fio_pid" || rc=$?
+  fio_pid=""
+  if [[ $rc -ne 0 ]]; then
+    echo "nbd_iops.sh: fio failed (rc=$rc):" >&2
+    cat "$out.err" "$out" >&2
+    exit 1
+  fi
+}
+
+# fio's nbd engine prints "fio: connected to NBD server" on stdout before the
+# JSON document: parse from the first '{'.
+iops_of() {
+  python3 - "$1" <<'EOF'
+import json, sys
+text = open(sys.argv[1]).read()
+job = json.loads(text[text.index("{"):])["jobs"][0]
+if job.get("error"):
+    sys.exit(f"fio job error {job['error']}")
+print(f"{job['write']['iops']:.0f}")
+EOF
+}
+
+# --- measurements -------------------------------------------------------------
+results="$tmp/results.tsv"
+: >"$results"
+total=$((rounds * ${#depths[@]} * 2))
+load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+n=0
+echo "nbd_iops: plugin $plugin"
+echo "nbd_iops: $rounds round(s) x depths ${depths[*]} x {ours,memory}, ${runtime} s each (~$((total * (runtime + 1))) s)"
+for ((round = 1; round <= rounds; round++)); do
+  for depth in "${depths[@]}"; do
+    for server in ours memory; do
+      n=$((n + 1))
+      start_server "$server"
+      run_fio "$depth" "$tmp/fio.json"
+      stop_server
+      iops=$(iops_of "$tmp/fio.json")
+      printf '%s\t%s\t%s\t%s\n' "$server" "$depth" "$round" "$iops" >>"$results"
+      printf '  [%2d/%d] round %d  qd%-2s  %-6s  %8s IOPS\n' "$n" "$total" "$round" "$depth" "$server" "$iops"
+    done
+  done
+done
+
+# --- report -------------------------------------------------------------------
+load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+git_rev=$(git -C "$repo_dir" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [[ $git_rev != unknown && -n $(git -C "$repo_dir" status --porcelain 2>/dev/null) ]]; then
+  git_rev="$git_rev (working tree has uncommitted changes)"
+fi
+
+NBD_IOPS_RESULTS=$results \
+NBD_IOPS_MARKDOWN=$markdown \
+NBD_IOPS_COMMAND=$command_line \
+NBD_IOPS_DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') \
+NBD_IOPS_NBDKIT=$(nbdkit --version | head -n1) \
+NBD_IOPS_FIO=$(fio --version | head -n1) \
+NBD_IOPS_GIT=$git_rev \
+NBD_IOPS_PLUGIN=$plugin \
+NBD_IOPS_SETUP="fio --ioengine=nbd --rw=randwrite --bs=$block_size --numjobs=1 --size=$disk_size --time_based --runtime=$runtime --randrepeat=1 --randseed=$seed; disk $disk_size; nbdkit default threads; fresh server per measurement; order per round and depth: ours, memory" \
+NBD_IOPS_TARGET=$target \
+NBD_IOPS_LOAD="$load_start at start, $load_end at end ($(nproc) CPUs; other work on the machine adds noise)" \
+python3 - <<'EOF'
+import os, re, statistics
+
+env = os.environ
+target = float(env["NBD_IOPS_TARGET"])
+samples = {}
+for line in open(env["NBD_IOPS_RESULTS"]):
+    server, depth, _round, iops = line.split("\t")
+    samples.setdefault((server, int(depth)), []).append(float(iops))
+depths = sorted({d for _, d in samples})
+median = {k: statistics.median(v) for k, v in samples.items()}
+
+def spread(v):
+    m = statistics.median(v)
+    return (max(v) - min(v)) / m * 100 if m else 0.0
+
+rows = []
+for d in depths:
+    for s in ("ours", "memory"):
+        v = samples[(s, d)]
+        rows.append((s, d, median[(s, d)], v, spread(v)))
+ratios = []
+for d in depths:
+    r = median[("ours", d)] / median[("memory", d)]
+    ratios.append((d, r, "PASS" if r >= target else "FAIL"))
+
+# terminal
+print()
+print(f"{'server':<8} {'depth':>5} {'median IOPS':>12}  {'spread':>7}  rounds")
+for s, d, m, v, sp in rows:
+    print(f"{s:<8} {d:>5} {m:>12.0f}  {sp:>6.1f}%  " + " ".join(f"{x:.0f}" for x in v))
+print()
+for d, r, verdict in ratios:
+    print(f"ratio ours/memory at qd{d}: {r:.3f}  {verdict} (target >= {target})")
+
+path = env["NBD_IOPS_MARKDOWN"]
+if not path:
+    raise SystemExit(0)
+
+lines = [
+    "## nbd_iops",
+    "",
+    "4 KiB random writes through fio's nbd engine, nvjournal plugin (`ours`, `data` export)"
+    " against `nbdkit memory` (the peer), in the same run.",
+    "",
+    f"- Command: `{env['NBD_IOPS_COMMAND']}`",
+    f"- Date: {env['NBD_IOPS_DATE']}",
+    f"- nbdkit: {env['NBD_IOPS_NBDKIT']}",
+    f"- fio: {env['NBD_IOPS_FIO']}",
+    f"- Git commit: {env['NBD_IOPS_GIT']}",
+    f"- Plugin: `{env['NBD_IOPS_PLUGIN']}`",
+    f"- Setup: {env['NBD_IOPS_SETUP']}",
+    f"- Load average (1/5/15 min): {env['NBD_IOPS_LOAD']}",
+    "",
+    "| server | depth | median IOPS | spread (max-min)/median | all rounds |",
+    "|---|---:|---:|---:|---|",
+]
+for s, d, m, v, sp in rows:
+    lines.append(f"| {s} | {d} | {m:.0f} | {sp:.1f}% | " + ", ".join(f"{x:.0f}" for x in v) + " |")
+lines += ["", "| depth | ratio ours/memory | target | verdict |", "|---:|---:|---:|---|"]
+for d, r, verdict in ratios:
+    lines.append(f"| {d} | {r:.3f} | >= {target} | {verdict} |")
+section = "\n".join(lines) + "\n"
+
+try:
+    text = open(path).read()
+except FileNotFoundError:
+    text = ""
+# The section runs from its heading to the next level-2 heading (or the end).
+pattern = re.compile(r"^## nbd_iops[ \t]*\n.*?(?=^## |\Z)", re.M | re.S)
+if pattern.search(text):
+    text = pattern.sub(lambda _: section + "\n", text, count=1)
+    text = text.rstrip("\n") + "\n"
+else:
+    if text and not text.endswith("\n"):
+        text += "\n"
+    text += ("\n" if text else "") + section
+with open(path, "w") as f:
+    f.write(text)
+print(f"\nwrote section '## nbd_iops' to {path}")
+EOF

@@ -1,0 +1,57 @@
+#!/bin/bash
+# nvj attach / detach: prints a device per export, detach removes everything
+# it created (loop devices, FUSE mounts, nbdfuse processes, state), refuses
+# while a device is mounted, and cleans up after a failed attach and after
+# the server went away.
+source "$(dirname "$0")/lib.sh"
+require_kernel_lab
+
+leftovers() {  # loop devices, FUSE mounts or nbdfuse processes of this test
+  losetup -a | grep -F "$T" || true
+  grep -F "$T" /proc/self/mountinfo || true
+  pgrep -a nbdfuse | grep -F "$T" || true
+}
+
+start_server a data=64M journal=8M
+attach one "$T/a.sock"
+[ "$DATA_DEV" != "$JOURNAL_DEV" ]
+[ "$(blockdev --getsize64 "$DATA_DEV")" = $((64 << 20)) ]
+[ "$(blockdev --getsize64 "$JOURNAL_DEV")" = $((8 << 20)) ]
+# A write through the block device reaches the server.
+printf 'through the kernel' | dd of="$JOURNAL_DEV" bs=4096 conv=sync,fsync status=none
+[ "$(nbdcopy "nbd+unix:///journal?socket=$T/a.sock" - | head -c 18)" = "through the kernel" ]
+
+echo "== a second attach into the same state folder is refused"
+if "$NVJ" attach --state "$T/one.attach" "$T/a.sock" 2>"$T/err"; then exit 1; fi
+grep -q "already" "$T/err"
+
+echo "== detach refuses while mounted, and keeps the attachment"
+mkfs.ext4 -q -F "$DATA_DEV"
+mkdir "$T/m" && mount "$DATA_DEV" "$T/m" && _mounts+=("$T/m")
+if "$NVJ" detach --state "$T/one.attach" 2>"$T/err"; then exit 1; fi
+grep -q "is mounted on $T/m" "$T/err"
+[ -b "$DATA_DEV" ] && [ -n "$(leftovers)" ]
+umount "$T/m"
+detach one
+[ -z "$(leftovers)" ] || { echo "left behind:"; leftovers; exit 1; }
+[ ! -e "$T/one.attach" ]
+
+echo "== attaching an export the server lacks fails and leaves nothing"
+if "$NVJ" attach --state "$T/two.attach" --export data --export nosuch "$T/a.sock" 2>"$T/err"; then exit 1; fi
+grep -q "no export named 'nosuch'" "$T/err"
+[ -z "$(leftovers)" ] && [ ! -e "$T/two.attach/attach.log" ]
+
+echo "== detach after the server died"
+attach three "$T/a.sock"
+kill -9 "$SERVER_PID"; wait "$SERVER_PID" || true
+detach three
+[ -z "$(leftovers)" ] || { echo "left behind:"; leftovers; exit 1; }
+
+echo "== bad usage"
+if "$NVJ" attach 2>"$T/err"; then exit 1; fi
+grep -q "which server" "$T/err"
+if "$NVJ" attach --bogus x 2>"$T/err"; then exit 1; fi
+grep -q "unknown option '--bogus'" "$T/err"
+if "$NVJ" detach --state "$T/none" 2>"$T/err"; then exit 1; fi
+grep -q "nothing is attached" "$T/err"
+echo "PASS"

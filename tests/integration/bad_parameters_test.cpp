@@ -1,0 +1,145 @@
+// Every bad parameter is refused at start-up by the real nbdkit with one
+// clear error line naming the parameter, and no file already there changes.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "server_fixture.h"
+#include "tools/nvj/process.h"
+#include "tools/nvj/server_process.h"
+
+namespace fs = std::filesystem;
+using nvj::test::TempDir;
+
+namespace {
+
+// nbdkit with these parameters; if they were accepted, --run ends it at once.
+nvj::cli::RunResult start(const std::vector<std::string>& params) {
+  std::vector<std::string> argv{"nbdkit", "-U", "-", "--run", "true", nvj::cli::ServerProcess::default_plugin()};
+  argv.insert(argv.end(), params.begin(), params.end());
+  return nvj::cli::run(argv);
+}
+
+std::vector<std::string> error_lines(const std::string& output) {
+  std::vector<std::string> lines;
+  std::istringstream in(output);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find("error:") != std::string::npos) lines.push_back(line);
+  return lines;
+}
+
+std::string contents(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+struct Case {
+  const char* what;
+  std::vector<std::string> params;
+  std::string expect;  // regex the one error line must match
+};
+
+}  // namespace
+
+TEST_CASE("bad parameters are refused at start-up with one line naming the parameter", "[parameters]") {
+  TempDir dir;
+  const std::string existing = dir.file("existing.img");
+  std::string stored(2 << 20, '\0');
+  for (std::size_t i = 0; i < stored.size(); i += 4096) stored[i] = 'S';
+  write_file(existing, stored);
+  write_file(dir.file("odd.img"), std::string(1000, 'o'));
+  write_file(dir.file("small-journal.img"), std::string(100 << 10, 'j'));
+  const std::string locked = dir.file("locked.img");
+  write_file(locked, std::string(1 << 20, 'L'));
+
+  const std::vector<Case> cases{
+      {"unknown key", {"size=1G"}, R"(size=1G: unknown parameter 'size')"},
+      {"bad size", {"data=12Q"}, R"(data=12Q: '12Q' is not a size \(unknown suffix 'Q')"},
+      {"fractional size", {"journal=1.5G"}, R"(journal=1.5G: '1.5G' is not a size)"},
+      {"negative size", {"data=-1G"}, R"(data=-1G: .*negative)"},
+      {"data size 0", {"data=0"}, R"(data=0: the size must not be zero)"},
+      {"journal size 0", {"journal=0"}, R"(journal=0: the size must not be zero)"},
+      {"size not in sectors", {"data=1000"}, R"(data=1000: the size must be a multiple of 512 bytes)"},
+      {"journal too small", {"journal=512K"}, R"(journal=512K: a journal must be at least 1 MiB)"},
+      {"journal bigger than allowed", {"journal=64G"}, R"(journal=64G: a journal may be at most 40000 MiB)"},
+      {"memory bigger than allowed", {"data=1P"}, R"(data=1P: a sparse memory export may be at most 256 TiB)"},
+      {"duplicate key", {"data=1G", "data=2G"}, R"(data=2G: 'data' is given twice)"},
+      {"magic key and data=", {"1G", "data=2G"}, R"(data=2G: 'data' is given twice)"},
+      {"empty path", {"data-file="}, R"(data-file=: the path is empty)"},
+      {"file that is a directory", {"data-file=" + dir.path.string()},
+       "data-file=" + dir.path.string() + ": is a directory, not a file"},
+      // A read-only sysfs attribute: even root cannot open it for writing.
+      {"file that cannot be opened for writing", {"journal-file=/sys/kernel/uevent_seqnum"},
+       R"(journal-file=/sys/kernel/uevent_seqnum: cannot open for reading and writing: Permission denied)"},
+      {"file that is a device", {"data-file=/dev/null"}, R"(data-file=/dev/null: is not a regular file)"},
+      {"file in a missing folder", {"data-file=" + dir.file("no/such.img")},
+       "data-file=" + dir.file("no/such.img") + ": cannot create: No such file or directory"},
+      {"same file twice", {"data-file=" + existing, "journal-file=" + existing},
+       "journal-file=" + existing + ": is the same file as data-file"},
+      {"file larger than the size asked for", {"data-file=" + existing, "data=1M"},
+       "data-file=" + existing + ": holds 2 MiB, more than the 1 MiB asked for; it is never truncated"},
+      {"file not in sectors", {"data-file=" + dir.file("odd.img")},
+       "data-file=" + dir.file("odd.img") + ": holds 1000 bytes, not a multiple of 512"},
+      {"journal file too small", {"journal-file=" + dir.file("small-journal.img")},
+       "journal-file=" + dir.file("small-journal.img") + ": holds 100 KiB: a journal must be at least 1 MiB"},
+      {"file in use by another server", {"data-file=" + locked},
+       "data-file=" + locked + ": is in use by another export or server \\(locked\\)"},
+  };
+  REQUIRE(cases.size() >= 10);
+
+  // Another holder of the lock, as a second server would be.
+  const int holder = ::open(locked.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(holder >= 0);
+  REQUIRE(::flock(holder, LOCK_EX) == 0);
+
+  for (const auto& c : cases) {
+    SECTION(c.what) {
+      const auto before = contents(existing);
+      const auto r = start(c.params);
+      INFO("nbdkit said: " << r.output);
+      CHECK(r.status != 0);
+      const auto lines = error_lines(r.output);
+      REQUIRE(lines.size() == 1);
+      CHECK(std::regex_search(lines[0], std::regex(c.expect)));
+      CHECK(contents(existing) == before);
+    }
+  }
+  ::close(holder);
+  CHECK(contents(dir.file("odd.img")) == std::string(1000, 'o'));
+  CHECK(contents(locked) == std::string(1 << 20, 'L'));
+  CHECK_FALSE(fs::exists(dir.file("no")));
+}
+
+TEST_CASE("good parameters start the server and nbdkit --help documents each one", "[parameters]") {
+  TempDir dir;
+  const auto ok = start({"2G", "journal=128M", "data-file=" + dir.file("d.img"), "journal-file=" + dir.file("j.img")});
+  INFO(ok.output);
+  CHECK(ok.status == 0);
+  CHECK(fs::file_size(dir.file("d.img")) == 2ull << 30);
+  CHECK(fs::file_size(dir.file("j.img")) == 128ull << 20);
+
+  const auto help = nvj::cli::run({"nbdkit", nvj::cli::ServerProcess::default_plugin(), "--help"});
+  CHECK(help.status == 0);
+  for (const char* key : {"data=SIZE", "data-file=PATH", "journal=SIZE", "journal-file=PATH"})
+    CHECK_THAT(help.output, Catch::Contains(key));
+  const auto dump = nvj::cli::run({"nbdkit", nvj::cli::ServerProcess::default_plugin(), "--dump-plugin"});
+  CHECK(dump.status == 0);
+  CHECK_THAT(dump.output, Catch::Contains("thread_model=parallel"));
+  CHECK_THAT(dump.output, Catch::Contains("nvjournal_version="));
+}

@@ -1,0 +1,99 @@
+# Shared by the kernel tests: a scratch folder, servers, attachments and
+# mounts that are all taken down on exit, whatever happened.
+#
+# Needs NVJ (the nvj binary) and NVJ_PLUGIN (the plugin) in the environment;
+# ctest sets both.
+set -euo pipefail
+
+: "${NVJ:?NVJ must name the nvj binary}"
+: "${NVJ_PLUGIN:?NVJ_PLUGIN must name the plugin}"
+
+T=$(mktemp -d /tmp/nvj-kernel-XXXXXX)
+_mounts=()
+_attachments=()
+_servers=()
+
+skip() { echo "SKIP: $*"; exit 77; }
+
+require_kernel_lab() {
+  [ "$(id -u)" = 0 ] || skip "needs root (loop devices and mounts)"
+  [ -e /dev/loop-control ] || skip "no loop devices (/dev/loop-control)"
+  [ -e /dev/fuse ] || skip "no FUSE (/dev/fuse)"
+  local c
+  for c in nbdkit nbdfuse mke2fs e2fsck dumpe2fs fs_mark; do
+    command -v "$c" >/dev/null || skip "$c is not installed"
+  done
+}
+
+cleanup() {
+  local status=$?
+  set +e
+  local i
+  for ((i=${#_mounts[@]}-1; i>=0; i--)); do
+    mountpoint -q "${_mounts[i]}" && umount "${_mounts[i]}"
+  done
+  for ((i=${#_attachments[@]}-1; i>=0; i--)); do
+    [ -e "${_attachments[i]}/attach.log" ] && "$NVJ" detach --state "${_attachments[i]}"
+  done
+  for pid in "${_servers[@]}"; do
+    kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  done
+  rm -rf "$T"
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# start_server NAME PARAM... : nbdkit on $T/NAME.sock; sets SERVER_PID.
+start_server() {
+  local name=$1; shift
+  rm -f "$T/$name.pid"
+  nbdkit --foreground --exit-with-parent -U "$T/$name.sock" -P "$T/$name.pid" "$NVJ_PLUGIN" "$@" \
+    >"$T/$name.log" 2>&1 &
+  SERVER_PID=$!
+  _servers+=("$SERVER_PID")
+  local i
+  for ((i=0; i<3000; i++)); do
+    [ -s "$T/$name.pid" ] && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$T/$name.log"; return 1; }
+    sleep 0.01
+  done
+  echo "nbdkit $name did not start"; return 1
+}
+
+# stop_server PID : SIGTERM and wait; fails unless nbdkit exits cleanly.
+stop_server() {
+  kill "$1"
+  local status=0
+  wait "$1" || status=$?
+  [ "$status" = 0 ] || { echo "nbdkit exited with $status"; return 1; }
+}
+
+# attach NAME SOCKET : nvj attach; sets DATA_DEV and JOURNAL_DEV.
+attach() {
+  local state="$T/$1.attach"
+  _attachments+=("$state")
+  local out
+  out=$("$NVJ" attach --state "$state" "$2")
+  echo "$out"
+  DATA_DEV=$(awk '$1 == "data" { print $2 }' <<<"$out")
+  JOURNAL_DEV=$(awk '$1 == "journal" { print $2 }' <<<"$out")
+  [ -b "$DATA_DEV" ] && [ -b "$JOURNAL_DEV" ]
+}
+
+detach() { "$NVJ" detach --state "$T/$1.attach"; }
+
+# mount_fs DIR : ext4 on DATA_DEV with its journal on JOURNAL_DEV, data=journal.
+mount_fs() {
+  mkdir -p "$1"
+  mount -t ext4 -o "data=journal,journal_path=$JOURNAL_DEV" "$DATA_DEV" "$1"
+  _mounts+=("$1")
+}
+
+# fsck_clean : both devices clean, and nothing left to recover.
+fsck_clean() {
+  if dumpe2fs -h "$DATA_DEV" 2>/dev/null | grep -q needs_recovery; then
+    echo "needs_recovery is still set on $DATA_DEV"; return 1
+  fi
+  e2fsck -fn -j "$JOURNAL_DEV" "$DATA_DEV"
+}
