@@ -10,11 +10,11 @@
 #include <memory>
 #include <new>
 #include <string>
-#include <system_error>
 
 #include "plugins/nbdkit/nbdkit_log_sink.h"
 #include "server/lab/config.h"
 #include "server/lab/lab.h"
+#include "server/store/io_error.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 
@@ -33,9 +33,9 @@ int guarded(Fn&& fn) noexcept {
   try {
     fn();
     return 0;
-  } catch (const std::system_error& e) {
+  } catch (const nvj::IoError& e) {
     nbdkit_error("%s", e.what());
-    nbdkit_set_error(e.code().value());
+    nbdkit_set_error(e.error());
   } catch (const std::bad_alloc&) {
     nbdkit_error("out of memory");
     nbdkit_set_error(ENOMEM);
@@ -138,8 +138,7 @@ int nvj_extents(void* handle, uint32_t count, uint64_t offset, uint32_t flags, s
     device(handle)->extents(offset, count, [&](const nvj::Extent& e) {
       if (stop) return;
       const uint32_t type = e.hole ? (NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO) : 0;
-      if (nbdkit_add_extent(extents, e.offset, e.length, type) == -1)
-        throw std::system_error(errno, std::generic_category(), "nbdkit_add_extent");
+      if (nbdkit_add_extent(extents, e.offset, e.length, type) == -1) throw nvj::IoError(errno, "nbdkit_add_extent");
       stop = one;
     });
   });

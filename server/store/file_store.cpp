@@ -11,16 +11,16 @@
 #include <cstring>
 #include <memory>
 #include <stdexcept>
-#include <system_error>
 #include <utility>
 #include <vector>
 
 #include "server/lab/size.h"
+#include "server/store/io_error.h"
 
 namespace nvj {
 namespace {
 
-[[noreturn]] void throw_errno(const char* what) { throw std::system_error(errno, std::generic_category(), what); }
+[[noreturn]] void throw_errno(const char* what) { throw IoError(errno, what); }
 
 // Messages about the path leave the path out: the caller names the parameter
 // and its value.
@@ -28,7 +28,6 @@ std::runtime_error path_error(const std::string& /*path*/, const std::string& wh
   return std::runtime_error(what);
 }
 
-std::string errno_text(int err) { return std::strerror(err); }
 
 class FdGuard {
  public:

@@ -4,7 +4,8 @@
 // Thread safety: every method may be called concurrently from nbdkit worker
 // threads. Overlapping concurrent writes land in some order, as on a disk.
 //
-// Errors are thrown as std::system_error carrying the errno the client gets.
+// Errors are thrown as IoError (server/store/io_error.h), carrying the errno
+// the client gets.
 #pragma once
 
 #include <cstdint>

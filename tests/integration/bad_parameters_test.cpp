@@ -26,7 +26,7 @@ namespace {
 nvj::cli::RunResult start(const std::vector<std::string>& params) {
   std::vector<std::string> argv{"nbdkit", "-U", "-", "--run", "true", nvj::cli::ServerProcess::default_plugin()};
   argv.insert(argv.end(), params.begin(), params.end());
-  return nvj::cli::run(argv);
+  return nvj::cli::run(argv, nvj::test::server_env(), std::chrono::seconds(30));
 }
 
 std::vector<std::string> error_lines(const std::string& output) {
@@ -134,11 +134,12 @@ TEST_CASE("good parameters start the server and nbdkit --help documents each one
   CHECK(fs::file_size(dir.file("d.img")) == 2ull << 30);
   CHECK(fs::file_size(dir.file("j.img")) == 128ull << 20);
 
-  const auto help = nvj::cli::run({"nbdkit", nvj::cli::ServerProcess::default_plugin(), "--help"});
+  const auto help = nvj::cli::run({"nbdkit", nvj::cli::ServerProcess::default_plugin(), "--help"}, nvj::test::server_env());
   CHECK(help.status == 0);
   for (const char* key : {"data=SIZE", "data-file=PATH", "journal=SIZE", "journal-file=PATH"})
     CHECK_THAT(help.output, Catch::Contains(key));
-  const auto dump = nvj::cli::run({"nbdkit", nvj::cli::ServerProcess::default_plugin(), "--dump-plugin"});
+  const auto dump =
+      nvj::cli::run({"nbdkit", nvj::cli::ServerProcess::default_plugin(), "--dump-plugin"}, nvj::test::server_env());
   CHECK(dump.status == 0);
   CHECK_THAT(dump.output, Catch::Contains("thread_model=parallel"));
   CHECK_THAT(dump.output, Catch::Contains("nvjournal_version="));

@@ -2,8 +2,9 @@
 // and libnbd handles to it. Everything is stopped and removed by destructors,
 // also when an assertion fails.
 //
-// Environment: NVJ_PLUGIN picks the plugin; NVJ_TEST_PRELOAD, if set, is
-// preloaded into nbdkit (the ASan runtime for a sanitized plugin).
+// Environment: NVJ_PLUGIN picks the plugin (default: this build tree's);
+// NVJ_TEST_PRELOAD is preloaded into nbdkit (default: the ASan runtime in a
+// sanitized build, nothing otherwise).
 #pragma once
 
 #include <libnbd.h>
@@ -37,7 +38,9 @@ struct TempDir {
 
 inline std::vector<std::string> server_env() {
   std::vector<std::string> env;
-  if (const char* preload = std::getenv("NVJ_TEST_PRELOAD"); preload != nullptr && *preload != '\0') {
+  const char* preload = std::getenv("NVJ_TEST_PRELOAD");
+  if (preload == nullptr) preload = NVJ_TEST_PRELOAD_DEFAULT;
+  if (*preload != '\0') {
     env.push_back(std::string("LD_PRELOAD=") + preload);
     // nbdkit itself is not built with ASan: only report errors, not its leaks.
     env.emplace_back("ASAN_OPTIONS=detect_leaks=0:abort_on_error=1");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "server/store/file_store.h"
+#include "server/store/io_error.h"
 
 namespace fs = std::filesystem;
 using nvj::Extent;
@@ -128,4 +129,11 @@ TEST_CASE("trim and zero punch holes that extents report", "[file_store]") {
   for (const auto& x : e) total += x.length;
   CHECK(total == 16 << 20);
   CHECK(e.back().hole);
+}
+
+TEST_CASE("io errors carry the errno and glibc's untranslated text", "[file_store]") {
+  const nvj::IoError e(ENOSPC, "pwrite");
+  CHECK(e.error() == ENOSPC);
+  CHECK(std::string(e.what()) == "pwrite: No space left on device");
+  CHECK(nvj::errno_text(99999) == "error 99999");
 }

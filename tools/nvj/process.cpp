@@ -145,14 +145,28 @@ int stop(pid_t pid, std::chrono::milliseconds grace) {
   }
 }
 
-RunResult run(const std::vector<std::string>& argv) {
+RunResult run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+              std::chrono::milliseconds timeout) {
   char templ[] = "/tmp/nvj-run-XXXXXX";
   const int fd = ::mkstemp(templ);
   if (fd < 0) throw std::runtime_error(std::string("mkstemp: ") + std::strerror(errno));
   ::close(fd);
   RunResult result;
   try {
-    result.status = wait_for(spawn(argv, SpawnOptions{templ, false, {}}));
+    const pid_t pid = spawn(argv, SpawnOptions{templ, false, env});
+    if (timeout == std::chrono::milliseconds::zero()) {
+      result.status = wait_for(pid);
+    } else {
+      const auto deadline = std::chrono::steady_clock::now() + timeout;
+      while (!reap(pid, result.status)) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          stop(pid);
+          throw std::runtime_error(quote(argv) + " was still running after " +
+                                   std::to_string(timeout.count()) + " ms");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+    }
   } catch (...) {
     ::unlink(templ);
     throw;

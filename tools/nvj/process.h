@@ -34,8 +34,11 @@ struct RunResult {
   std::string output;  // stdout and stderr interleaved
 };
 
-// Runs a command to completion, capturing its output.
-RunResult run(const std::vector<std::string>& argv);
+// Runs a command to completion, capturing its output. `env` adds NAME=VALUE
+// entries to the environment. With a `timeout`, a command still running then
+// is stopped and a std::runtime_error thrown.
+RunResult run(const std::vector<std::string>& argv, const std::vector<std::string>& env = {},
+              std::chrono::milliseconds timeout = std::chrono::milliseconds::zero());
 
 // Like run(), but throws std::runtime_error with the command and its output
 // if it exits non-zero.
