@@ -179,7 +179,7 @@ NBD_IOPS_DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') \
 NBD_IOPS_NBDKIT=$(nbdkit --version | head -n1) \
 NBD_IOPS_FIO=$(fio --version | head -n1) \
 NBD_IOPS_GIT=$git_rev \
-NBD_IOPS_PLUGIN=$plugin \
+NBD_IOPS_PLUGIN=$plugin NBD_IOPS_REPO=$repo_dir \
 NBD_IOPS_SETUP="fio --ioengine=nbd --rw=randwrite --bs=$block_size --numjobs=1 --size=$disk_size --time_based --runtime=$runtime --randrepeat=1 --randseed=$seed; disk $disk_size; nbdkit default threads; fresh server per measurement; order per round and depth: ours, memory" \
 NBD_IOPS_TARGET=$target \
 NBD_IOPS_LOAD="$load_start at start, $load_end at end ($(nproc) CPUs; other work on the machine adds noise)" \
@@ -233,7 +233,7 @@ lines = [
     f"- nbdkit: {env['NBD_IOPS_NBDKIT']}",
     f"- fio: {env['NBD_IOPS_FIO']}",
     f"- Git commit: {env['NBD_IOPS_GIT']}",
-    f"- Plugin: `{env['NBD_IOPS_PLUGIN']}`",
+    f"- Plugin: `{os.path.relpath(env['NBD_IOPS_PLUGIN'], env['NBD_IOPS_REPO'])}`",
     f"- Setup: {env['NBD_IOPS_SETUP']}",
     f"- Load average (1/5/15 min): {env['NBD_IOPS_LOAD']}",
     "",
