@@ -38,13 +38,6 @@ std::vector<std::string> error_lines(const std::string& output) {
   return lines;
 }
 
-std::string contents(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
@@ -110,19 +103,19 @@ TEST_CASE("bad parameters are refused at start-up with one line naming the param
 
   for (const auto& c : cases) {
     SECTION(c.what) {
-      const auto before = contents(existing);
+      const auto before = nvj::test::read_text(existing);
       const auto r = start(c.params);
       INFO("nbdkit said: " << r.output);
       CHECK(r.status != 0);
       const auto lines = error_lines(r.output);
       REQUIRE(lines.size() == 1);
       CHECK(std::regex_search(lines[0], std::regex(c.expect)));
-      CHECK(contents(existing) == before);
+      CHECK(nvj::test::read_text(existing) == before);
     }
   }
   ::close(holder);
-  CHECK(contents(dir.file("odd.img")) == std::string(1000, 'o'));
-  CHECK(contents(locked) == std::string(1 << 20, 'L'));
+  CHECK(nvj::test::read_text(dir.file("odd.img")) == std::string(1000, 'o'));
+  CHECK(nvj::test::read_text(locked) == std::string(1 << 20, 'L'));
   CHECK_FALSE(fs::exists(dir.file("no")));
 }
 

@@ -255,3 +255,27 @@ TEST_CASE("file-backed exports keep every flushed data byte and every acknowledg
   }
   CHECK(server->stop() == 0);
 }
+
+TEST_CASE("the plugin works under nbdkit's stock filters cow and stats and log", "[nbd][filters]") {
+  TempDir dir;
+  const std::string stats = dir.file("stats.txt");
+  const std::string log = dir.file("requests.log");
+  // Filter parameters go with the plugin's, after it.
+  auto server = start_server(dir.path / "run", {"data=64M", "journal=8M", "statsfile=" + stats, "logfile=" + log},
+                             {"--filter=log", "--filter=stats", "--filter=cow"});
+  const auto data = pattern(1 << 20, 21);
+  {
+    auto h = connect(*server, "journal");
+    CHECK(nbd_get_size(h.get()) == 8 << 20);
+    NBD_OK(nbd_pwrite(h.get(), data.data(), data.size(), 4096, 0));
+    NBD_OK(nbd_flush(h.get(), 0));
+    std::vector<char> back(data.size());
+    NBD_OK(nbd_pread(h.get(), back.data(), back.size(), 4096, 0));
+    CHECK(back == data);
+  }
+  CHECK(server->stop() == 0);
+  CHECK_THAT(nvj::test::read_text(stats), Catch::Contains("read:") && Catch::Contains("write:"));
+  const std::string log_text = nvj::test::read_text(log);
+  CHECK_THAT(log_text, Catch::Contains("Connect export=journal"));
+  CHECK_THAT(log_text, Catch::Contains("Write"));
+}

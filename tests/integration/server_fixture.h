@@ -11,6 +11,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -36,6 +38,14 @@ struct TempDir {
   std::string file(const std::string& name) const { return (path / name).string(); }
 };
 
+// A file's bytes ("" if it cannot be read).
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 inline std::vector<std::string> server_env() {
   std::vector<std::string> env;
   const char* preload = std::getenv("NVJ_TEST_PRELOAD");
@@ -49,8 +59,10 @@ inline std::vector<std::string> server_env() {
 }
 
 inline std::unique_ptr<cli::ServerProcess> start_server(const std::filesystem::path& dir,
-                                                        std::vector<std::string> params) {
-  return std::make_unique<cli::ServerProcess>(cli::ServerOptions{dir, std::move(params), "", server_env(), false});
+                                                        std::vector<std::string> params,
+                                                        std::vector<std::string> nbdkit_args = {}) {
+  return std::make_unique<cli::ServerProcess>(
+      cli::ServerOptions{dir, std::move(params), "", server_env(), std::move(nbdkit_args), false});
 }
 
 using Handle = std::unique_ptr<nbd_handle, decltype(&nbd_close)>;

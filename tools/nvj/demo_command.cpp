@@ -124,7 +124,7 @@ int demo_command(const std::vector<std::string>& argv) {
   Step step{7};
 
   step("starting nbdkit nvjournal data=" + data_size + " journal=" + journal_size);
-  ServerProcess server(ServerOptions{run_dir / "server", {"data=" + data_size, "journal=" + journal_size}, "", {}, false});
+  ServerProcess server(ServerOptions{run_dir / "server", {"data=" + data_size, "journal=" + journal_size}, "", {}, {}, false});
   teardown.add("stop the server", [&server] {
     if (const int status = server.stop(); status != 0)
       throw std::runtime_error("nbdkit exited with status " + std::to_string(status) + ": " + server.log());

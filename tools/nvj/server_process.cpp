@@ -27,6 +27,7 @@ ServerProcess::ServerProcess(ServerOptions options) : options_(std::move(options
   fs::remove(socket());
   std::vector<std::string> argv{"nbdkit", "--foreground", "--exit-with-parent", "-U", socket(), "-P", pidfile.string()};
   if (options_.verbose) argv.emplace_back("-v");
+  argv.insert(argv.end(), options_.nbdkit_args.begin(), options_.nbdkit_args.end());
   argv.push_back(options_.plugin.empty() ? default_plugin() : options_.plugin);
   argv.insert(argv.end(), options_.parameters.begin(), options_.parameters.end());
   // Its own session: a Ctrl-C in the terminal reaches nvj, which then tears

@@ -15,6 +15,7 @@ struct ServerOptions {
   std::vector<std::string> parameters;  // key=value for the plugin
   std::string plugin;                   // "" = default_plugin()
   std::vector<std::string> env;         // extra environment (LD_PRELOAD for ASan)
+  std::vector<std::string> nbdkit_args; // before the plugin: --filter=cow, ...
   bool verbose = false;                 // nbdkit -v
 };
 

@@ -1,0 +1,27 @@
+#!/bin/bash
+# nvj demo, the README's main job, end to end on a small workload: it prints
+# the summary with a clean e2fsck, exits 0 and leaves nothing behind. Bad
+# options are usage errors.
+source "$(dirname "$0")/lib.sh"
+require_kernel_lab
+
+before_loops=$(losetup -a | wc -l)
+"$NVJ" demo --files 100 --threads 2 | tee "$T/out"
+grep -q '^  e2fsck      clean$' "$T/out"
+grep -q '^  throughput  [0-9.]* files/s$' "$T/out"
+grep -q '^  workload    fs_mark, 200 files of 10240 bytes, 2 threads' "$T/out"
+grep -q '^  journal     [0-9]* transactions' "$T/out"
+grep -q '^  teardown    unmounted, detached, server stopped$' "$T/out"
+[ "$(losetup -a | wc -l)" = "$before_loops" ]
+! grep -q '/run/nvjournal/demo-' /proc/self/mountinfo
+! ls -d /run/nvjournal/demo-* 2>/dev/null
+
+for bad in "--threads 0" "--files x" "--bogus" "extra"; do
+  status=0
+  "$NVJ" demo $bad 2>"$T/err" || status=$?
+  [ "$status" = 2 ] || { echo "nvj demo $bad: exit $status"; exit 1; }
+  grep -q '^nvj demo: ' "$T/err"
+done
+status=0; "$NVJ" frobnicate 2>"$T/err" || status=$?
+[ "$status" = 2 ] && grep -q "unknown command 'frobnicate'" "$T/err"
+echo "PASS"
