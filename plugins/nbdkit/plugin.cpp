@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <memory>
 #include <new>
 #include <string>
@@ -73,16 +74,19 @@ void nvj_dump_plugin() {
 }
 
 int nvj_list_exports(int /*readonly*/, int /*is_tls*/, struct nbdkit_exports* exports) {
-  for (const auto& d : g_lab->devices())
-    if (nbdkit_add_export(exports, d->name().c_str(), d->describe().c_str()) == -1) return -1;
-  return 0;
+  return guarded([&] {
+    for (const auto& d : g_lab->devices())
+      if (nbdkit_add_export(exports, d->name().c_str(), d->describe().c_str()) == -1)
+        throw nvj::IoError(errno, "nbdkit_add_export");
+  });
 }
 
 const char* nvj_default_export(int /*readonly*/, int /*is_tls*/) { return nvj::Lab::kDataExport.data(); }
 
 void* nvj_open(int /*readonly*/) {
-  const char* name = nbdkit_export_name();
-  nvj::Device* d = g_lab->find(name == nullptr ? "" : name);
+  const char* exported = nbdkit_export_name();
+  const char* name = exported == nullptr ? "" : exported;
+  nvj::Device* d = g_lab->find(name);
   if (d == nullptr) {
     nbdkit_error("no export named '%s' (this server has 'data' and 'journal')", name);
     nbdkit_set_error(ENOENT);
@@ -92,8 +96,7 @@ void* nvj_open(int /*readonly*/) {
 
 const char* nvj_export_description(void* handle) {
   static thread_local std::string text;
-  text = device(handle)->describe();
-  return text.c_str();
+  return guarded([&] { text = device(handle)->describe(); }) == 0 ? text.c_str() : nullptr;
 }
 
 int64_t nvj_get_size(void* handle) { return static_cast<int64_t>(device(handle)->size()); }
