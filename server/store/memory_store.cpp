@@ -1,11 +1,15 @@
 #include "server/store/memory_store.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
-#include <cstdlib>
+#include <cerrno>
 #include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
+
+#include "server/store/io_error.h"
 
 namespace nvj {
 
@@ -14,11 +18,17 @@ MemoryStore::MemoryStore(std::uint64_t size)
   if (size > kMaxSize) throw std::length_error("sparse memory store larger than 256 TiB");
 }
 
+namespace {
+
+constexpr std::size_t kChunkBytes = MemoryStore::kPagesPerChunk * MemoryStore::kPageSize;
+
+}  // namespace
+
 MemoryStore::~MemoryStore() {
   for (auto& entry : directory_) {
     Chunk* chunk = entry.load(std::memory_order_relaxed);
     if (chunk == nullptr) continue;
-    for (unsigned char* page : chunk->pages) std::free(page);
+    ::munmap(chunk->base, kChunkBytes);
     delete chunk;
   }
 }
@@ -41,54 +51,60 @@ MemoryStore::Chunk* MemoryStore::chunk_for(std::uint64_t page, bool create) {
   Chunk* chunk = entry.load(std::memory_order_acquire);
   if (chunk != nullptr || !create) return chunk;
   auto fresh = std::make_unique<Chunk>();
+  void* base = ::mmap(nullptr, kChunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) throw IoError(errno == ENOMEM ? ENOMEM : errno, "mmap of a 32 MiB chunk");
+  fresh->base = static_cast<unsigned char*>(base);
   if (entry.compare_exchange_strong(chunk, fresh.get(), std::memory_order_acq_rel)) return fresh.release();
+  ::munmap(fresh->base, kChunkBytes);
   return chunk;  // another thread won; `chunk` now holds its pointer
-}
-
-// Caller holds the page's stripe lock.
-unsigned char** MemoryStore::slot(std::uint64_t page, bool create) {
-  Chunk* chunk = chunk_for(page, create);
-  return chunk == nullptr ? nullptr : &chunk->pages[page % kPagesPerChunk];
 }
 
 void MemoryStore::read(void* buf, std::uint32_t count, std::uint64_t offset) {
   auto* out = static_cast<unsigned char*>(buf);
   for_each_page(offset, count, [&](std::uint64_t page, std::uint64_t in_page, std::uint64_t len, std::uint64_t pos) {
+    const Chunk* chunk = chunk_for(page, false);
+    const std::uint64_t i = page % kPagesPerChunk;
     std::lock_guard lock(stripe(page));
-    unsigned char** s = slot(page, false);
-    if (s == nullptr || *s == nullptr)
+    if (chunk == nullptr || !chunk->test(i))
       std::memset(out + pos, 0, len);
     else
-      std::memcpy(out + pos, *s + in_page, len);
+      std::memcpy(out + pos, chunk->base + i * kPageSize + in_page, len);
   });
 }
 
 void MemoryStore::write(const void* buf, std::uint32_t count, std::uint64_t offset, bool /*durable*/) {
   const auto* in = static_cast<const unsigned char*>(buf);
   for_each_page(offset, count, [&](std::uint64_t page, std::uint64_t in_page, std::uint64_t len, std::uint64_t pos) {
+    Chunk* chunk = chunk_for(page, true);
+    const std::uint64_t i = page % kPagesPerChunk;
     std::lock_guard lock(stripe(page));
-    unsigned char** s = slot(page, true);
-    if (*s == nullptr) {
-      // Partial first writes need the rest of the page to read as zero.
-      *s = static_cast<unsigned char*>(len == kPageSize ? std::malloc(kPageSize) : std::calloc(1, kPageSize));
-      if (*s == nullptr) throw std::bad_alloc();
+    // A page that holds no data is all zeroes (never touched, or given back
+    // with MADV_DONTNEED), so a partial first write needs nothing more.
+    std::memcpy(chunk->base + i * kPageSize + in_page, in + pos, len);
+    if (!chunk->test(i)) {
+      chunk->set(i);
       allocated_pages_.fetch_add(1, std::memory_order_relaxed);
     }
-    std::memcpy(*s + in_page, in + pos, len);
   });
 }
 
 void MemoryStore::zero_range(std::uint64_t offset, std::uint64_t count) {
   for_each_page(offset, count, [&](std::uint64_t page, std::uint64_t in_page, std::uint64_t len, std::uint64_t) {
+    Chunk* chunk = chunk_for(page, false);
+    const std::uint64_t i = page % kPagesPerChunk;
     std::lock_guard lock(stripe(page));
-    unsigned char** s = slot(page, false);
-    if (s == nullptr || *s == nullptr) return;
+    if (chunk == nullptr || !chunk->test(i)) return;
+    unsigned char* bytes = chunk->base + i * kPageSize;
     if (len == kPageSize) {
-      std::free(*s);
-      *s = nullptr;
+      // The kernel takes the page back; it reads as zeroes from now on.
+      if (::madvise(bytes, kPageSize, MADV_DONTNEED) != 0) {
+        std::memset(bytes, 0, kPageSize);
+        return;  // still allocated, but zero
+      }
+      chunk->clear(i);
       allocated_pages_.fetch_sub(1, std::memory_order_relaxed);
     } else {
-      std::memset(*s + in_page, 0, len);
+      std::memset(bytes + in_page, 0, len);
     }
   });
 }
@@ -98,9 +114,9 @@ void MemoryStore::zero(std::uint32_t count, std::uint64_t offset, bool /*durable
 void MemoryStore::trim(std::uint32_t count, std::uint64_t offset, bool /*durable*/) { zero_range(offset, count); }
 
 bool MemoryStore::page_allocated(std::uint64_t page) {
+  const Chunk* chunk = chunk_for(page, false);
   std::lock_guard lock(stripe(page));
-  unsigned char** s = slot(page, false);
-  return s != nullptr && *s != nullptr;
+  return chunk != nullptr && chunk->test(page % kPagesPerChunk);
 }
 
 void MemoryStore::extents(std::uint64_t offset, std::uint64_t count, const ExtentSink& sink) {

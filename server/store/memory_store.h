@@ -2,10 +2,13 @@
 // freed by trim and by zeroing whole pages, so a 16 TiB disk costs only what
 // was written to it.
 //
-// Layout: a directory of chunk pointers (allocated lazily, atomically), each
-// chunk an array of page pointers. A page's bytes and its pointer are guarded
-// by one of a set of striped mutexes, so requests to different pages never
-// contend and reads never see a page being freed.
+// Layout: a directory of chunk pointers (allocated lazily, atomically). A
+// chunk is one anonymous mapping of 32 MiB, reserved but not committed: the
+// kernel supplies a zeroed page on a page's first write, and
+// madvise(MADV_DONTNEED) gives it back on trim. A bitmap says which pages hold
+// data. No malloc per page: pages are aligned and cost no header. A page's
+// bytes and bit are guarded by one of a set of striped mutexes, so requests
+// to different pages never contend and reads never see a page being freed.
 #pragma once
 
 #include <array>
@@ -43,13 +46,18 @@ class MemoryStore final : public Store {
 
  private:
   struct Chunk {
-    std::array<unsigned char*, kPagesPerChunk> pages{};
+    unsigned char* base = nullptr;  // kPagesPerChunk * kPageSize bytes
+    std::array<std::atomic<std::uint64_t>, kPagesPerChunk / 64> allocated{};
+    bool test(std::uint64_t i) const { return (allocated[i / 64].load(std::memory_order_relaxed) >> (i % 64)) & 1u; }
+    void set(std::uint64_t i) { allocated[i / 64].fetch_or(std::uint64_t{1} << (i % 64), std::memory_order_relaxed); }
+    void clear(std::uint64_t i) {
+      allocated[i / 64].fetch_and(~(std::uint64_t{1} << (i % 64)), std::memory_order_relaxed);
+    }
   };
   static constexpr std::size_t kStripes = 1024;
 
   std::mutex& stripe(std::uint64_t page) { return stripes_[page % kStripes]; }
   Chunk* chunk_for(std::uint64_t page, bool create);
-  unsigned char** slot(std::uint64_t page, bool create);
   bool page_allocated(std::uint64_t page);
 
   // Calls fn(page, offset_in_page, length, buffer_position) for each page

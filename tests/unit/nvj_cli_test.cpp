@@ -1,0 +1,106 @@
+// The nvj command's own logic: parsing the kernel's jbd2 counters, server
+// addresses, the attach undo log and option reading.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tools/nvj/args.h"
+#include "tools/nvj/jbd2_info.h"
+#include "tools/nvj/server_address.h"
+#include "tools/nvj/undo_log.h"
+
+namespace fs = std::filesystem;
+using namespace nvj::cli;
+
+TEST_CASE("the kernel's jbd2 info is parsed", "[nvj]") {
+  // As fs/jbd2/journal.c jbd2_seq_info_show() prints it (Linux 6.x).
+  const std::string text =
+      "1176 transactions (1170 requested), each up to 5461 blocks\n"
+      "average: \n"
+      "  0ms waiting for transaction\n"
+      "  0ms request delay\n"
+      "  4ms running transaction\n"
+      "  0ms transaction was being locked\n"
+      "  0ms flushing data (in ordered mode)\n"
+      "  0ms logging transaction\n"
+      "  961us average transaction commit time\n"
+      "  3 handles per transaction\n"
+      "  11 blocks per transaction\n"
+      "  12 logged blocks per transaction\n";
+  const Jbd2Info info = parse_jbd2_info(text);
+  CHECK(info.transactions == 1176);
+  CHECK(info.requested == 1170);
+  CHECK(info.commit_time_us == 961);
+  CHECK(info.handles_per_transaction == 3);
+  CHECK(info.blocks_per_transaction == 11);
+  CHECK(info.logged_blocks_per_transaction == 12);
+  CHECK_THROWS_WITH(parse_jbd2_info("nothing here"), "not a jbd2 info file");
+}
+
+TEST_CASE("server addresses: socket paths and NBD URIs", "[nvj]") {
+  const auto sock = ServerAddress::parse("/run/lab.sock");
+  CHECK(sock.socket() == "/run/lab.sock");
+  CHECK(sock.uri_for("journal") == "nbd+unix:///journal?socket=/run/lab.sock");
+  const auto rel = ServerAddress::parse("lab.sock");
+  CHECK(rel.socket() == (fs::current_path() / "lab.sock").string());
+
+  const auto unix_uri = ServerAddress::parse("nbd+unix:///data?socket=/s");
+  CHECK(unix_uri.socket() == "/s");
+  CHECK(unix_uri.uri_for("journal") == "nbd+unix:///journal?socket=/s");
+  const auto tcp = ServerAddress::parse("nbd://host:10809/data");
+  CHECK(tcp.socket().empty());
+  CHECK(tcp.uri_for("journal") == "nbd://host:10809/journal");
+  CHECK(ServerAddress::parse("nbd://host").uri_for("data") == "nbd://host/data");
+
+  CHECK_THROWS_WITH(ServerAddress::parse(""), "the server address is empty");
+  CHECK_THROWS_WITH(ServerAddress::parse("nbdx://h/"), Catch::Contains("is not an NBD URI"));
+}
+
+TEST_CASE("the undo log keeps steps in order and rewrites what is left", "[nvj]") {
+  std::string templ = (fs::temp_directory_path() / "nvj-undo-XXXXXX").string();
+  REQUIRE(mkdtemp(templ.data()) != nullptr);
+  const fs::path dir = templ;
+  UndoLog log(dir / "attach.log");
+  CHECK_FALSE(log.exists());
+  log.append({"dir", {"/run/x/data"}});
+  log.append({"fuse", {"/run/x/data", "1234"}});
+  log.append({"loop", {"/dev/loop7", "/run/x/data/dev"}});
+  auto steps = log.read();
+  REQUIRE(steps.size() == 3);
+  CHECK(steps[1].kind == "fuse");
+  CHECK(steps[1].args == std::vector<std::string>{"/run/x/data", "1234"});
+  steps.pop_back();
+  log.rewrite(steps);
+  CHECK(log.read().size() == 2);
+  CHECK_THROWS_WITH(log.append({"dir", {"a\tb"}}), Catch::Contains("contains a tab or newline"));
+  log.rewrite({});
+  CHECK_FALSE(log.exists());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("options are read with values and checked", "[nvj]") {
+  Args args("demo", {"--files", "10", "--threads=3", "--keep", "--size", "x"});
+  std::string item;
+  REQUIRE(args.next(item));
+  CHECK(item == "--files");
+  CHECK(args.number(item, 1, 100) == 10);
+  REQUIRE(args.next(item));
+  CHECK(item == "--threads");
+  CHECK(args.number(item, 1, 64) == 3);
+  REQUIRE(args.next(item));
+  CHECK(item == "--keep");
+  REQUIRE(args.next(item));
+  CHECK_THROWS_WITH(args.number(item, 0, 5), "nvj demo: --size=x: expected a whole number from 0 to 5");
+  CHECK_FALSE(args.next(item));
+
+  Args flag("demo", {"--keep=yes"});
+  REQUIRE(flag.next(item));
+  CHECK_THROWS_WITH(flag.next(item), "nvj demo: --keep takes no value");
+  Args missing("attach", {"--name"});
+  REQUIRE(missing.next(item));
+  CHECK_THROWS_WITH(missing.value(item), "nvj attach: --name needs a value");
+  CHECK_THROWS_WITH(missing.unknown("--bogus"), "nvj attach: unknown option '--bogus' (nvj attach --help)");
+}
