@@ -1,0 +1,42 @@
+// NvramModel: battery-backed NVRAM (design.md's journal device). Durable on
+// acknowledgement, so flush costs nothing. A request waits for one of
+// `channels` parallel units, moves its bytes over a link shared by all of
+// them at `bandwidth`, then takes the read or write latency.
+//
+// Parameters (nvram:KEY=VALUE,...):
+//   latency=DURATION        read and write latency together
+//   read-latency=DURATION   default 1us
+//   write-latency=DURATION  default 2us
+//   bandwidth=SIZE          bytes per second over the link, 0 = unlimited; default 2G
+//   channels=N              requests served at once, default 4
+#pragma once
+
+#include <vector>
+
+#include "server/model/model_spec.h"
+#include "server/model/timing_model.h"
+
+namespace nvj {
+
+class NvramModel final : public TimingModel {
+ public:
+  struct Params {
+    Nanos read_latency = 1 * kMicro;
+    Nanos write_latency = 2 * kMicro;
+    std::uint64_t bandwidth = std::uint64_t{2} << 30;
+    std::uint64_t channels = 4;
+  };
+  static Params parse(const ModelSpec& spec);
+
+  explicit NvramModel(Params params);
+  IoTiming submit(const IoRequest& request, Nanos now) override;
+  std::string describe() const override;
+  bool volatile_cache() const override { return false; }
+
+ private:
+  Params p_;
+  std::vector<Nanos> channel_free_;  // when each channel is next idle
+  Nanos link_free_ = 0;
+};
+
+}  // namespace nvj

@@ -1,0 +1,46 @@
+// TimingModel: when a device completes a request. A model is a pure function
+// of (request, its own state, time): it never sleeps and never reads a clock,
+// so tests drive it in virtual time. The device calls submit() in arrival
+// order, one at a time (it holds a lock), and waits until the time returned.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "server/model/duration.h"
+
+namespace nvj {
+
+enum class IoOp { read, write, flush, trim, zero };
+
+struct IoRequest {
+  IoOp op = IoOp::read;
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+  bool fua = false;
+};
+
+// What the device did for one request, for the statistics.
+struct IoTiming {
+  Nanos done = 0;           // completion time on the device's clock
+  Nanos queued = 0;         // waiting for the device (actuator, channel)
+  Nanos seek = 0;           // hdd: moving the arm
+  Nanos rotation = 0;       // hdd: waiting for the sector
+  Nanos transfer = 0;       // moving the bytes
+  Nanos destage = 0;        // writing cached data to the media first (flush, full cache)
+  std::uint64_t seek_distance = 0;  // hdd: cylinders
+  bool cache_hit = false;   // served by the drive's cache (read hit, cached write)
+};
+
+class TimingModel {
+ public:
+  virtual ~TimingModel() = default;
+  virtual IoTiming submit(const IoRequest& request, Nanos now) = 0;
+  // "nvram: write 2 us, read 1 us, 2 GiB/s, 4 channels"
+  virtual std::string describe() const = 0;
+  // True if acknowledged writes sit in a volatile cache until a flush.
+  virtual bool volatile_cache() const = 0;
+};
+
+}  // namespace nvj
