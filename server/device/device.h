@@ -1,46 +1,59 @@
-// Device: one export as the client sees it. It applies the export's durability
-// rule to its store; later layers add the timing model, the write cache and
-// the probes (design.md, "A request's way through").
+// Device: one export as the client sees it. It applies the export's
+// durability rule to its store and, with a timing model, replies no earlier
+// than the model says the request completes (design.md, "A request's way
+// through"): the model is asked under a lock, in arrival order; the bytes
+// land; then the caller waits on the clock.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "server/device/durability.h"
+#include "server/model/clock.h"
+#include "server/model/timing_model.h"
 #include "server/store/store.h"
 
 namespace nvj {
 
 class Device {
  public:
-  Device(std::string name, std::unique_ptr<Store> store, Durability durability);
+  // Without a model, requests complete as fast as the store allows.
+  Device(std::string name, std::unique_ptr<Store> store, Durability durability,
+         std::unique_ptr<TimingModel> model = nullptr, Clock* clock = nullptr);
 
   const std::string& name() const { return name_; }
   std::uint64_t size() const { return store_->size(); }
   Durability durability() const { return durability_; }
   const Store& store() const { return *store_; }
 
-  void read(void* buf, std::uint32_t count, std::uint64_t offset) { store_->read(buf, count, offset); }
-  void write(const void* buf, std::uint32_t count, std::uint64_t offset, bool fua) {
-    store_->write(buf, count, offset, durable(fua));
-  }
-  void zero(std::uint32_t count, std::uint64_t offset, bool fua) { store_->zero(count, offset, durable(fua)); }
-  void trim(std::uint32_t count, std::uint64_t offset, bool fua) { store_->trim(count, offset, durable(fua)); }
+  void read(void* buf, std::uint32_t count, std::uint64_t offset);
+  void write(const void* buf, std::uint32_t count, std::uint64_t offset, bool fua);
+  void zero(std::uint32_t count, std::uint64_t offset, bool fua);
+  void trim(std::uint32_t count, std::uint64_t offset, bool fua);
   void flush();
   void extents(std::uint64_t offset, std::uint64_t count, const ExtentSink& sink) {
     store_->extents(offset, count, sink);
   }
 
-  // "data: 1 GiB, sparse memory, durable after flush or FUA"
+  // "data: 1 GiB, sparse memory, durable after flush or FUA, hdd: 7200 rpm, ..."
   std::string describe() const;
 
  private:
   bool durable(bool fua) const { return fua || durability_ == Durability::on_acknowledge; }
+  // When the model completes the request; 0 without a model.
+  Nanos schedule(IoOp op, std::uint64_t offset, std::uint64_t length, bool fua);
+  void complete(Nanos done) {
+    if (done > 0) clock_->wait_until(done);
+  }
 
   const std::string name_;
   const std::unique_ptr<Store> store_;
   const Durability durability_;
+  mutable std::mutex model_mutex_;
+  std::unique_ptr<TimingModel> model_;
+  Clock* const clock_;
 };
 
 }  // namespace nvj

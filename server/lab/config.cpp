@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "server/lab/size.h"
+#include "server/model/make_model.h"
 #include "server/store/memory_store.h"
 
 namespace nvj {
@@ -25,6 +26,13 @@ constexpr std::array kParameters{
     ParameterDoc{"journal-file", "PATH",
                  "Keep the journal export in PATH. The journal is NVRAM: every acknowledged write is durable "
                  "(written with O_DSYNC), so a file-backed journal is as slow as PATH's disk."},
+    ParameterDoc{"data-model", "MODEL[:KEY=VALUE,...]",
+                 "Timing of the data export: hdd (default: a 7200 rpm disk with a 64M volatile write cache), "
+                 "ssd, nvram or none (no timing). Keys per model in nbdkit-nvjournal-plugin(1), e.g. "
+                 "hdd:rpm=5400,cache=off."},
+    ParameterDoc{"journal-model", "MODEL[:KEY=VALUE,...]",
+                 "Timing of the journal export: nvram (default: write 2us, read 1us, 2G/s, 4 channels), ssd, "
+                 "hdd or none, e.g. nvram:latency=10us,bandwidth=0."},
 };
 
 }  // namespace
@@ -64,6 +72,10 @@ void ConfigParser::set(std::string_view key, std::string_view value) {
     set_file(key, value, config_.data.file);
   } else if (key == "journal-file") {
     set_file(key, value, config_.journal.file);
+  } else if (key == "data-model") {
+    set_model(key, value, config_.data.model);
+  } else if (key == "journal-model") {
+    set_model(key, value, config_.journal.model);
   } else {
     throw ConfigError(prefix(key, value) + "unknown parameter '" + std::string(key) +
                       "' (nbdkit nvjournal --help lists them)");
@@ -85,6 +97,15 @@ void ConfigParser::set_file(std::string_view key, std::string_view value, std::o
   if (value.empty()) throw ConfigError(prefix(key, value) + "the path is empty");
   // nbdkit changes to / when it becomes a daemon: keep paths absolute.
   out = std::filesystem::absolute(std::filesystem::path(value)).lexically_normal().string();
+}
+
+void ConfigParser::set_model(std::string_view key, std::string_view value, std::optional<std::string>& out) {
+  try {
+    check_model_spec(ModelSpec::parse(value));
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(prefix(key, value) + e.what());
+  }
+  out = std::string(value);
 }
 
 LabConfig ConfigParser::finish() const {

@@ -20,11 +20,12 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// One export's backing: its size (if given) and its file (if any; memory
-// otherwise).
+// One export: its size (if given), its file (if any; memory otherwise) and
+// its timing model (if given; the role's default otherwise).
 struct StoreSpec {
   std::optional<std::uint64_t> size;
-  std::optional<std::string> file;  // absolute
+  std::optional<std::string> file;   // absolute
+  std::optional<std::string> model;  // a checked ModelSpec text
 };
 
 struct LabConfig {
@@ -57,6 +58,11 @@ struct SizeLimits {
   static constexpr std::uint64_t kMaxFile = std::uint64_t{1} << 62;  // fits off_t and NBD's size
 };
 
+// The models an export gets when none is given (design.md): a spinning data
+// disk and an NVRAM journal.
+constexpr const char* kDefaultDataModel = "hdd";
+constexpr const char* kDefaultJournalModel = "nvram";
+
 // Checks a size for export `role` ("data" or "journal") held in `backing`
 // ("memory" or "file"). Returns an empty string when it is fine, else why not.
 std::string check_export_size(std::string_view role, std::uint64_t bytes, bool in_memory);
@@ -72,6 +78,7 @@ class ConfigParser {
  private:
   void set_size(std::string_view key, std::string_view value, std::optional<std::uint64_t>& out);
   void set_file(std::string_view key, std::string_view value, std::optional<std::string>& out);
+  void set_model(std::string_view key, std::string_view value, std::optional<std::string>& out);
 
   LabConfig config_;
   std::map<std::string, std::string, std::less<>> given_;  // key -> value as written

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/lab/size.h"
+#include "server/model/make_model.h"
 #include "server/store/file_store.h"
 #include "server/store/memory_store.h"
 
@@ -27,15 +28,28 @@ std::unique_ptr<Store> open_store(std::string_view role, const StoreSpec& spec, 
 
 }  // namespace
 
+void Lab::add(std::string_view role, const StoreSpec& spec, std::uint64_t default_size, const char* default_model) {
+  auto store = open_store(role, spec, default_size);
+  const std::string model_text = spec.model.value_or(default_model);
+  std::unique_ptr<TimingModel> model;
+  try {
+    model = make_model(ModelSpec::parse(model_text), store->size());
+  } catch (const std::invalid_argument& e) {  // checks that need the export's size
+    throw ConfigError(std::string(role) + "-model=" + model_text + ": " + e.what());
+  }
+  // A volatile cache makes writes durable after a flush; NVRAM, or a cache
+  // that is off, on acknowledgement (design.md). Without a model: a data
+  // disk keeps the flush rule, the journal is NVRAM.
+  const Durability durability = model ? (model->volatile_cache() ? Durability::on_flush : Durability::on_acknowledge)
+                                      : (role == kJournalExport ? Durability::on_acknowledge : Durability::on_flush);
+  devices_.push_back(std::make_unique<Device>(std::string(role), std::move(store), durability, std::move(model),
+                                              &clock_));
+}
+
 std::unique_ptr<Lab> Lab::open(const LabConfig& config) {
   std::unique_ptr<Lab> lab(new Lab());
-  lab->devices_.push_back(std::make_unique<Device>(
-      std::string(kDataExport), open_store(kDataExport, config.data, SizeLimits::kDefaultData), Durability::on_flush));
-  // The journal device is NVRAM: durable on acknowledgement (design.md).
-  lab->devices_.push_back(std::make_unique<Device>(std::string(kJournalExport),
-                                                   open_store(kJournalExport, config.journal,
-                                                              SizeLimits::kDefaultJournal),
-                                                   Durability::on_acknowledge));
+  lab->add(kDataExport, config.data, SizeLimits::kDefaultData, kDefaultDataModel);
+  lab->add(kJournalExport, config.journal, SizeLimits::kDefaultJournal, kDefaultJournalModel);
   for (const auto& d : lab->devices_) spdlog::debug("{}", d->describe());
   return lab;
 }

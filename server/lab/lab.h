@@ -9,6 +9,7 @@
 
 #include "server/device/device.h"
 #include "server/lab/config.h"
+#include "server/model/clock.h"
 
 namespace nvj {
 
@@ -27,6 +28,9 @@ class Lab {
 
  private:
   Lab() = default;
+  void add(std::string_view role, const StoreSpec& spec, std::uint64_t default_size, const char* default_model);
+
+  MonotonicClock clock_;  // outlives the devices that wait on it
   std::vector<std::unique_ptr<Device>> devices_;
 };
 

@@ -95,6 +95,14 @@ TEST_CASE("bad parameters are refused at start-up with one line naming the param
        "data-file=" + dir.file("odd.img") + ": holds 1000 bytes, not a multiple of 512"},
       {"journal file too small", {"journal-file=" + dir.file("small-journal.img")},
        "journal-file=" + dir.file("small-journal.img") + ": holds 100 KiB: a journal must be at least 1 MiB"},
+      {"unknown model", {"data-model=tape"}, R"(data-model=tape: unknown model 'tape' \(none, nvram, ssd or hdd\))"},
+      {"unknown model key", {"journal-model=nvram:latency=2us,speed=9"},
+       R"(journal-model=nvram:latency=2us,speed=9: unknown nvram parameter 'speed' \(it takes )"},
+      {"bad model value", {"data-model=hdd:rpm=fast"},
+       R"(data-model=hdd:rpm=fast: hdd rpm=fast: expected a whole number from 1000 to 30000)"},
+      {"malformed model", {"data-model=hdd:rpm"}, R"(data-model=hdd:rpm: 'rpm' is not KEY=VALUE)"},
+      {"platter smaller than the export", {"data=2G", "data-model=hdd:capacity=1G"},
+       R"(data-model=hdd:capacity=1G: hdd: capacity=1 GiB is smaller than the export \(2 GiB\))"},
       {"file in use by another server", {"data-file=" + locked},
        "data-file=" + locked + ": is in use by another export or server \\(locked\\)"},
   };
@@ -133,7 +141,8 @@ TEST_CASE("good parameters start the server and nbdkit --help documents each one
 
   const auto help = nvj::cli::run({"nbdkit", nvj::cli::ServerProcess::default_plugin(), "--help"}, nvj::test::server_env());
   CHECK(help.status == 0);
-  for (const char* key : {"data=SIZE", "data-file=PATH", "journal=SIZE", "journal-file=PATH"})
+  for (const char* key : {"data=SIZE", "data-file=PATH", "journal=SIZE", "journal-file=PATH", "data-model=MODEL",
+                          "journal-model=MODEL"})
     CHECK_THAT(help.output, Catch::Contains(key));
   const auto dump =
       nvj::cli::run({"nbdkit", nvj::cli::ServerProcess::default_plugin(), "--dump-plugin"}, nvj::test::server_env());

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "server_fixture.h"
+#include "server/model/clock.h"
 #include "tools/nvj/server_address.h"
 
 using nvj::test::connect;
@@ -83,10 +84,13 @@ TEST_CASE("the server lists data and journal and data is the default export", "[
   auto server = start_server(dir.path, {});
   const auto exports = nvj::cli::ServerAddress::parse(server->socket()).list_exports();
   REQUIRE(exports.size() == 2);
+  // The defaults: a spinning data disk with a write cache, an NVRAM journal.
   CHECK(exports[0].name == "data");
-  CHECK(exports[0].description == "data: 1 GiB, sparse memory, durable after flush or FUA");
+  CHECK_THAT(exports[0].description,
+             Catch::StartsWith("data: 1 GiB, sparse memory, durable after flush or FUA, hdd: 7200 rpm"));
   CHECK(exports[1].name == "journal");
-  CHECK(exports[1].description == "journal: 64 MiB, sparse memory, durable on acknowledgement");
+  CHECK_THAT(exports[1].description,
+             Catch::StartsWith("journal: 64 MiB, sparse memory, durable on acknowledgement, nvram: write 2 us"));
 
   {
     auto def = connect(*server, "");
@@ -104,7 +108,7 @@ TEST_CASE("the server lists data and journal and data is the default export", "[
 
 TEST_CASE("every NBD command works on both exports and is advertised", "[nbd]") {
   TempDir dir;
-  auto server = start_server(dir.path, {"data=256M", "journal=16M"});
+  auto server = start_server(dir.path, {"data=256M", "journal=16M", "data-model=none", "journal-model=none"});
   for (const char* name : {"data", "journal"}) {
     SECTION(name) {
       auto h = connect(*server, name);
@@ -163,7 +167,7 @@ TEST_CASE("every NBD command works on both exports and is advertised", "[nbd]") 
 TEST_CASE("multi-conn: concurrent clients with many requests in flight see each other's writes after a flush",
           "[nbd]") {
   TempDir dir;
-  auto server = start_server(dir.path, {"data=256M", "journal=16M"});
+  auto server = start_server(dir.path, {"data=256M", "journal=16M", "data-model=none", "journal-model=none"});
   constexpr int kClients = 4;
   constexpr int kInFlight = 16;
   constexpr int kWritesEach = 512;
@@ -218,7 +222,7 @@ TEST_CASE("file-backed exports keep every flushed data byte and every acknowledg
           "[nbd][persistence]") {
   TempDir dir;
   const std::vector<std::string> params{"data=64M", "journal=8M", "data-file=" + dir.file("data.img"),
-                                        "journal-file=" + dir.file("journal.img")};
+                                        "journal-file=" + dir.file("journal.img"), "data-model=none"};
   const auto flushed = pattern(1 << 20, 11);
   const auto fua = pattern(8192, 12);
   const auto journal_bytes = pattern(3 << 20, 13);
@@ -261,7 +265,8 @@ TEST_CASE("the plugin works under nbdkit's stock filters cow and stats and log",
   const std::string stats = dir.file("stats.txt");
   const std::string log = dir.file("requests.log");
   // Filter parameters go with the plugin's, after it.
-  auto server = start_server(dir.path / "run", {"data=64M", "journal=8M", "statsfile=" + stats, "logfile=" + log},
+  auto server = start_server(dir.path / "run", {"data=64M", "journal=8M", "statsfile=" + stats, "logfile=" + log,
+                                                "journal-model=none"},
                              {"--filter=log", "--filter=stats", "--filter=cow"});
   const auto data = pattern(1 << 20, 21);
   {
@@ -278,4 +283,28 @@ TEST_CASE("the plugin works under nbdkit's stock filters cow and stats and log",
   const std::string log_text = nvj::test::read_text(log);
   CHECK_THAT(log_text, Catch::Contains("Connect export=journal"));
   CHECK_THAT(log_text, Catch::Contains("Write"));
+}
+
+TEST_CASE("a request is answered no earlier than its model says", "[nbd][model]") {
+  // A lower bound only: how much later is a benchmark's business (bench/).
+  TempDir dir;
+  auto server = start_server(dir.path, {"data=64M", "journal=8M", "journal-model=nvram:latency=30ms,bandwidth=0",
+                                        "data-model=hdd:cache=off"});
+  {
+    auto journal = connect(*server, "journal");
+    auto data = connect(*server, "data");
+    const auto block = pattern(4096, 5);
+    nvj::MonotonicClock clock;
+    for (int i = 0; i < 3; ++i) {
+      const nvj::Nanos start = clock.now();
+      NBD_OK(nbd_pwrite(journal.get(), block.data(), block.size(), static_cast<std::uint64_t>(i) * 4096, 0));
+      CHECK(clock.now() - start >= 30 * nvj::kMilli);
+    }
+    // Cache off: a write to the disk waits at least for the command overhead
+    // and the transfer at the inner rate; a seek across the disk for more.
+    const nvj::Nanos start = clock.now();
+    NBD_OK(nbd_pwrite(data.get(), block.data(), block.size(), (64 << 20) - 4096, 0));
+    CHECK(clock.now() - start >= 50 * nvj::kMicro);
+  }
+  CHECK(server->stop() == 0);
 }

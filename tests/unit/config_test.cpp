@@ -59,6 +59,13 @@ TEST_CASE("every bad parameter is refused naming the parameter", "[config]") {
   CHECK(error_of({{"data", "1P"}, {"data-file", "/tmp/x"}}) == "accepted");
   CHECK_THAT(error_of({{"data", "1G"}, {"data", "2G"}}), Catch::StartsWith("data=2G: 'data' is given twice"));
   CHECK_THAT(error_of({{"data-file", ""}}), Catch::StartsWith("data-file=: the path is empty"));
+  CHECK_THAT(error_of({{"data-model", "tape"}}), Catch::StartsWith("data-model=tape: unknown model 'tape'"));
+  CHECK_THAT(error_of({{"journal-model", "nvram:latency=fast"}}),
+             Catch::StartsWith("journal-model=nvram:latency=fast: nvram latency=fast: 'fast' is not a duration"));
+  CHECK_THAT(error_of({{"data-model", "hdd:rpmx=1"}}),
+             Catch::StartsWith("data-model=hdd:rpmx=1: unknown hdd parameter 'rpmx'"));
+  CHECK_THAT(error_of({{"data-model", "hdd"}, {"data-model", "ssd"}}), Catch::Contains("given twice"));
+  CHECK(error_of({{"data-model", "ssd:cache=off"}, {"journal-model", "none"}}) == "accepted");
   CHECK_THAT(error_of({{"data-file", "/a/b.img"}, {"journal-file", "/a/./b.img"}}),
              Catch::StartsWith("journal-file=/a/./b.img: is the same file as data-file"));
 }
@@ -66,5 +73,5 @@ TEST_CASE("every bad parameter is refused naming the parameter", "[config]") {
 TEST_CASE("--help documents every parameter", "[config]") {
   const std::string help = nvj::lab_parameters_help();
   for (const auto& p : nvj::lab_parameters()) CHECK_THAT(help, Catch::Contains(std::string(p.key) + "="));
-  CHECK(nvj::lab_parameters().size() == 4);
+  CHECK(nvj::lab_parameters().size() == 6);
 }

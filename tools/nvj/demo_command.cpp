@@ -38,7 +38,9 @@ everything down again. Needs root.
 
   --data SIZE      size of the data export (default 1G)
   --journal SIZE   size of the journal export (default 64M)
-  --files N        files fs_mark writes per thread (default 500)
+  --data-model M   timing model of the data export (default hdd)
+  --journal-model M  timing model of the journal export (default nvram)
+  --files N        files fs_mark writes per thread (default 250)
   --threads N      fs_mark threads (default 4)
   --size BYTES     bytes per file (default 10240)
   --keep           leave the run folder (server and fs_mark logs) behind
@@ -85,7 +87,9 @@ int demo_command(const std::vector<std::string>& argv) {
   Args args("demo", argv);
   std::string data_size = "1G";
   std::string journal_size = "64M";
-  std::uint64_t files = 500;
+  std::string data_model = "hdd";
+  std::string journal_model = "nvram";
+  std::uint64_t files = 250;
   std::uint64_t threads = 4;
   std::uint64_t file_size = 10240;
   bool keep = false;
@@ -98,6 +102,10 @@ int demo_command(const std::vector<std::string>& argv) {
       data_size = args.value(item);
     } else if (item == "--journal") {
       journal_size = args.value(item);
+    } else if (item == "--data-model") {
+      data_model = args.value(item);
+    } else if (item == "--journal-model") {
+      journal_model = args.value(item);
     } else if (item == "--files") {
       files = args.number(item, 1, 10'000'000);
     } else if (item == "--threads") {
@@ -123,8 +131,10 @@ int demo_command(const std::vector<std::string>& argv) {
   if (!keep) teardown.add("remove " + run_dir.string(), [run_dir] { fs::remove_all(run_dir); });
   Step step{7};
 
-  step("starting nbdkit nvjournal data=" + data_size + " journal=" + journal_size);
-  ServerProcess server(ServerOptions{run_dir / "server", {"data=" + data_size, "journal=" + journal_size}, "", {}, {}, false});
+  const std::vector<std::string> params{"data=" + data_size, "journal=" + journal_size, "data-model=" + data_model,
+                                        "journal-model=" + journal_model};
+  step("starting nbdkit nvjournal " + quote(params));
+  ServerProcess server(ServerOptions{run_dir / "server", params, "", {}, {}, false});
   teardown.add("stop the server", [&server] {
     if (const int status = server.stop(); status != 0)
       throw std::runtime_error("nbdkit exited with status " + std::to_string(status) + ": " + server.log());
