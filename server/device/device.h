@@ -5,6 +5,7 @@
 // land; then the caller waits on the clock.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -12,6 +13,7 @@
 
 #include "server/device/durability.h"
 #include "server/model/clock.h"
+#include "server/probe/device_stats.h"
 #include "server/model/timing_model.h"
 #include "server/store/store.h"
 
@@ -19,7 +21,8 @@ namespace nvj {
 
 class Device {
  public:
-  // Without a model, requests complete as fast as the store allows.
+  // Without a model, requests complete as fast as the store allows. Without a
+  // clock, the monotonic one.
   Device(std::string name, std::unique_ptr<Store> store, Durability durability,
          std::unique_ptr<TimingModel> model = nullptr, Clock* clock = nullptr);
 
@@ -39,14 +42,18 @@ class Device {
 
   // "data: 1 GiB, sparse memory, durable after flush or FUA, hdd: 7200 rpm, ..."
   std::string describe() const;
+  // "hdd: 7200 rpm, ..." or "none".
+  std::string model_description() const;
+
+  DeviceStats& stats() { return stats_; }
+  const DeviceStats& stats() const { return stats_; }
 
  private:
   bool durable(bool fua) const { return fua || durability_ == Durability::on_acknowledge; }
-  // When the model completes the request; 0 without a model.
-  Nanos schedule(IoOp op, std::uint64_t offset, std::uint64_t length, bool fua);
-  void complete(Nanos done) {
-    if (done > 0) clock_->wait_until(done);
-  }
+  // One request: the model's timing, the bytes (store_op), the wait, the
+  // statistics (also when store_op throws).
+  template <typename StoreOp>
+  void serve(IoOp op, std::uint64_t offset, std::uint64_t length, bool fua, StoreOp&& store_op);
 
   const std::string name_;
   const std::unique_ptr<Store> store_;
@@ -54,6 +61,8 @@ class Device {
   mutable std::mutex model_mutex_;
   std::unique_ptr<TimingModel> model_;
   Clock* const clock_;
+  DeviceStats stats_;
+  std::atomic<std::uint64_t> last_end_{~std::uint64_t{0}};  // where the last read or write ended
 };
 
 }  // namespace nvj
