@@ -13,6 +13,8 @@
 #include <string>
 
 #include "plugins/nbdkit/nbdkit_log_sink.h"
+#include "server/control/control_server.h"
+#include "server/control/stats_report.h"
 #include "server/lab/config.h"
 #include "server/lab/lab.h"
 #include "server/store/io_error.h"
@@ -24,6 +26,7 @@ namespace {
 nvj::ConfigParser g_parser;
 nvj::LabConfig g_config;
 std::unique_ptr<nvj::Lab> g_lab;
+std::unique_ptr<nvj::ControlServer> g_control;
 const std::string g_help = nvj::lab_parameters_help();
 
 nvj::Device* device(void* handle) { return static_cast<nvj::Device*>(handle); }
@@ -62,11 +65,37 @@ int nvj_config(const char* key, const char* value) { return guarded([&] { g_pars
 
 int nvj_config_complete() { return guarded([] { g_config = g_parser.finish(); }); }
 
-// Files are created and locked here, after the configuration is complete and
-// before nbdkit serves or forks.
-int nvj_get_ready() { return guarded([] { g_lab = nvj::Lab::open(g_config); }); }
+// Files are created and locked, and the control socket bound, after the
+// configuration is complete and before nbdkit serves or forks.
+int nvj_get_ready() {
+  return guarded([] {
+    g_lab = nvj::Lab::open(g_config);
+    if (!g_config.control) return;
+    try {
+      g_control = std::make_unique<nvj::ControlServer>(*g_lab, *g_config.control);
+    } catch (const std::exception& e) {
+      throw nvj::ConfigError("control=" + *g_config.control + ": " + e.what());
+    }
+  });
+}
 
-void nvj_cleanup() { g_lab.reset(); }
+// Threads start here: they would not survive nbdkit's fork into the background.
+int nvj_after_fork() {
+  return guarded([] {
+    if (g_control) g_control->start();
+  });
+}
+
+// At exit: the statistics, on nbdkit's stderr.
+void nvj_cleanup() {
+  if (g_control) g_control->stop();
+  g_control.reset();
+  if (g_lab) {
+    const std::string summary = nvj::stats_text(*g_lab);
+    std::fprintf(stderr, "nvjournal: statistics at exit\n%s", summary.c_str());
+  }
+  g_lab.reset();
+}
 
 void nvj_dump_plugin() {
   printf("nvjournal_version=%s\n", NVJ_VERSION);
@@ -160,6 +189,7 @@ struct nbdkit_plugin make_plugin() {
   p.config_help = g_help.c_str();
   p.magic_config_key = "data";
   p.get_ready = nvj_get_ready;
+  p.after_fork = nvj_after_fork;
   p.cleanup = nvj_cleanup;
   p.dump_plugin = nvj_dump_plugin;
   p.list_exports = nvj_list_exports;

@@ -67,6 +67,16 @@ void Device::flush() {
   });
 }
 
+void Device::set_model(std::unique_ptr<TimingModel> model) {
+  if (model && model->volatile_cache() != (durability_ == Durability::on_flush))
+    throw std::invalid_argument("this model would make " + name_ + " " +
+                                (model->volatile_cache() ? "durable only after flush" : "durable on acknowledgement") +
+                                ", but it is " + std::string(to_string(durability_)) +
+                                " for as long as the server runs (restart it with the new model)");
+  std::lock_guard lock(model_mutex_);
+  model_ = std::move(model);
+}
+
 std::string Device::model_description() const {
   std::lock_guard lock(model_mutex_);
   return model_ ? model_->describe() : "none";

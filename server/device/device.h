@@ -45,6 +45,11 @@ class Device {
   // "hdd: 7200 rpm, ..." or "none".
   std::string model_description() const;
 
+  // Changes the timing model at run time (nullptr: none). The durability
+  // rule is fixed when the server starts, so a model whose cache would change
+  // it is refused with std::invalid_argument.
+  void set_model(std::unique_ptr<TimingModel> model);
+
   DeviceStats& stats() { return stats_; }
   const DeviceStats& stats() const { return stats_; }
 

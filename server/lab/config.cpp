@@ -26,6 +26,10 @@ constexpr std::array kParameters{
     ParameterDoc{"journal-file", "PATH",
                  "Keep the journal export in PATH. The journal is NVRAM: every acknowledged write is durable "
                  "(written with O_DSYNC), so a file-backed journal is as slow as PATH's disk."},
+    ParameterDoc{"control", "PATH",
+                 "Serve the control API (HTTP over a Unix socket, mode 0600) at PATH: GET /stats, GET /metrics, "
+                 "POST /reset-stats, POST /mark?label=, POST /model?export=&model=. "
+                 "curl --unix-socket PATH http://lab/stats"},
     ParameterDoc{"data-model", "MODEL[:KEY=VALUE,...]",
                  "Timing of the data export: hdd (default: a 7200 rpm disk with a 64M volatile write cache), "
                  "ssd, nvram or none (no timing). Keys per model in nbdkit-nvjournal-plugin(1), e.g. "
@@ -72,6 +76,8 @@ void ConfigParser::set(std::string_view key, std::string_view value) {
     set_file(key, value, config_.data.file);
   } else if (key == "journal-file") {
     set_file(key, value, config_.journal.file);
+  } else if (key == "control") {
+    set_file(key, value, config_.control);
   } else if (key == "data-model") {
     set_model(key, value, config_.data.model);
   } else if (key == "journal-model") {

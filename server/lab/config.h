@@ -31,6 +31,7 @@ struct StoreSpec {
 struct LabConfig {
   StoreSpec data;
   StoreSpec journal;
+  std::optional<std::string> control;  // the control socket's path, absolute
 };
 
 // The documented parameters, in the order --help lists them.

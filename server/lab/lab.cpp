@@ -54,6 +54,30 @@ std::unique_ptr<Lab> Lab::open(const LabConfig& config) {
   return lab;
 }
 
+void Lab::mark(std::string label) {
+  std::lock_guard lock(marks_mutex_);
+  marks_.push_back(Mark{uptime(), std::move(label)});
+}
+
+std::vector<Lab::Mark> Lab::marks() const {
+  std::lock_guard lock(marks_mutex_);
+  return marks_;
+}
+
+void Lab::reset_stats() {
+  for (const auto& d : devices_) d->stats().reset();
+  std::lock_guard lock(marks_mutex_);
+  marks_.clear();
+}
+
+void Lab::set_model(std::string_view export_name, std::string_view spec) {
+  Device* device = find(export_name);
+  if (device == nullptr || export_name.empty())
+    throw std::invalid_argument("no export named '" + std::string(export_name) + "'");
+  device->set_model(make_model(ModelSpec::parse(spec), device->size()));
+  spdlog::info("{}: model now {}", device->name(), device->model_description());
+}
+
 Device* Lab::find(std::string_view export_name) const {
   if (export_name.empty()) export_name = kDataExport;
   for (const auto& d : devices_)

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,12 +28,33 @@ class Lab {
 
   const std::vector<std::unique_ptr<Device>>& devices() const { return devices_; }
 
+  // The lab's clock, and how long it has been open.
+  Clock& clock() { return clock_; }
+  Nanos uptime() const { return clock_.now() - opened_; }
+
+  // A labelled point in time, listed with the statistics.
+  struct Mark {
+    Nanos at;  // since the lab opened
+    std::string label;
+  };
+  void mark(std::string label);
+  std::vector<Mark> marks() const;
+
+  void reset_stats();
+
+  // Replaces an export's timing model from a spec; std::invalid_argument
+  // (unknown export, bad spec, durability change) changes nothing.
+  void set_model(std::string_view export_name, std::string_view spec);
+
  private:
   Lab() = default;
   void add(std::string_view role, const StoreSpec& spec, std::uint64_t default_size, const char* default_model);
 
   MonotonicClock clock_;  // outlives the devices that wait on it
+  Nanos opened_ = clock_.now();
   std::vector<std::unique_ptr<Device>> devices_;
+  mutable std::mutex marks_mutex_;
+  std::vector<Mark> marks_;
 };
 
 }  // namespace nvj

@@ -46,6 +46,10 @@ inline std::string read_text(const std::filesystem::path& path) {
   return ss.str();
 }
 
+inline void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
 inline std::vector<std::string> server_env() {
   std::vector<std::string> env;
   const char* preload = std::getenv("NVJ_TEST_PRELOAD");

@@ -73,5 +73,5 @@ TEST_CASE("every bad parameter is refused naming the parameter", "[config]") {
 TEST_CASE("--help documents every parameter", "[config]") {
   const std::string help = nvj::lab_parameters_help();
   for (const auto& p : nvj::lab_parameters()) CHECK_THAT(help, Catch::Contains(std::string(p.key) + "="));
-  CHECK(nvj::lab_parameters().size() == 6);
+  CHECK(nvj::lab_parameters().size() == 7);
 }

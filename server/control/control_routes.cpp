@@ -1,0 +1,118 @@
+#include "server/control/control_routes.h"
+
+#include <stdexcept>
+
+#include "server/control/stats_report.h"
+
+namespace nvj {
+namespace {
+
+ControlReply json(unsigned status, const std::string& body) { return {status, "application/json", body + "\n"}; }
+
+ControlReply error(unsigned status, const std::string& message) {
+  return json(status, "{\"error\":" + json_quote(message) + "}");
+}
+
+int hex(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string decode(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+') {
+      out += ' ';
+    } else if (text[i] == '%') {
+      if (i + 2 >= text.size() || hex(text[i + 1]) < 0 || hex(text[i + 2]) < 0)
+        throw std::invalid_argument("bad %-escape in the query");
+      out += static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2]));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, std::string, std::less<>> parse_query(std::string_view query) {
+  std::map<std::string, std::string, std::less<>> out;
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view item = query.substr(0, amp);
+    if (!item.empty()) {
+      const std::size_t eq = item.find('=');
+      std::string key = decode(item.substr(0, eq));
+      std::string value = eq == std::string_view::npos ? "" : decode(item.substr(eq + 1));
+      if (!out.emplace(std::move(key), std::move(value)).second)
+        throw std::invalid_argument("a query parameter is given twice");
+    }
+    if (amp == std::string_view::npos) break;
+    query = query.substr(amp + 1);
+  }
+  return out;
+}
+
+ControlReply route_control(Lab& lab, std::string_view method, std::string_view target) {
+  const std::size_t q = target.find('?');
+  const std::string_view path = target.substr(0, q);
+  std::map<std::string, std::string, std::less<>> params;
+  try {
+    params = parse_query(q == std::string_view::npos ? "" : target.substr(q + 1));
+  } catch (const std::invalid_argument& e) {
+    return error(400, e.what());
+  }
+  auto param = [&](std::string_view key) -> const std::string* {
+    const auto it = params.find(key);
+    return it == params.end() ? nullptr : &it->second;
+  };
+  auto wrong_method = [&](const char* allowed) {
+    return error(405, std::string(path) + " takes " + allowed + ", not " + std::string(method));
+  };
+
+  if (path == "/stats") {
+    if (method != "GET") return wrong_method("GET");
+    const std::string* format = param("format");
+    if (format == nullptr || *format == "json") return {200, "application/json", stats_json(lab)};
+    if (*format == "text") return {200, "text/plain; charset=utf-8", stats_text(lab)};
+    return error(400, "format=" + *format + ": expected json or text");
+  }
+  if (path == "/metrics") {
+    if (method != "GET") return wrong_method("GET");
+    return {200, "text/plain; version=0.0.4; charset=utf-8", stats_prometheus(lab)};
+  }
+  if (path == "/reset-stats") {
+    if (method != "POST") return wrong_method("POST");
+    lab.reset_stats();
+    return json(200, R"({"reset":true})");
+  }
+  if (path == "/mark") {
+    if (method != "POST") return wrong_method("POST");
+    const std::string* label = param("label");
+    if (label == nullptr || label->empty()) return error(400, "POST /mark needs label=TEXT");
+    if (label->size() > 1024) return error(400, "a label may be at most 1024 bytes");
+    lab.mark(*label);
+    return json(200, R"({"marked":)" + json_quote(*label) + "}");
+  }
+  if (path == "/model") {
+    if (method != "POST") return wrong_method("POST");
+    const std::string* exp = param("export");
+    const std::string* spec = param("model");
+    if (exp == nullptr || spec == nullptr) return error(400, "POST /model needs export=NAME and model=SPEC");
+    try {
+      lab.set_model(*exp, *spec);
+    } catch (const std::invalid_argument& e) {
+      return error(400, "model=" + *spec + ": " + e.what());
+    }
+    return json(200, R"({"export":)" + json_quote(*exp) + R"(,"model":)" +
+                         json_quote(lab.find(*exp)->model_description()) + "}");
+  }
+  return error(404, "no such path: " + std::string(path) +
+                        " (GET /stats, GET /metrics, POST /reset-stats, POST /mark, POST /model)");
+}
+
+}  // namespace nvj

@@ -1,0 +1,170 @@
+#include "server/control/stats_report.h"
+
+#include <fmt/format.h>
+
+#include "server/lab/size.h"
+
+namespace nvj {
+namespace {
+
+double us(std::uint64_t ns) { return static_cast<double>(ns) / 1e3; }
+double seconds(std::uint64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+double fraction(std::uint64_t part, std::uint64_t whole) {
+  return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
+}
+
+std::string latency_json(const LatencyHistogram::Summary& l) {
+  return fmt::format(R"({{"p50":{:.3f},"p90":{:.3f},"p99":{:.3f},"p999":{:.3f},"max":{:.3f},"mean":{:.3f}}})",
+                     us(l.p50), us(l.p90), us(l.p99), us(l.p999), us(l.max),
+                     l.count == 0 ? 0.0 : us(l.sum) / static_cast<double>(l.count));
+}
+
+std::string export_json(const Device& d) {
+  const auto s = d.stats().snapshot();
+  std::string ops;
+  for (std::size_t i = 0; i < kAllOps.size(); ++i) {
+    const auto& o = s.ops[i];
+    ops += fmt::format(R"({}"{}":{{"count":{},"bytes":{},"errors":{},"latency_us":{}}})", i == 0 ? "" : ",",
+                       to_string(kAllOps[i]), o.count, o.bytes, o.errors, latency_json(o.latency));
+  }
+  std::string depth;
+  for (std::size_t i = 0; i < s.depth.size(); ++i)
+    if (s.depth[i] != 0)
+      depth += fmt::format(R"({}"{}{}":{})", depth.empty() ? "" : ",", i, i + 1 == s.depth.size() ? "+" : "",
+                           s.depth[i]);
+  std::string distance;
+  for (std::size_t k = 0; k < s.seek_distance.size(); ++k)
+    if (s.seek_distance[k] != 0)
+      distance += fmt::format(R"({}"{}":{})", distance.empty() ? "" : ",", std::uint64_t{1} << k, s.seek_distance[k]);
+  return fmt::format(
+      R"({{"description":{},"model":{},"durability":{},"size":{},"in_flight":{},"ops":{{{}}},)"
+      R"("queue_depth":{{{}}},"device_time_us":{{"queued":{:.3f},"seek":{:.3f},"rotation":{:.3f},"transfer":{:.3f},"destage":{:.3f}}},)"
+      R"("seeks":{{"count":{},"cylinders":{},"distance":{{{}}}}},"sequential_fraction":{:.4f},)"
+      R"("cache_hits":{},"flushes_with_destage":{},"flush_device_time_us":{:.3f}}})",
+      json_quote(d.describe()), json_quote(d.model_description()), json_quote(to_string(d.durability())), d.size(),
+      s.in_flight, ops, depth, us(s.queued_ns), us(s.seek_ns), us(s.rotation_ns), us(s.transfer_ns),
+      us(s.destage_ns), s.seeks, s.seek_cylinders, distance, fraction(s.sequential, s.media_requests),
+      s.cache_hits, s.flushes_with_destage, us(s.flush_ns));
+}
+
+}  // namespace
+
+std::string json_quote(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20)
+          out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
+        else
+          out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string stats_json(const Lab& lab) {
+  std::string exports;
+  for (const auto& d : lab.devices())
+    exports += fmt::format("{}{}:{}", exports.empty() ? "" : ",", json_quote(d->name()), export_json(*d));
+  std::string marks;
+  for (const auto& m : lab.marks())
+    marks += fmt::format(R"({}{{"t_s":{:.6f},"label":{}}})", marks.empty() ? "" : ",",
+                         seconds(static_cast<std::uint64_t>(m.at)), json_quote(m.label));
+  return fmt::format(R"({{"uptime_s":{:.3f},"exports":{{{}}},"marks":[{}]}})",
+                     seconds(static_cast<std::uint64_t>(lab.uptime())), exports, marks) +
+         "\n";
+}
+
+std::string stats_prometheus(const Lab& lab) {
+  std::string out;
+  auto family = [&](const char* name, const char* type, const char* help) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  };
+  struct Row {
+    std::string exp;
+    DeviceStats::Snapshot s;
+  };
+  std::vector<Row> rows;
+  for (const auto& d : lab.devices()) rows.push_back({d->name(), d->stats().snapshot()});
+
+  family("nvjournal_requests_total", "counter", "Requests served, by export and operation.");
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < kAllOps.size(); ++i)
+      out += fmt::format("nvjournal_requests_total{{export=\"{}\",op=\"{}\"}} {}\n", r.exp, to_string(kAllOps[i]),
+                         r.s.ops[i].count);
+  family("nvjournal_bytes_total", "counter", "Bytes moved, by export and operation.");
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < kAllOps.size(); ++i)
+      out += fmt::format("nvjournal_bytes_total{{export=\"{}\",op=\"{}\"}} {}\n", r.exp, to_string(kAllOps[i]),
+                         r.s.ops[i].bytes);
+  family("nvjournal_errors_total", "counter", "Requests that failed, by export and operation.");
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < kAllOps.size(); ++i)
+      out += fmt::format("nvjournal_errors_total{{export=\"{}\",op=\"{}\"}} {}\n", r.exp, to_string(kAllOps[i]),
+                         r.s.ops[i].errors);
+  family("nvjournal_latency_seconds", "summary", "Arrival to reply, as the client sees it.");
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < kAllOps.size(); ++i) {
+      const auto& l = r.s.ops[i].latency;
+      const std::string labels = fmt::format("export=\"{}\",op=\"{}\"", r.exp, to_string(kAllOps[i]));
+      for (const auto& [q, v] : {std::pair{"0.5", l.p50}, {"0.9", l.p90}, {"0.99", l.p99}, {"0.999", l.p999}})
+        out += fmt::format("nvjournal_latency_seconds{{{},quantile=\"{}\"}} {:.9f}\n", labels, q, seconds(v));
+      out += fmt::format("nvjournal_latency_seconds_sum{{{}}} {:.9f}\n", labels, seconds(l.sum));
+      out += fmt::format("nvjournal_latency_seconds_count{{{}}} {}\n", labels, l.count);
+    }
+  family("nvjournal_in_flight", "gauge", "Requests being served now.");
+  for (const auto& r : rows) out += fmt::format("nvjournal_in_flight{{export=\"{}\"}} {}\n", r.exp, r.s.in_flight);
+  family("nvjournal_device_seconds_total", "counter", "Modelled device time, by part.");
+  for (const auto& r : rows)
+    for (const auto& [part, ns] : {std::pair{"queued", r.s.queued_ns}, {"seek", r.s.seek_ns},
+                                   {"rotation", r.s.rotation_ns}, {"transfer", r.s.transfer_ns},
+                                   {"destage", r.s.destage_ns}})
+      out += fmt::format("nvjournal_device_seconds_total{{export=\"{}\",part=\"{}\"}} {:.9f}\n", r.exp, part,
+                         seconds(ns));
+  family("nvjournal_seeks_total", "counter", "Arm movements (hdd).");
+  for (const auto& r : rows) out += fmt::format("nvjournal_seeks_total{{export=\"{}\"}} {}\n", r.exp, r.s.seeks);
+  family("nvjournal_cache_hits_total", "counter", "Requests served by the drive's cache.");
+  for (const auto& r : rows)
+    out += fmt::format("nvjournal_cache_hits_total{{export=\"{}\"}} {}\n", r.exp, r.s.cache_hits);
+  family("nvjournal_sequential_total", "counter", "Reads and writes that began where the previous one ended.");
+  for (const auto& r : rows)
+    out += fmt::format("nvjournal_sequential_total{{export=\"{}\"}} {}\n", r.exp, r.s.sequential);
+  return out;
+}
+
+std::string stats_text(const Lab& lab) {
+  std::string out = fmt::format("{:<8} {:<6} {:>10} {:>12} {:>10} {:>10} {:>10} {:>10}\n", "export", "op", "count",
+                                "bytes", "p50 us", "p99 us", "max us", "errors");
+  for (const auto& d : lab.devices()) {
+    const auto s = d->stats().snapshot();
+    for (std::size_t i = 0; i < kAllOps.size(); ++i) {
+      const auto& o = s.ops[i];
+      if (o.count == 0) continue;
+      out += fmt::format("{:<8} {:<6} {:>10} {:>12} {:>10.1f} {:>10.1f} {:>10.1f} {:>10}\n", d->name(),
+                         to_string(kAllOps[i]), o.count, o.bytes, us(o.latency.p50), us(o.latency.p99),
+                         us(o.latency.max), o.errors);
+    }
+  }
+  for (const auto& d : lab.devices()) {
+    const auto s = d->stats().snapshot();
+    out += fmt::format("{}: {}\n", d->name(), d->model_description());
+    out += fmt::format("  device time: queued {:.3f} s, seek {:.3f} s, rotation {:.3f} s, transfer {:.3f} s, destage "
+                       "{:.3f} s\n",
+                       seconds(s.queued_ns), seconds(s.seek_ns), seconds(s.rotation_ns), seconds(s.transfer_ns),
+                       seconds(s.destage_ns));
+    out += fmt::format("  seeks {} (mean {:.0f} cylinders), sequential {:.1f}%, cache hits {}, flushes that "
+                       "destaged {}\n",
+                       s.seeks, s.seeks == 0 ? 0.0 : static_cast<double>(s.seek_cylinders) / static_cast<double>(s.seeks),
+                       100 * fraction(s.sequential, s.media_requests), s.cache_hits, s.flushes_with_destage);
+  }
+  return out;
+}
+
+}  // namespace nvj

@@ -1,0 +1,166 @@
+// The control API through the real nbdkit: HTTP over the Unix socket, the
+// socket's mode, statistics after real NBD traffic, run-time model changes,
+// and clients that send garbage, too much, or nothing at all.
+#include <catch2/catch.hpp>
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server_fixture.h"
+#include "tools/nvj/process.h"
+
+using nvj::test::connect;
+using nvj::test::start_server;
+using nvj::test::TempDir;
+
+namespace {
+
+int dial(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  path.copy(addr.sun_path, sizeof addr.sun_path - 1);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  return fd;
+}
+
+// Sends `raw` and reads until the server closes (at most 15 s).
+std::string http_exchange(const std::string& path, const std::string& raw) {
+  const int fd = dial(path);
+  std::size_t sent = 0;
+  while (sent < raw.size()) {
+    const ssize_t n = ::send(fd, raw.data() + sent, raw.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;  // the server may close early on a request that is too large
+    sent += static_cast<std::size_t>(n);
+  }
+  std::string reply;
+  char buf[4096];
+  pollfd p{fd, POLLIN, 0};
+  while (::poll(&p, 1, 15000) > 0) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    reply.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return reply;
+}
+
+std::string get(const std::string& path, const std::string& target, const char* method = "GET") {
+  return http_exchange(path, std::string(method) + " " + target + " HTTP/1.1\r\nHost: lab\r\nContent-Length: 0\r\n\r\n");
+}
+
+}  // namespace
+
+TEST_CASE("the control socket serves statistics, marks, resets and model changes", "[control]") {
+  TempDir dir;
+  const std::string control = dir.file("control.sock");
+  auto server = start_server(dir.path / "run", {"data=64M", "journal=8M", "control=" + control,
+                                                "journal-model=nvram:latency=5us"});
+  struct stat st {};
+  REQUIRE(::stat(control.c_str(), &st) == 0);
+  CHECK(S_ISSOCK(st.st_mode));
+  CHECK((st.st_mode & 0777) == 0600);
+
+  {
+    auto journal = connect(*server, "journal");
+    std::vector<char> block(4096, 'j');
+    for (int i = 0; i < 10; ++i)
+      REQUIRE(nbd_pwrite(journal.get(), block.data(), block.size(), static_cast<std::uint64_t>(i) * 4096, 0) == 0);
+  }
+  std::string r = get(control, "/stats");
+  CHECK_THAT(r, Catch::StartsWith("HTTP/1.1 200 OK\r\n"));
+  CHECK_THAT(r, Catch::Contains("Content-Type: application/json"));
+  CHECK_THAT(r, Catch::Contains(R"("journal":{"description":)"));
+  CHECK_THAT(r, Catch::Contains(R"("write":{"count":10,"bytes":40960,"errors":0)"));
+  CHECK_THAT(r, Catch::Contains(R"("sequential_fraction":0.9000)"));
+
+  r = get(control, "/metrics");
+  CHECK_THAT(r, Catch::Contains("nvjournal_requests_total{export=\"journal\",op=\"write\"} 10\n"));
+
+  CHECK_THAT(get(control, "/mark?label=start", "POST"), Catch::StartsWith("HTTP/1.1 200"));
+  CHECK_THAT(get(control, "/stats"), Catch::Contains(R"("label":"start")"));
+
+  r = get(control, "/model?export=journal&model=nvram%3Alatency%3D50us", "POST");
+  CHECK_THAT(r, Catch::StartsWith("HTTP/1.1 200"));
+  CHECK_THAT(r, Catch::Contains("nvram: write 50 us"));
+  r = get(control, "/model?export=journal&model=hdd", "POST");
+  CHECK_THAT(r, Catch::StartsWith("HTTP/1.1 400"));
+  CHECK_THAT(r, Catch::Contains("durable on acknowledgement for as long as the server runs"));
+  CHECK_THAT(get(control, "/stats"), Catch::Contains(R"("model":"nvram: write 50 us)"));
+
+  CHECK_THAT(get(control, "/reset-stats", "POST"), Catch::StartsWith("HTTP/1.1 200"));
+  CHECK_THAT(get(control, "/stats"), Catch::Contains(R"("write":{"count":0,)"));
+  CHECK_THAT(get(control, "/nowhere"), Catch::StartsWith("HTTP/1.1 404"));
+  CHECK_THAT(get(control, "/stats", "DELETE"), Catch::StartsWith("HTTP/1.1 405"));
+
+  CHECK(server->stop() == 0);
+  CHECK_FALSE(std::filesystem::exists(control));  // removed at exit
+  CHECK_THAT(server->log(), Catch::Contains("nvjournal: statistics at exit"));
+}
+
+TEST_CASE("garbage, oversized and silent clients neither crash nor block the control socket", "[control]") {
+  TempDir dir;
+  const std::string control = dir.file("control.sock");
+  auto server = start_server(dir.path / "run", {"control=" + control, "data-model=none"});
+
+  // A client that connects and says nothing, held open throughout.
+  const int silent = dial(control);
+
+  CHECK_THAT(http_exchange(control, "GARBAGE\r\n\r\n"), Catch::StartsWith("HTTP/1.1 400"));
+  CHECK_THAT(http_exchange(control, std::string(5000, '\0')), Catch::StartsWith("HTTP/1.1 400"));
+  CHECK_THAT(http_exchange(control, "GET /stats HTTP/1.1\r\nX: " + std::string(20000, 'a') + "\r\n\r\n"),
+             Catch::StartsWith("HTTP/1.1 400"));
+  CHECK_THAT(http_exchange(control, "POST /mark?label=x HTTP/1.1\r\nContent-Length: 1000000\r\n\r\n" +
+                                   std::string(100000, 'b')),
+             Catch::StartsWith("HTTP/1.1 400"));
+  // Half a request, then the client goes away.
+  ::close(dial(control));
+  {
+    const int half = dial(control);
+    const std::string part = "GET /sta";
+    CHECK(::send(half, part.data(), part.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(part.size()));
+    ::close(half);
+  }
+  // Still serving, with the silent client connected.
+  CHECK_THAT(get(control, "/stats"), Catch::StartsWith("HTTP/1.1 200"));
+  ::close(silent);
+  CHECK(server->stop() == 0);
+}
+
+TEST_CASE("bad control= parameters are refused at start-up", "[control][parameters]") {
+  TempDir dir;
+  const std::string regular = dir.file("regular");
+  nvj::test::write_text(regular, "keep me");
+  auto run = [&](const std::string& path) {
+    return nvj::cli::run({"nbdkit", "-U", dir.file("nbd.sock"), "--run", "true",
+                          nvj::cli::ServerProcess::default_plugin(), "control=" + path},
+                         nvj::test::server_env(), std::chrono::seconds(30));
+  };
+  auto r = run(dir.file("no/such/dir/control.sock"));
+  CHECK(r.status != 0);
+  CHECK_THAT(r.output, Catch::Contains("control=" + dir.file("no/such/dir/control.sock") +
+                                       ": cannot listen: No such file or directory"));
+  r = run(regular);
+  CHECK(r.status != 0);
+  CHECK_THAT(r.output, Catch::Contains("control=" + regular + ": exists and is not a socket"));
+  CHECK(nvj::test::read_text(regular) == "keep me");
+  r = run("/" + std::string(200, 'x'));
+  CHECK(r.status != 0);
+  CHECK_THAT(r.output, Catch::Contains("is longer than a Unix socket allows"));
+
+  // A socket another server is listening on.
+  const std::string taken = dir.file("taken.sock");
+  auto first = start_server(dir.path / "first", {"control=" + taken, "data-model=none"});
+  r = run(taken);
+  CHECK(r.status != 0);
+  CHECK_THAT(r.output, Catch::Contains("control=" + taken + ": another server is listening on it"));
+  CHECK(first->stop() == 0);
+}
