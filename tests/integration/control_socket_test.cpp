@@ -164,3 +164,34 @@ TEST_CASE("bad control= parameters are refused at start-up", "[control][paramete
   CHECK_THAT(r.output, Catch::Contains("control=" + taken + ": another server is listening on it"));
   CHECK(first->stop() == 0);
 }
+
+TEST_CASE("nvj stats shows a running server's statistics", "[control][nvj]") {
+  TempDir dir;
+  const std::string control = dir.file("control.sock");
+  auto server = start_server(dir.path / "run", {"control=" + control, "data-model=none", "journal-model=none"});
+  {
+    auto data = connect(*server, "data");
+    std::vector<char> block(8192, 'd');
+    REQUIRE(nbd_pwrite(data.get(), block.data(), block.size(), 0, 0) == 0);
+    REQUIRE(nbd_flush(data.get(), 0) == 0);
+  }
+  auto r = nvj::cli::run({NVJ_BINARY, "stats", control});
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::StartsWith("export   op"));
+  CHECK_THAT(r.output, Catch::Contains("data     write           1         8192"));
+  CHECK_THAT(r.output, Catch::Contains("data     flush           1"));
+  r = nvj::cli::run({NVJ_BINARY, "stats", "--json", control});
+  CHECK_THAT(r.output, Catch::StartsWith("{\"uptime_s\":"));
+  r = nvj::cli::run({NVJ_BINARY, "stats", "--metrics", "--reset", control});
+  CHECK_THAT(r.output, Catch::Contains("nvjournal_requests_total{export=\"data\",op=\"write\"} 0"));
+
+  r = nvj::cli::run({NVJ_BINARY, "stats", dir.file("nothing.sock")});
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Catch::Contains("cannot reach the control socket"));
+  r = nvj::cli::run({NVJ_BINARY, "stats"});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("which server?"));
+  r = nvj::cli::run({NVJ_BINARY, "stats", "--interval", "0", control});
+  CHECK(r.status == 2);
+  CHECK(server->stop() == 0);
+}

@@ -10,5 +10,6 @@ namespace nvj::cli {
 int attach_command(const std::vector<std::string>& args);
 int detach_command(const std::vector<std::string>& args);
 int demo_command(const std::vector<std::string>& args);
+int stats_command(const std::vector<std::string>& args);
 
 }  // namespace nvj::cli

@@ -17,6 +17,7 @@ Commands:
   demo      the main job end to end: server, attach, ext4, fs_mark, summary
   attach    attach a running server's exports to block devices on this host
   detach    undo an attach
+  stats     a running server's statistics, from its control socket
 
 nvj COMMAND --help describes each one; man nvj has the details.
 )";
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
     if (command == "attach") return nvj::cli::attach_command(args);
     if (command == "detach") return nvj::cli::detach_command(args);
     if (command == "demo") return nvj::cli::demo_command(args);
+    if (command == "stats") return nvj::cli::stats_command(args);
     std::fprintf(stderr, "nvj: unknown command '%s' (nvj --help lists them)\n", command.c_str());
     return 2;
   } catch (const nvj::cli::UsageError& e) {
