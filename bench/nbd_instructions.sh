@@ -53,7 +53,7 @@ trap 'exit 130' INT TERM
 # count SERVER DEPTH N: instructions of nbdkit serving N writes, printed.
 count() {
   local server=$1 depth=$2 n=$3 export_name=""
-  local args=("$plugin" data=1G)
+  local args=("$plugin" data=1G data-model=none)  # raw speed: no timing model
   if [[ $server == memory ]]; then args=(memory 1G); else export_name=data; fi
   rm -f "$tmp/s.sock" "$tmp/s.pid" "$tmp/cg.out"
   valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" -q \

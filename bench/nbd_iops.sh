@@ -89,7 +89,7 @@ start_server() {
   rm -f "$sock" "$pidfile"
   local -a args=(-U "$sock" -P "$pidfile" --foreground --exit-with-parent)
   case "$name" in
-    ours) args+=("$plugin" "data=$disk_size"); uri="nbd+unix:///data?socket=$sock" ;;
+    ours) args+=("$plugin" "data=$disk_size" data-model=none); uri="nbd+unix:///data?socket=$sock" ;;  # no timing model
     memory) args+=(memory "$disk_size"); uri="nbd+unix:///?socket=$sock" ;;
     *) echo "nbd_iops.sh: unknown server $name" >&2; exit 1 ;;
   esac
