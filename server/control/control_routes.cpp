@@ -1,8 +1,10 @@
 #include "server/control/control_routes.h"
 
+#include <charconv>
 #include <stdexcept>
 
 #include "server/control/stats_report.h"
+#include "server/lab/size.h"
 
 namespace nvj {
 namespace {
@@ -111,8 +113,54 @@ ControlReply route_control(Lab& lab, std::string_view method, std::string_view t
     return json(200, R"({"export":)" + json_quote(*exp) + R"(,"model":)" +
                          json_quote(lab.find(*exp)->model_description()) + "}");
   }
+  if (path == "/crash") {
+    if (method != "POST") return wrong_method("POST");
+    CrashPolicy policy;
+    try {
+      if (const std::string* kind = param("policy")) policy.kind = CrashPolicy::parse_kind(*kind);
+      if (const std::string* seed = param("seed")) {
+        // from_chars, not stoull: locale-free (strtoull under ASan leaves
+        // glibc's locale lock taken and nbdkit hangs at exit).
+        const auto [end, ec] = std::from_chars(seed->data(), seed->data() + seed->size(), policy.seed);
+        if (ec != std::errc() || end != seed->data() + seed->size() || seed->empty())
+          return error(400, "seed=" + *seed + ": expected a whole number");
+      }
+      if (const std::string* torn = param("torn")) policy.atomic_unit = parse_size(*torn);
+    } catch (const std::invalid_argument& e) {
+      return error(400, e.what());
+    }
+    const std::string* exp = param("export");
+    std::vector<std::pair<std::string, CrashReport>> reports;
+    try {
+      reports = lab.cut_power(policy, exp == nullptr ? "" : *exp);
+    } catch (const std::invalid_argument& e) {
+      return error(400, e.what());
+    }
+    std::string body = R"({"policy":")" + std::string(to_string(policy.kind)) + R"(","seed":)" +
+                       std::to_string(policy.seed) + R"(,"torn":)" + std::to_string(policy.atomic_unit) +
+                       R"(,"exports":{)";
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+      const auto& r = reports[i].second;
+      body += (i == 0 ? "" : ",") + json_quote(reports[i].first) + R"(:{"durable":)" + std::to_string(r.durable) +
+              R"(,"volatile_kept":)" + std::to_string(r.volatile_kept) + R"(,"volatile_lost":)" +
+              std::to_string(r.volatile_lost) + R"(,"in_flight":)" + std::to_string(r.in_flight) +
+              R"(,"bytes_lost":)" + std::to_string(r.bytes_lost) + "}";
+    }
+    return json(200, body + "}}");
+  }
+  if (path == "/power-on") {
+    if (method != "POST") return wrong_method("POST");
+    const std::string* exp = param("export");
+    try {
+      lab.power_on(exp == nullptr ? "" : *exp);
+    } catch (const std::invalid_argument& e) {
+      return error(400, e.what());
+    }
+    return json(200, R"({"power":"on"})");
+  }
   return error(404, "no such path: " + std::string(path) +
-                        " (GET /stats, GET /metrics, POST /reset-stats, POST /mark, POST /model)");
+                        " (GET /stats, GET /metrics, POST /reset-stats, POST /mark, POST /model, POST /crash, "
+                        "POST /power-on)");
 }
 
 }  // namespace nvj

@@ -5,6 +5,8 @@
 //   POST /reset-stats           200
 //   POST /mark?label=TEXT       200
 //   POST /model?export=NAME&model=SPEC   200, or 400 naming what is wrong
+//   POST /crash[?policy=all|random|reorder&seed=N&torn=SIZE&export=NAME]
+//   POST /power-on[?export=NAME]
 // 404 for other paths, 405 for a known path with the wrong method, 400 for
 // bad parameters. Nothing changes when the answer is not 200.
 #pragma once

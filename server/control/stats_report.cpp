@@ -38,11 +38,12 @@ std::string export_json(const Device& d) {
     if (s.seek_distance[k] != 0)
       distance += fmt::format(R"({}"{}":{})", distance.empty() ? "" : ",", std::uint64_t{1} << k, s.seek_distance[k]);
   return fmt::format(
-      R"({{"description":{},"model":{},"durability":{},"size":{},"in_flight":{},"ops":{{{}}},)"
+      R"({{"description":{},"model":{},"durability":{},"powered":{},"size":{},"in_flight":{},"ops":{{{}}},)"
       R"("queue_depth":{{{}}},"device_time_us":{{"queued":{:.3f},"seek":{:.3f},"rotation":{:.3f},"transfer":{:.3f},"destage":{:.3f}}},)"
       R"("seeks":{{"count":{},"cylinders":{},"distance":{{{}}}}},"sequential_fraction":{:.4f},)"
       R"("cache_hits":{},"flushes_with_destage":{},"flush_device_time_us":{:.3f}}})",
-      json_quote(d.describe()), json_quote(d.model_description()), json_quote(to_string(d.durability())), d.size(),
+      json_quote(d.describe()), json_quote(d.model_description()), json_quote(to_string(d.durability())),
+      d.powered() ? "true" : "false", d.size(),
       s.in_flight, ops, depth, us(s.queued_ns), us(s.seek_ns), us(s.rotation_ns), us(s.transfer_ns),
       us(s.destage_ns), s.seeks, s.seek_cylinders, distance, fraction(s.sequential, s.media_requests),
       s.cache_hits, s.flushes_with_destage, us(s.flush_ns));

@@ -9,8 +9,10 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 
+#include "server/cache/write_log.h"
 #include "server/device/durability.h"
 #include "server/model/clock.h"
 #include "server/probe/device_stats.h"
@@ -53,12 +55,24 @@ class Device {
   DeviceStats& stats() { return stats_; }
   const DeviceStats& stats() const { return stats_; }
 
+  // Power loss (design.md's durability contract). Once enabled, every write
+  // is logged (at most `log_limit` bytes of old and new data) so that
+  // cut_power() can drop what a real device would lose. After a cut every
+  // request fails with EIO, including those caught in flight, until
+  // power_on().
+  void enable_power_loss(std::uint64_t log_limit);
+  bool power_loss_enabled() const { return log_ != nullptr; }
+  CrashReport cut_power(const CrashPolicy& policy);
+  void power_on();
+  bool powered() const;
+
  private:
   bool durable(bool fua) const { return fua || durability_ == Durability::on_acknowledge; }
-  // One request: the model's timing, the bytes (store_op), the wait, the
-  // statistics (also when store_op throws).
+  // One request: the model's timing, the bytes (store_op; logged first when
+  // power loss is on, `data` being the new bytes or nullptr for zeroes), the
+  // wait, the acknowledgement, the statistics (also when it fails).
   template <typename StoreOp>
-  void serve(IoOp op, std::uint64_t offset, std::uint64_t length, bool fua, StoreOp&& store_op);
+  void serve(IoOp op, std::uint64_t offset, std::uint64_t length, bool fua, const void* data, StoreOp&& store_op);
 
   const std::string name_;
   const std::unique_ptr<Store> store_;
@@ -68,6 +82,12 @@ class Device {
   Clock* const clock_;
   DeviceStats stats_;
   std::atomic<std::uint64_t> last_end_{~std::uint64_t{0}};  // where the last read or write ended
+
+  std::unique_ptr<WriteLog> log_;
+  mutable std::shared_mutex power_mutex_;  // shared by requests, exclusive for a cut
+  std::mutex write_order_;                 // a write's log entry and its bytes land together
+  bool powered_ = true;                    // guarded by power_mutex_
+  std::uint64_t power_epoch_ = 0;          // cuts so far, guarded by power_mutex_
 };
 
 }  // namespace nvj

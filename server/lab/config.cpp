@@ -30,6 +30,10 @@ constexpr std::array kParameters{
                  "Serve the control API (HTTP over a Unix socket, mode 0600) at PATH: GET /stats, GET /metrics, "
                  "POST /reset-stats, POST /mark?label=, POST /model?export=&model=. "
                  "curl --unix-socket PATH http://lab/stats"},
+    ParameterDoc{"crash-log", "SIZE",
+                 "With control=, every write since the last flush is kept (old and new bytes) so that POST /crash "
+                 "can drop what a power cut would; SIZE bounds that memory (default 256M), past it the oldest "
+                 "writes count as destaged."},
     ParameterDoc{"data-model", "MODEL[:KEY=VALUE,...]",
                  "Timing of the data export: hdd (default: a 7200 rpm disk with a 64M volatile write cache), "
                  "ssd, nvram or none (no timing). Keys per model in nbdkit-nvjournal-plugin(1), e.g. "
@@ -78,6 +82,8 @@ void ConfigParser::set(std::string_view key, std::string_view value) {
     set_file(key, value, config_.journal.file);
   } else if (key == "control") {
     set_file(key, value, config_.control);
+  } else if (key == "crash-log") {
+    set_size(key, value, config_.crash_log);
   } else if (key == "data-model") {
     set_model(key, value, config_.data.model);
   } else if (key == "journal-model") {
@@ -120,6 +126,11 @@ LabConfig ConfigParser::finish() const {
     const std::string why = check_export_size(role, *spec.size, !spec.file);
     if (!why.empty()) throw ConfigError(prefix(role, given_.find(role)->second) + why);
   };
+  if (config_.crash_log && !config_.control)
+    throw ConfigError(prefix("crash-log", given_.find("crash-log")->second) +
+                      "power cuts come through the control socket: give control=PATH too");
+  if (config_.crash_log && *config_.crash_log < (std::uint64_t{1} << 20))
+    throw ConfigError(prefix("crash-log", given_.find("crash-log")->second) + "must be at least 1 MiB");
   check("data", config_.data);
   check("journal", config_.journal);
   if (config_.data.file && config_.journal.file && *config_.data.file == *config_.journal.file)

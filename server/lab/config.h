@@ -32,6 +32,7 @@ struct LabConfig {
   StoreSpec data;
   StoreSpec journal;
   std::optional<std::string> control;  // the control socket's path, absolute
+  std::optional<std::uint64_t> crash_log;  // bytes the power-loss log may hold
 };
 
 // The documented parameters, in the order --help lists them.
@@ -57,6 +58,7 @@ struct SizeLimits {
   static constexpr std::uint64_t kMinJournal = std::uint64_t{1024} * 1024;
   static constexpr std::uint64_t kMaxJournal = std::uint64_t{10240000} * 4096;
   static constexpr std::uint64_t kMaxFile = std::uint64_t{1} << 62;  // fits off_t and NBD's size
+  static constexpr std::uint64_t kDefaultCrashLog = std::uint64_t{256} << 20;
 };
 
 // The models an export gets when none is given (design.md): a spinning data

@@ -66,6 +66,9 @@ TEST_CASE("every bad parameter is refused naming the parameter", "[config]") {
              Catch::StartsWith("data-model=hdd:rpmx=1: unknown hdd parameter 'rpmx'"));
   CHECK_THAT(error_of({{"data-model", "hdd"}, {"data-model", "ssd"}}), Catch::Contains("given twice"));
   CHECK(error_of({{"data-model", "ssd:cache=off"}, {"journal-model", "none"}}) == "accepted");
+  CHECK_THAT(error_of({{"crash-log", "64M"}}), Catch::StartsWith("crash-log=64M: power cuts come through the control"));
+  CHECK_THAT(error_of({{"crash-log", "4K"}, {"control", "/run/x.sock"}}), Catch::Contains("must be at least 1 MiB"));
+  CHECK(error_of({{"crash-log", "64M"}, {"control", "/run/x.sock"}}) == "accepted");
   CHECK_THAT(error_of({{"data-file", "/a/b.img"}, {"journal-file", "/a/./b.img"}}),
              Catch::StartsWith("journal-file=/a/./b.img: is the same file as data-file"));
 }
@@ -73,5 +76,5 @@ TEST_CASE("every bad parameter is refused naming the parameter", "[config]") {
 TEST_CASE("--help documents every parameter", "[config]") {
   const std::string help = nvj::lab_parameters_help();
   for (const auto& p : nvj::lab_parameters()) CHECK_THAT(help, Catch::Contains(std::string(p.key) + "="));
-  CHECK(nvj::lab_parameters().size() == 7);
+  CHECK(nvj::lab_parameters().size() == 8);
 }
