@@ -3,6 +3,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace nvj {
@@ -25,8 +26,20 @@ Nanos MonotonicClock::now() const {
   return static_cast<Nanos>(ts.tv_sec) * kSecond + ts.tv_nsec;
 }
 
+Nanos MonotonicClock::spin_window() const {
+  return std::clamp<Nanos>(2 * overshoot_.load(std::memory_order_relaxed), min_window_, 2 * kMilli);
+}
+
 void MonotonicClock::wait_until(Nanos deadline) {
-  if (deadline - now() > spin_window_) sleep_until(deadline - spin_window_);
+  const Nanos window = spin_window();
+  if (deadline - now() > window) {
+    const Nanos target = deadline - window;
+    sleep_until(target);
+    // Learn how late sleeps wake: an average over the last 16 or so.
+    const Nanos late = now() - target;
+    const Nanos old = overshoot_.load(std::memory_order_relaxed);
+    overshoot_.store(old + (late - old) / 16, std::memory_order_relaxed);
+  }
   if (now() >= deadline) return;
   int idle = 0;
   if (!spinning_.compare_exchange_strong(idle, 1)) {  // someone else holds the core

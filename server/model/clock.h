@@ -17,21 +17,25 @@ class Clock {
   virtual void wait_until(Nanos deadline) = 0;
 };
 
-// CLOCK_MONOTONIC. A wait sleeps (timer slack 1 ns) until `spin_window`
+// CLOCK_MONOTONIC. A wait sleeps (timer slack 1 ns) until a spin window
 // before the deadline, then spins for the rest: sleeping alone overshoots by
-// tens of microseconds here (shared/reference/timing.md). One thread spins at
-// a time: with two cores and sixteen requests in flight, every waiter
-// spinning would starve the rest; a waiter that finds the spinner busy sleeps
-// the last stretch too.
+// tens of microseconds here, more after long sleeps (shared/reference/
+// timing.md). The window adapts: it is twice the average overshoot the
+// sleeps have shown, at least `min_window` (80 us) and at most 2 ms. One
+// thread spins at a time: with two cores and sixteen requests in flight,
+// every waiter spinning would starve the rest; a waiter that finds the
+// spinner busy sleeps the last stretch too.
 class MonotonicClock final : public Clock {
  public:
-  explicit MonotonicClock(Nanos spin_window = 80 * kMicro) : spin_window_(spin_window) {}
+  explicit MonotonicClock(Nanos min_window = 80 * kMicro) : min_window_(min_window) {}
   Nanos now() const override;
   void wait_until(Nanos deadline) override;
+  Nanos spin_window() const;
 
  private:
-  const Nanos spin_window_;
+  const Nanos min_window_;
   std::atomic<int> spinning_{0};
+  std::atomic<Nanos> overshoot_{0};  // moving average of how late sleeps wake, ns
 };
 
 // Time moves only when told to, or when someone waits.

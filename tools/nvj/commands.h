@@ -11,5 +11,6 @@ int attach_command(const std::vector<std::string>& args);
 int detach_command(const std::vector<std::string>& args);
 int demo_command(const std::vector<std::string>& args);
 int stats_command(const std::vector<std::string>& args);
+int bench_command(const std::vector<std::string>& args);
 
 }  // namespace nvj::cli

@@ -18,6 +18,7 @@ Commands:
   attach    attach a running server's exports to block devices on this host
   detach    undo an attach
   stats     a running server's statistics, from its control socket
+  bench     latency and IOPS of one export, through libnbd
 
 nvj COMMAND --help describes each one; man nvj has the details.
 )";
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
     if (command == "detach") return nvj::cli::detach_command(args);
     if (command == "demo") return nvj::cli::demo_command(args);
     if (command == "stats") return nvj::cli::stats_command(args);
+    if (command == "bench") return nvj::cli::bench_command(args);
     std::fprintf(stderr, "nvj: unknown command '%s' (nvj --help lists them)\n", command.c_str());
     return 2;
   } catch (const nvj::cli::UsageError& e) {

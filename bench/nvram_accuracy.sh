@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# nvram_accuracy.sh: how exactly the server waits. For each NVRAM write
+# latency L, 4 KiB writes at queue depth 1 to the journal export, once with
+# journal-model=nvram:latency=L,bandwidth=0 and once with journal-model=none,
+# interleaved over rounds in the same run; the added p50 (with minus without)
+# should be within max(2 us, 2% of L) of L. The client polls without sleeping
+# (nvj bench --busy-poll) so its own wake-up stays out of the figure; a
+# second column shows what a sleeping client sees.
+#
+# Usage: bench/nvram_accuracy.sh [--rounds N] [--duration SECONDS] [--markdown FILE]
+set -euo pipefail
+
+script_dir=$(cd "$(dirname "$0")" && pwd)
+repo_dir=$(cd "$script_dir/.." && pwd)
+plugin="$repo_dir/build/plugins/nbdkit/nbdkit-nvjournal-plugin.so"
+nvj="$repo_dir/build/tools/nvj/nvj"
+rounds=3
+duration=5
+markdown=""
+latencies=(10us 100us 1ms 10ms)
+command_line=$(printf '%q ' "$0" "$@")
+command_line=${command_line% }
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --rounds) rounds=${2:?}; shift 2 ;;
+    --duration) duration=${2:?}; shift 2 ;;
+    --markdown) markdown=${2:?}; shift 2 ;;
+    -h|--help) sed -n '9p' "$0" | sed 's/^# //'; exit 0 ;;
+    *) echo "nvram_accuracy.sh: unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+[[ $rounds =~ ^[1-9][0-9]*$ && $duration =~ ^[1-9][0-9]*$ ]] || { echo "nvram_accuracy.sh: --rounds and --duration take positive integers" >&2; exit 2; }
+for f in "$plugin" "$nvj"; do [[ -x $f || -f $f ]] || { echo "nvram_accuracy.sh: $f is missing (ninja -C build)" >&2; exit 1; }; done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/nvram_accuracy.XXXXXX")
+server_pid=""
+cleanup() {
+  if [[ -n $server_pid ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# p50 MODEL [BENCH OPTIONS]: median write latency in us on a fresh server.
+p50() {
+  local model=$1; shift
+  rm -f "$tmp/s.sock" "$tmp/s.pid"
+  nbdkit --foreground -U "$tmp/s.sock" -P "$tmp/s.pid" "$plugin" journal=64M "journal-model=$model" \
+    data-model=none >"$tmp/server.log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 300); do [[ -s $tmp/s.pid ]] && break; sleep 0.02; done
+  "$nvj" bench --json --duration "$duration" --span 32M "$@" "nbd+unix:///journal?socket=$tmp/s.sock" \
+    >"$tmp/bench.json"
+  kill "$server_pid"; wait "$server_pid" || true
+  server_pid=""
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["latency_us"]["p50"])' "$tmp/bench.json"
+}
+
+results="$tmp/results.tsv"
+: >"$results"
+echo "nvram_accuracy: latencies ${latencies[*]}, $rounds rounds of ${duration} s each way"
+for ((round = 1; round <= rounds; round++)); do
+  for L in "${latencies[@]}"; do
+    base=$(p50 none --busy-poll)
+    with=$(p50 "nvram:latency=$L,bandwidth=0" --busy-poll)
+    sbase=$(p50 none)
+    swith=$(p50 "nvram:latency=$L,bandwidth=0")
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$L" "$round" "$base" "$with" "$sbase" "$swith" >>"$results"
+    printf '  round %d  L=%-6s  busy-poll: without %7.2f us, with %9.2f us, added %9.2f us; sleeping client: added %9.2f us\n' \
+      "$round" "$L" "$base" "$with" "$(python3 -c "print($with - $base)")" "$(python3 -c "print($swith - $sbase)")"
+  done
+done
+
+NA_RESULTS=$results NA_MARKDOWN=$markdown NA_COMMAND=$command_line NA_DURATION=$duration \
+NA_DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') NA_GIT=$(git -C "$repo_dir" rev-parse --short HEAD 2>/dev/null || echo unknown) \
+python3 - <<'PY'
+import os, re, statistics
+env = os.environ
+units = {"us": 1, "ms": 1000, "s": 1e6}
+def to_us(t):
+    m = re.fullmatch(r"([0-9.]+)(us|ms|s)", t)
+    return float(m.group(1)) * units[m.group(2)]
+rows = {}
+sleeping = {}
+for line in open(env["NA_RESULTS"]):
+    L, rnd, base, with_, sbase, swith = line.split("\t")
+    rows.setdefault(L, []).append(float(with_) - float(base))
+    sleeping.setdefault(L, []).append(float(swith) - float(sbase))
+table = []
+for L, added in rows.items():
+    target = to_us(L)
+    med = statistics.median(added)
+    tol = max(2.0, 0.02 * target)
+    table.append((L, target, med, added, tol, "PASS" if abs(med - target) <= tol else "FAIL",
+                  statistics.median(sleeping[L])))
+print()
+for L, target, med, added, tol, verdict, slept in table:
+    print(f"L={L}: added p50 {med:.2f} us (rounds: {', '.join(f'{a:.2f}' for a in added)}), "
+          f"error {med - target:+.2f} us, allowed {tol:.2f} us  {verdict}; sleeping client: added {slept:.2f} us")
+path = env["NA_MARKDOWN"]
+if not path:
+    raise SystemExit(0)
+lines = ["## nvram_accuracy", "",
+         "4 KiB writes at queue depth 1 (nvj bench, exact percentiles) to the journal export with "
+         "journal-model=nvram:latency=L,bandwidth=0 against journal-model=none, fresh server per run, "
+         "interleaved; added p50 = p50 with the model minus p50 without, median over rounds. The verdict uses "
+         "a busy-polling client (nvj bench --busy-poll); the last column is what a client that sleeps in "
+         "poll() sees, its own wake-up included.", "",
+         f"- Command: `{env['NA_COMMAND']}`", f"- Date: {env['NA_DATE']}", f"- Git commit: {env['NA_GIT']}",
+         f"- {env['NA_DURATION']} s per run", "",
+         "| L | added p50 (us) | rounds | error (us) | allowed (us) | verdict | sleeping client: added p50 (us) |",
+         "|---|---:|---|---:|---:|---|---:|"]
+for L, target, med, added, tol, verdict, slept in table:
+    lines.append(f"| {L} | {med:.2f} | {', '.join(f'{a:.2f}' for a in added)} | {med - target:+.2f} | {tol:.2f} | "
+                 f"{verdict} | {slept:.2f} |")
+section = "\n".join(lines) + "\n"
+try:
+    text = open(path).read()
+except FileNotFoundError:
+    text = ""
+pattern = re.compile(r"^## nvram_accuracy[ \t]*\n.*?(?=^## |\Z)", re.M | re.S)
+if pattern.search(text):
+    text = pattern.sub(lambda _: section + "\n", text, count=1).rstrip("\n") + "\n"
+else:
+    text = text.rstrip("\n") + "\n\n" + section if text else section
+open(path, "w").write(text)
+print(f"\nwrote section '## nvram_accuracy' to {path}")
+PY
