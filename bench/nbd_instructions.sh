@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # nbd_instructions.sh: instructions the whole nbdkit process executes per 4 KiB
-# random write, with the nvjournal plugin (`ours`) and with nbdkit's `memory`
-# plugin (the peer), counted by valgrind's callgrind. Instruction counts do
+# random write, with the nvjournal plugin (`ours`, and `ours-nostats` with
+# stats=off, to price the statistics) and with nbdkit's `memory` plugin (the
+# peer), counted by valgrind's callgrind. Instruction counts do
 # not depend on what else the machine is doing, so they show a difference of
 # a few percent that IOPS on a shared 2-core VM cannot.
 #
@@ -54,7 +55,11 @@ trap 'exit 130' INT TERM
 count() {
   local server=$1 depth=$2 n=$3 export_name=""
   local args=("$plugin" data=1G data-model=none)  # raw speed: no timing model
-  if [[ $server == memory ]]; then args=(memory 1G); else export_name=data; fi
+  case $server in
+    memory) args=(memory 1G) ;;
+    ours-nostats) args+=(stats=off); export_name=data ;;
+    *) export_name=data ;;
+  esac
   rm -f "$tmp/s.sock" "$tmp/s.pid" "$tmp/cg.out"
   valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" -q \
     nbdkit --foreground -U "$tmp/s.sock" -P "$tmp/s.pid" "${args[@]}" 2>"$tmp/vg.log" &
@@ -73,12 +78,12 @@ echo "nbd_instructions: $ios and $((2 * ios)) writes per server and depth, under
 results="$tmp/results.tsv"
 : >"$results"
 for depth in "${depths[@]}"; do
-  for server in ours memory; do
+  for server in ours ours-nostats memory; do
     one=$(count "$server" "$depth" "$ios")
     two=$(count "$server" "$depth" $((2 * ios)))
     per=$(( (two - one) / ios ))
     printf '%s\t%s\t%s\t%s\t%s\n' "$server" "$depth" "$one" "$two" "$per" >>"$results"
-    printf '  qd%-2s %-6s %6d instructions per write\n' "$depth" "$server" "$per"
+    printf '  qd%-2s %-12s %6d instructions per write\n' "$depth" "$server" "$per"
   done
 done
 
@@ -94,8 +99,9 @@ per = {(r[0], int(r[1])): int(r[4]) for r in rows}
 depths = sorted({d for _, d in per})
 print()
 for d in depths:
-    o, m = per[("ours", d)], per[("memory", d)]
-    print(f"qd{d}: ours {o} vs memory {m} instructions per write: ours costs {o / m:.3f} of memory")
+    o, n, m = per[("ours", d)], per[("ours-nostats", d)], per[("memory", d)]
+    print(f"qd{d}: ours {o} vs memory {m} instructions per write: ours costs {o / m:.3f} of memory; "
+          f"statistics cost {o - n} ({(o - n) / n * 100:.1f}% of ours without them)")
 path = env["NI_MARKDOWN"]
 if not path:
     raise SystemExit(0)
@@ -111,12 +117,12 @@ lines = [
     f"- Git commit: {env['NI_GIT']}",
     f"- N = {env['NI_IOS']}",
     "",
-    "| depth | ours | memory | ours / memory |",
-    "|---:|---:|---:|---:|",
+    "| depth | ours | ours, stats=off | memory | ours / memory | statistics cost |",
+    "|---:|---:|---:|---:|---:|---:|",
 ]
 for d in depths:
-    o, m = per[("ours", d)], per[("memory", d)]
-    lines.append(f"| {d} | {o} | {m} | {o / m:.3f} |")
+    o, n, m = per[("ours", d)], per[("ours-nostats", d)], per[("memory", d)]
+    lines.append(f"| {d} | {o} | {n} | {m} | {o / m:.3f} | {o - n} ({(o - n) / n * 100:.1f}%) |")
 section = "\n".join(lines) + "\n"
 try:
     text = open(path).read()

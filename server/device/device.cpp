@@ -28,19 +28,23 @@ Device::Device(std::string name, std::unique_ptr<Store> store, Durability durabi
 template <typename StoreOp>
 void Device::serve(IoOp op, std::uint64_t offset, std::uint64_t length, bool fua, const void* data,
                    StoreOp&& store_op) {
-  const std::int64_t depth = stats_.arrive();
-  const Nanos arrived = clock_->now();
+  const std::int64_t depth = stats_on_ ? stats_.arrive() : 0;
+  const Nanos arrived = clock_->now();  // the model's "now" too
   IoTiming timing;
   {
     std::lock_guard lock(model_mutex_);
     if (model_) timing = model_->submit(IoRequest{op, offset, length, fua}, arrived);
   }
   const bool moves_data = op == IoOp::read || op == IoOp::write;
-  const bool sequential = moves_data && last_end_.exchange(offset + length, std::memory_order_relaxed) == offset;
+  const bool sequential =
+      stats_on_ && moves_data && last_end_.exchange(offset + length, std::memory_order_relaxed) == offset;
   const bool changes = op == IoOp::write || op == IoOp::zero || op == IoOp::trim;
-  auto fail = [&] {
-    stats_.record(op, length, static_cast<std::uint64_t>(clock_->now() - arrived), depth, timing, sequential, true);
+  auto record = [&](bool failed) {
+    if (stats_on_)
+      stats_.record(op, length, static_cast<std::uint64_t>(clock_->now() - arrived), depth, timing, sequential,
+                    failed);
   };
+  auto fail = [&] { record(true); };
 
   WriteLog::Id entry = 0;
   std::uint64_t covered = 0;
@@ -75,7 +79,7 @@ void Device::serve(IoOp op, std::uint64_t offset, std::uint64_t length, bool fua
     if (changes) log_->acknowledge(entry, durable(fua));
     if (op == IoOp::flush) log_->flush_end(covered);
   }
-  stats_.record(op, length, static_cast<std::uint64_t>(clock_->now() - arrived), depth, timing, sequential, false);
+  record(false);
 }
 
 void Device::read(void* buf, std::uint32_t count, std::uint64_t offset) {

@@ -54,6 +54,8 @@ class Device {
 
   DeviceStats& stats() { return stats_; }
   const DeviceStats& stats() const { return stats_; }
+  // Off: requests are not recorded (nothing else changes).
+  void set_stats_enabled(bool on) { stats_on_ = on; }
 
   // Power loss (design.md's durability contract). Once enabled, every write
   // is logged (at most `log_limit` bytes of old and new data) so that
@@ -81,6 +83,7 @@ class Device {
   std::unique_ptr<TimingModel> model_;
   Clock* const clock_;
   DeviceStats stats_;
+  bool stats_on_ = true;  // set before serving
   std::atomic<std::uint64_t> last_end_{~std::uint64_t{0}};  // where the last read or write ended
 
   std::unique_ptr<WriteLog> log_;

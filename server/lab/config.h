@@ -33,6 +33,7 @@ struct LabConfig {
   StoreSpec journal;
   std::optional<std::string> control;  // the control socket's path, absolute
   std::optional<std::uint64_t> crash_log;  // bytes the power-loss log may hold
+  bool stats = true;                       // record per-request statistics
 };
 
 // The documented parameters, in the order --help lists them.

@@ -51,6 +51,7 @@ std::unique_ptr<Lab> Lab::open(const LabConfig& config) {
   std::unique_ptr<Lab> lab(new Lab());
   lab->add(kDataExport, config.data, SizeLimits::kDefaultData, kDefaultDataModel);
   lab->add(kJournalExport, config.journal, SizeLimits::kDefaultJournal, kDefaultJournalModel);
+  for (const auto& d : lab->devices_) d->set_stats_enabled(config.stats);
   // Power cuts are asked for through the control socket: log only with one.
   if (config.control)
     for (const auto& d : lab->devices_) d->enable_power_loss(config.crash_log.value_or(SizeLimits::kDefaultCrashLog));

@@ -69,6 +69,8 @@ TEST_CASE("every bad parameter is refused naming the parameter", "[config]") {
   CHECK_THAT(error_of({{"crash-log", "64M"}}), Catch::StartsWith("crash-log=64M: power cuts come through the control"));
   CHECK_THAT(error_of({{"crash-log", "4K"}, {"control", "/run/x.sock"}}), Catch::Contains("must be at least 1 MiB"));
   CHECK(error_of({{"crash-log", "64M"}, {"control", "/run/x.sock"}}) == "accepted");
+  CHECK_THAT(error_of({{"stats", "maybe"}}), Catch::StartsWith("stats=maybe: expected on or off"));
+  CHECK_FALSE(parse({{"stats", "off"}}).stats);
   CHECK_THAT(error_of({{"data-file", "/a/b.img"}, {"journal-file", "/a/./b.img"}}),
              Catch::StartsWith("journal-file=/a/./b.img: is the same file as data-file"));
 }
@@ -76,5 +78,5 @@ TEST_CASE("every bad parameter is refused naming the parameter", "[config]") {
 TEST_CASE("--help documents every parameter", "[config]") {
   const std::string help = nvj::lab_parameters_help();
   for (const auto& p : nvj::lab_parameters()) CHECK_THAT(help, Catch::Contains(std::string(p.key) + "="));
-  CHECK(nvj::lab_parameters().size() == 8);
+  CHECK(nvj::lab_parameters().size() == 9);
 }
