@@ -96,8 +96,8 @@ echo "wrote $tsv, $out/hdd_seek_curve.png and .svg"
 
 if [[ -n $markdown ]]; then
   HS_TSV=$tsv HS_MD=$markdown HS_COMMAND=$command_line HS_DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') \
-  HS_GIT=$(git -C "$repo_dir" rev-parse --short HEAD 2>/dev/null || echo unknown) python3 - <<'PY'
-import os, re
+  HS_GIT=$(git -C "$repo_dir" rev-parse --short HEAD 2>/dev/null || echo unknown) BENCH_DIR=$script_dir python3 - <<'PY'
+import os, subprocess
 env = os.environ
 rows = [l.rstrip("\n").split("\t") for l in open(env["HS_TSV"])][1:]
 lines = ["## hdd_seek_curve", "",
@@ -112,10 +112,7 @@ for r in rows:
 lines += ["", "![hdd seek curve](results/hdd_seek_curve.png)"]
 section = "\n".join(lines) + "\n"
 path = env["HS_MD"]
-text = open(path).read() if os.path.exists(path) else ""
-pattern = re.compile(r"^## hdd_seek_curve[ \t]*\n.*?(?=^## |\Z)", re.M | re.S)
-text = pattern.sub(lambda _: section + "\n", text, count=1).rstrip("\n") + "\n" if pattern.search(text) else (text.rstrip("\n") + "\n\n" + section if text else section)
-open(path, "w").write(text)
-print(f"wrote section '## hdd_seek_curve' to {path}")
+subprocess.run([os.path.join(os.environ["BENCH_DIR"], "lib", "results_section.py"), "hdd_seek_curve", path],
+               input=section, text=True, check=True)
 PY
 fi

@@ -91,8 +91,8 @@ NI_RESULTS=$results NI_MARKDOWN=$markdown NI_COMMAND=$command_line NI_IOS=$ios \
 NI_DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') NI_NBDKIT=$(nbdkit --version | head -n1) \
 NI_VALGRIND=$(valgrind --version) \
 NI_GIT=$(git -C "$repo_dir" rev-parse --short HEAD 2>/dev/null || echo unknown) \
-python3 - <<'PY'
-import os, re
+BENCH_DIR=$script_dir python3 - <<'PY'
+import os, subprocess
 env = os.environ
 rows = [line.rstrip("\n").split("\t") for line in open(env["NI_RESULTS"])]
 per = {(r[0], int(r[1])): int(r[4]) for r in rows}
@@ -124,15 +124,6 @@ for d in depths:
     o, n, m = per[("ours", d)], per[("ours-nostats", d)], per[("memory", d)]
     lines.append(f"| {d} | {o} | {n} | {m} | {o / m:.3f} | {o - n} ({(o - n) / n * 100:.1f}%) |")
 section = "\n".join(lines) + "\n"
-try:
-    text = open(path).read()
-except FileNotFoundError:
-    text = ""
-pattern = re.compile(r"^## nbd_instructions[ \t]*\n.*?(?=^## |\Z)", re.M | re.S)
-if pattern.search(text):
-    text = pattern.sub(lambda _: section + "\n", text, count=1).rstrip("\n") + "\n"
-else:
-    text = text.rstrip("\n") + "\n\n" + section if text else section
-open(path, "w").write(text)
-print(f"\nwrote section '## nbd_instructions' to {path}")
+subprocess.run([os.path.join(os.environ["BENCH_DIR"], "lib", "results_section.py"), "nbd_instructions", path],
+               input=section, text=True, check=True)
 PY

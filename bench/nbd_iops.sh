@@ -188,8 +188,8 @@ NBD_IOPS_PLUGIN=$plugin NBD_IOPS_REPO=$repo_dir \
 NBD_IOPS_SETUP="fio --ioengine=nbd --rw=randwrite --bs=$block_size --numjobs=1 --size=$disk_size --time_based --runtime=$runtime --randrepeat=1 --randseed=$seed; disk $disk_size; nbdkit default threads; fresh server per measurement; order per depth: ours then memory in odd rounds, memory then ours in even rounds" \
 NBD_IOPS_TARGET=$target \
 NBD_IOPS_LOAD="$load_start at start, $load_end at end ($(nproc) CPUs; other work on the machine adds noise)" \
-python3 - <<'EOF'
-import os, re, statistics
+BENCH_DIR=$script_dir python3 - <<'EOF'
+import os, statistics, subprocess
 
 env = os.environ
 target = float(env["NBD_IOPS_TARGET"])
@@ -263,20 +263,6 @@ for d, r, of_medians, paired, verdict in ratios:
                  + f" | {of_medians:.3f} | >= {target} | {verdict} |")
 section = "\n".join(lines) + "\n"
 
-try:
-    text = open(path).read()
-except FileNotFoundError:
-    text = ""
-# The section runs from its heading to the next level-2 heading (or the end).
-pattern = re.compile(r"^## nbd_iops[ \t]*\n.*?(?=^## |\Z)", re.M | re.S)
-if pattern.search(text):
-    text = pattern.sub(lambda _: section + "\n", text, count=1)
-    text = text.rstrip("\n") + "\n"
-else:
-    if text and not text.endswith("\n"):
-        text += "\n"
-    text += ("\n" if text else "") + section
-with open(path, "w") as f:
-    f.write(text)
-print(f"\nwrote section '## nbd_iops' to {path}")
+subprocess.run([os.path.join(os.environ["BENCH_DIR"], "lib", "results_section.py"), "nbd_iops", path],
+               input=section, text=True, check=True)
 EOF

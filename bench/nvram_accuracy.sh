@@ -74,8 +74,8 @@ done
 
 NA_RESULTS=$results NA_MARKDOWN=$markdown NA_COMMAND=$command_line NA_DURATION=$duration \
 NA_DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') NA_GIT=$(git -C "$repo_dir" rev-parse --short HEAD 2>/dev/null || echo unknown) \
-python3 - <<'PY'
-import os, re, statistics
+BENCH_DIR=$script_dir python3 - <<'PY'
+import os, re, statistics, subprocess
 env = os.environ
 units = {"us": 1, "ms": 1000, "s": 1e6}
 def to_us(t):
@@ -115,15 +115,6 @@ for L, target, med, added, tol, verdict, slept in table:
     lines.append(f"| {L} | {med:.2f} | {', '.join(f'{a:.2f}' for a in added)} | {med - target:+.2f} | {tol:.2f} | "
                  f"{verdict} | {slept:.2f} |")
 section = "\n".join(lines) + "\n"
-try:
-    text = open(path).read()
-except FileNotFoundError:
-    text = ""
-pattern = re.compile(r"^## nvram_accuracy[ \t]*\n.*?(?=^## |\Z)", re.M | re.S)
-if pattern.search(text):
-    text = pattern.sub(lambda _: section + "\n", text, count=1).rstrip("\n") + "\n"
-else:
-    text = text.rstrip("\n") + "\n\n" + section if text else section
-open(path, "w").write(text)
-print(f"\nwrote section '## nvram_accuracy' to {path}")
+subprocess.run([os.path.join(os.environ["BENCH_DIR"], "lib", "results_section.py"), "nvram_accuracy", path],
+               input=section, text=True, check=True)
 PY

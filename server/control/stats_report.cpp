@@ -95,21 +95,16 @@ std::string stats_prometheus(const Lab& lab) {
   std::vector<Row> rows;
   for (const auto& d : lab.devices()) rows.push_back({d->name(), d->stats().snapshot()});
 
-  family("nvjournal_requests_total", "counter", "Requests served, by export and operation.");
-  for (const auto& r : rows)
-    for (std::size_t i = 0; i < kAllOps.size(); ++i)
-      out += fmt::format("nvjournal_requests_total{{export=\"{}\",op=\"{}\"}} {}\n", r.exp, to_string(kAllOps[i]),
-                         r.s.ops[i].count);
-  family("nvjournal_bytes_total", "counter", "Bytes moved, by export and operation.");
-  for (const auto& r : rows)
-    for (std::size_t i = 0; i < kAllOps.size(); ++i)
-      out += fmt::format("nvjournal_bytes_total{{export=\"{}\",op=\"{}\"}} {}\n", r.exp, to_string(kAllOps[i]),
-                         r.s.ops[i].bytes);
-  family("nvjournal_errors_total", "counter", "Requests that failed, by export and operation.");
-  for (const auto& r : rows)
-    for (std::size_t i = 0; i < kAllOps.size(); ++i)
-      out += fmt::format("nvjournal_errors_total{{export=\"{}\",op=\"{}\"}} {}\n", r.exp, to_string(kAllOps[i]),
-                         r.s.ops[i].errors);
+  auto per_op_counter = [&](const char* name, const char* help, std::uint64_t DeviceStats::Op::*field) {
+    family(name, "counter", help);
+    for (const auto& r : rows)
+      for (std::size_t i = 0; i < kAllOps.size(); ++i)
+        out += fmt::format("{}{{export=\"{}\",op=\"{}\"}} {}\n", name, r.exp, to_string(kAllOps[i]),
+                           r.s.ops[i].*field);
+  };
+  per_op_counter("nvjournal_requests_total", "Requests served, by export and operation.", &DeviceStats::Op::count);
+  per_op_counter("nvjournal_bytes_total", "Bytes moved, by export and operation.", &DeviceStats::Op::bytes);
+  per_op_counter("nvjournal_errors_total", "Requests that failed, by export and operation.", &DeviceStats::Op::errors);
   family("nvjournal_latency_seconds", "summary", "Arrival to reply, as the client sees it.");
   for (const auto& r : rows)
     for (std::size_t i = 0; i < kAllOps.size(); ++i) {
@@ -129,14 +124,15 @@ std::string stats_prometheus(const Lab& lab) {
                                    {"destage", r.s.destage_ns}})
       out += fmt::format("nvjournal_device_seconds_total{{export=\"{}\",part=\"{}\"}} {:.9f}\n", r.exp, part,
                          seconds(ns));
-  family("nvjournal_seeks_total", "counter", "Arm movements (hdd).");
-  for (const auto& r : rows) out += fmt::format("nvjournal_seeks_total{{export=\"{}\"}} {}\n", r.exp, r.s.seeks);
-  family("nvjournal_cache_hits_total", "counter", "Requests served by the drive's cache.");
-  for (const auto& r : rows)
-    out += fmt::format("nvjournal_cache_hits_total{{export=\"{}\"}} {}\n", r.exp, r.s.cache_hits);
-  family("nvjournal_sequential_total", "counter", "Reads and writes that began where the previous one ended.");
-  for (const auto& r : rows)
-    out += fmt::format("nvjournal_sequential_total{{export=\"{}\"}} {}\n", r.exp, r.s.sequential);
+  auto per_export_counter = [&](const char* name, const char* help, std::uint64_t DeviceStats::Snapshot::*field) {
+    family(name, "counter", help);
+    for (const auto& r : rows) out += fmt::format("{}{{export=\"{}\"}} {}\n", name, r.exp, r.s.*field);
+  };
+  per_export_counter("nvjournal_seeks_total", "Arm movements (hdd).", &DeviceStats::Snapshot::seeks);
+  per_export_counter("nvjournal_cache_hits_total", "Requests served by the drive's cache.",
+                     &DeviceStats::Snapshot::cache_hits);
+  per_export_counter("nvjournal_sequential_total", "Reads and writes that began where the previous one ended.",
+                     &DeviceStats::Snapshot::sequential);
   return out;
 }
 
