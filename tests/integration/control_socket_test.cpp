@@ -195,3 +195,44 @@ TEST_CASE("nvj stats shows a running server's statistics", "[control][nvj]") {
   CHECK(r.status == 2);
   CHECK(server->stop() == 0);
 }
+
+TEST_CASE("nvj bench measures an export and refuses bad options", "[nvj]") {
+  TempDir dir;
+  auto server = start_server(dir.path / "run", {"data=64M", "data-model=none", "journal-model=none"});
+  const std::string uri = server->uri("journal");
+  auto r = nvj::cli::run({NVJ_BINARY, "bench", "--duration", "1", "--depth", "4", "--write-percent", "50", uri});
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("4096-byte random 50% writes, depth 4"));
+  CHECK_THAT(r.output, Catch::Contains("IOPS"));
+  CHECK_THAT(r.output, Catch::Contains("latency us: p50 "));
+  r = nvj::cli::run({NVJ_BINARY, "bench", "--json", "--duration", "1", "--pattern", "sequential", "--block-size",
+                     "64K", "--span", "1M", uri});
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains(R"("block_size":65536,"write_percent":100,"pattern":"sequential")"));
+
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad{
+      {{"--depth", "0", uri}, "--depth=0: expected a whole number from 1 to 256"},
+      {{"--block-size", "64Q", uri}, "--block-size=64Q: '64Q' is not a size"},
+      {{"--block-size", "64M", uri}, "--block-size must be from 1 byte to 32M"},
+      {{"--write-percent", "101", uri}, "--write-percent=101: expected a whole number from 0 to 100"},
+      {{"--pattern", "zigzag", uri}, "--pattern=zigzag: expected random or sequential"},
+      {{"--duration", "0", uri}, "--duration=0: expected a whole number from 1 to 3600"},
+      {{"--bogus", uri}, "unknown option '--bogus'"},
+      {{}, "which export?"},
+  };
+  for (const auto& [args, message] : bad) {
+    std::vector<std::string> argv{NVJ_BINARY, "bench"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    r = nvj::cli::run(argv);
+    INFO(nvj::cli::quote(argv));
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Catch::Contains(message));
+  }
+  r = nvj::cli::run({NVJ_BINARY, "bench", "--duration", "1", "--span", "1G", uri});
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Catch::Contains("the span lies beyond the export"));
+  r = nvj::cli::run({NVJ_BINARY, "bench", "--duration", "1", server->uri("nosuch")});
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Catch::Contains("server has no export named 'nosuch'"));
+  CHECK(server->stop() == 0);
+}
