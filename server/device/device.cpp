@@ -66,6 +66,9 @@ void Device::serve(IoOp op, std::uint64_t offset, std::uint64_t length, bool fua
       store_op();
     }
   } catch (...) {
+    // A write that failed is not tracked any more: its bytes are whatever
+    // landed, and an open entry would keep the log from ever shrinking.
+    if (entry != 0) log_->acknowledge(entry, true);
     fail();
     throw;
   }

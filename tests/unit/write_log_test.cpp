@@ -156,3 +156,17 @@ TEST_CASE("the log stays within its limit by treating its oldest writes as desta
   CHECK(first == 'L');  // destaged early: survives
   CHECK(r.volatile_lost == 8);
 }
+
+TEST_CASE("a write that failed does not hold the log open", "[power]") {
+  MemoryStore store(1 << 20);
+  WriteLog log(1 << 20);
+  const std::string data(4096, 'F');
+  const auto failed = log.begin(store, 0, 4096, data.data());
+  log.acknowledge(failed, true);  // what the device does when the store throws
+  for (int i = 1; i < 10; ++i) {
+    const auto id = log.begin(store, static_cast<std::uint64_t>(i) * 4096, 4096, data.data());
+    store.write(data.data(), 4096, static_cast<std::uint64_t>(i) * 4096, false);
+    log.acknowledge(id, true);
+  }
+  CHECK(log.entries() == 0);
+}
