@@ -35,19 +35,11 @@ for tool in nbdkit curl python3 gnuplot; do
 done
 mkdir -p "$out"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hdd_seek_curve.XXXXXX")
-server_pid=""
-cleanup() {
-  if [[ -n $server_pid ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+source "$script_dir/lib/server.sh"
+bench_init hdd_seek_curve
 
-nbdkit --foreground -U "$tmp/s.sock" -P "$tmp/s.pid" "$plugin" data=1T "control=$tmp/c.sock" \
-  data-model=hdd:cache=off,readahead=0 journal-model=none >"$tmp/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 300); do [[ -s $tmp/s.pid ]] && break; sleep 0.02; done
+bench_start nbdkit --foreground -U "$tmp/s.sock" -P "$tmp/s.pid" "$plugin" data=1T "control=$tmp/c.sock" \
+  data-model=hdd:cache=off,readahead=0 journal-model=none
 
 tsv="$out/hdd_seek_curve.tsv"
 printf 'span\tspan_bytes\tmean_service_ms\tmean_seek_ms\tmean_rotation_ms\tmean_seek_cylinders\treads\n' >"$tsv"

@@ -42,14 +42,8 @@ for tool in nbdkit fio valgrind callgrind_annotate; do
   command -v "$tool" >/dev/null || { echo "nbd_instructions.sh: $tool not found" >&2; exit 1; }
 done
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/nbd_instructions.XXXXXX")
-server_pid=""
-cleanup() {
-  if [[ -n $server_pid ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+source "$script_dir/lib/server.sh"
+bench_init nbd_instructions
 
 # count SERVER DEPTH N: instructions of nbdkit serving N writes, printed.
 count() {
@@ -60,17 +54,13 @@ count() {
     ours-nostats) args+=(stats=off); export_name=data ;;
     *) export_name=data ;;
   esac
-  rm -f "$tmp/s.sock" "$tmp/s.pid" "$tmp/cg.out"
-  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" -q \
-    nbdkit --foreground -U "$tmp/s.sock" -P "$tmp/s.pid" "${args[@]}" 2>"$tmp/vg.log" &
-  server_pid=$!
-  for _ in $(seq 600); do [[ -s $tmp/s.pid ]] && break; sleep 0.1; done
-  [[ -s $tmp/s.pid ]] || { echo "nbd_instructions.sh: nbdkit did not start:" >&2; cat "$tmp/vg.log" >&2; exit 1; }
+  rm -f "$tmp/cg.out"
+  bench_start valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" -q \
+    nbdkit --foreground -U "$tmp/s.sock" -P "$tmp/s.pid" "${args[@]}"
   fio --name=w --ioengine=nbd --uri="nbd+unix:///$export_name?socket=$tmp/s.sock" --rw=randwrite --bs=4k \
       --iodepth="$depth" --size=1G --number_ios="$n" --randrepeat=1 --randseed="$seed" \
       --output-format=json >"$tmp/fio.json" 2>"$tmp/fio.err" || { cat "$tmp/fio.err" >&2; exit 1; }
-  kill "$server_pid"; wait "$server_pid" || true
-  server_pid=""
+  bench_stop
   callgrind_annotate "$tmp/cg.out" 2>/dev/null | sed -nE 's/^ *([0-9,]+) .*PROGRAM TOTALS.*/\1/p' | tr -d ,
 }
 

@@ -37,27 +37,17 @@ done
 [[ $rounds =~ ^[1-9][0-9]*$ && $duration =~ ^[1-9][0-9]*$ ]] || { echo "nvram_accuracy.sh: --rounds and --duration take positive integers" >&2; exit 2; }
 for f in "$plugin" "$nvj"; do [[ -x $f || -f $f ]] || { echo "nvram_accuracy.sh: $f is missing (ninja -C build)" >&2; exit 1; }; done
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/nvram_accuracy.XXXXXX")
-server_pid=""
-cleanup() {
-  if [[ -n $server_pid ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+source "$script_dir/lib/server.sh"
+bench_init nvram_accuracy
 
 # p50 MODEL THREADS [BENCH OPTIONS]: median write latency in us on a fresh server.
 p50() {
   local model=$1 threads=$2; shift 2
-  rm -f "$tmp/s.sock" "$tmp/s.pid"
-  nbdkit --foreground --threads="$threads" -U "$tmp/s.sock" -P "$tmp/s.pid" "$plugin" journal=64M "journal-model=$model" \
-    data-model=none >"$tmp/server.log" 2>&1 &
-  server_pid=$!
-  for _ in $(seq 300); do [[ -s $tmp/s.pid ]] && break; sleep 0.02; done
+  bench_start nbdkit --foreground --threads="$threads" -U "$tmp/s.sock" -P "$tmp/s.pid" "$plugin" journal=64M \
+    "journal-model=$model" data-model=none
   "$nvj" bench --json --duration "$duration" --span 32M "$@" "nbd+unix:///journal?socket=$tmp/s.sock" \
     >"$tmp/bench.json"
-  kill "$server_pid"; wait "$server_pid" || true
-  server_pid=""
+  bench_stop
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["latency_us"]["p50"])' "$tmp/bench.json"
 }
 
