@@ -65,6 +65,7 @@ Nanos HddModel::media_access(std::uint64_t offset, std::uint64_t length, Nanos s
   t.rotation += rotation;
   t.transfer += transfer;
   t.seek_distance += distance;
+  if (distance > 0) ++t.seeks;
   head_cylinder_ = geometry_.cylinder_of(offset + std::max<std::uint64_t>(length, 1) - 1);
   head_offset_ = offset + length;
   return arrive + rotation + transfer;
@@ -73,13 +74,18 @@ Nanos HddModel::media_access(std::uint64_t offset, std::uint64_t length, Nanos s
 Nanos HddModel::destage_one(Nanos start, IoTiming& t) {
   const auto range = dirty_.next_from(head_offset_);
   const std::uint64_t length = std::min<std::uint64_t>(range->end - range->begin, 1ull << 20);
-  IoTiming ignored;
-  const Nanos end = media_access(range->begin, length, start, ignored);
+  // Its time is destaging; its arm movements count as seeks.
+  IoTiming part;
+  const Nanos end = media_access(range->begin, length, start, part);
   t.destage += end - start;
+  t.seeks += part.seeks;
+  t.seek_distance += part.seek_distance;
   dirty_.erase(range->begin, range->begin + length);
   return end;
 }
 
+// Background destaging belongs to no request: its time and seeks are not in
+// any request's timing (the device's time split covers requests).
 void HddModel::destage_idle(Nanos now) {
   IoTiming background;
   while (!dirty_.empty() && busy_until_ < now) busy_until_ = destage_one(busy_until_, background);

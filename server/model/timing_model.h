@@ -29,7 +29,8 @@ struct IoTiming {
   Nanos rotation = 0;       // hdd: waiting for the sector
   Nanos transfer = 0;       // moving the bytes
   Nanos destage = 0;        // writing cached data to the media first (flush, full cache)
-  std::uint64_t seek_distance = 0;  // hdd: cylinders
+  std::uint32_t seeks = 0;          // hdd: arm movements, destaging included
+  std::uint64_t seek_distance = 0;  // hdd: cylinders, all of them
   bool cache_hit = false;   // served by the drive's cache (read hit, cached write)
 };
 

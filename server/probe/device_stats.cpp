@@ -34,11 +34,14 @@ void DeviceStats::record(IoOp op, std::uint64_t bytes, std::uint64_t latency_ns,
   if (failed) add(o.errors, 1);
   o.latency.record(latency_ns);
   add(depth_[static_cast<std::size_t>(std::clamp<std::int64_t>(depth, 0, kDepthBuckets - 1))], 1);
-  if (timing.seek_distance > 0) {
-    add(seeks_, 1);
+  if (timing.seeks > 0) {
+    add(seeks_, timing.seeks);
     add(seek_cylinders_, timing.seek_distance);
-    const auto k = static_cast<int>(std::bit_width(timing.seek_distance - 1));  // 1 -> 0, 2 -> 1, 3..4 -> 2
-    add(seek_distance_[static_cast<std::size_t>(std::min(k, kDistanceBuckets - 1))], 1);
+    // A request with several seeks (a flush that destages) counts them at
+    // their mean distance.
+    const std::uint64_t mean = std::max<std::uint64_t>(1, timing.seek_distance / timing.seeks);
+    const auto k = static_cast<int>(std::bit_width(mean - 1));  // 1 -> 0, 2 -> 1, 3..4 -> 2
+    add(seek_distance_[static_cast<std::size_t>(std::min(k, kDistanceBuckets - 1))], timing.seeks);
   }
   if (op == IoOp::read || op == IoOp::write) {
     add(media_requests_, 1);

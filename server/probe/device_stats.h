@@ -37,7 +37,7 @@ class DeviceStats {
     std::array<Op, 5> ops;                 // in kAllOps order
     std::int64_t in_flight = 0;
     std::array<std::uint64_t, kDepthBuckets> depth{};
-    std::uint64_t seeks = 0;
+    std::uint64_t seeks = 0;           // arm movements for requests (a flush's destaging included)
     std::uint64_t seek_cylinders = 0;
     std::array<std::uint64_t, kDistanceBuckets> seek_distance{};  // [0] = 1 cylinder, [k] = up to 2^k
     std::uint64_t sequential = 0;

@@ -19,6 +19,7 @@
 #include "tools/nvj/args.h"
 #include "tools/nvj/attach.h"
 #include "tools/nvj/commands.h"
+#include "tools/nvj/control_client.h"
 #include "tools/nvj/jbd2_info.h"
 #include "tools/nvj/process.h"
 #include "tools/nvj/server_process.h"
@@ -131,8 +132,9 @@ int demo_command(const std::vector<std::string>& argv) {
   if (!keep) teardown.add("remove " + run_dir.string(), [run_dir] { fs::remove_all(run_dir); });
   Step step{7};
 
+  const std::string control = (run_dir / "control.sock").string();
   const std::vector<std::string> params{"data=" + data_size, "journal=" + journal_size, "data-model=" + data_model,
-                                        "journal-model=" + journal_model};
+                                        "journal-model=" + journal_model, "control=" + control};
   step("starting nbdkit nvjournal " + quote(params));
   ServerProcess server(ServerOptions{run_dir / "server", params, "", {}, {}, false});
   teardown.add("stop the server", [&server] {
@@ -165,6 +167,9 @@ int demo_command(const std::vector<std::string>& argv) {
       throw std::runtime_error(std::string("umount: ") + std::strerror(errno));
   });
 
+  // What mkfs and mount did is not the workload's: count from here.
+  if (control_request(control, "POST", "/reset-stats").status != 200)
+    throw std::runtime_error("the server refused to reset its statistics");
   step("fs_mark: " + std::to_string(threads) + " threads x " + std::to_string(files) + " files of " +
        std::to_string(file_size) + " bytes, fsync before close");
   fs::create_directories(mnt / "fs_mark");
@@ -178,6 +183,8 @@ int demo_command(const std::vector<std::string>& argv) {
 
   step("unmounting");
   if (::umount2(mnt.c_str(), 0) != 0) throw std::runtime_error("umount " + mnt.string() + ": " + std::strerror(errno));
+  // The devices' side of the run, unmount included.
+  const auto device_view = control_request(control, "GET", "/stats?format=text");
 
   step("checking both devices with e2fsck -fn");
   const auto fsck = run({"e2fsck", "-fn", "-j", journal_dev, data_dev});
@@ -197,10 +204,16 @@ int demo_command(const std::vector<std::string>& argv) {
                 static_cast<unsigned long long>(journal->blocks_per_transaction),
                 static_cast<unsigned long long>(journal->commit_time_us));
   std::printf("  e2fsck      %s\n", clean ? "clean" : ("NOT clean:\n" + fsck.output).c_str());
+  std::printf("\nWhat the devices saw (the server's statistics, from fs_mark to unmount):\n");
+  for (std::size_t at = 0; at < device_view.body.size();) {  // indented
+    const std::size_t end = std::min(device_view.body.find('\n', at), device_view.body.size());
+    std::printf("  %s\n", device_view.body.substr(at, end - at).c_str());
+    at = end + 1;
+  }
   std::fflush(stdout);
 
   const bool torn_down = teardown.run();
-  std::printf("  teardown    %s\n", torn_down ? "unmounted, detached, server stopped" : "FAILED (see above)");
+  std::printf("\n  teardown    %s\n", torn_down ? "unmounted, detached, server stopped" : "FAILED (see above)");
   return clean && torn_down ? 0 : 1;
 }
 
