@@ -115,6 +115,10 @@ CrashReport Device::cut_power(const CrashPolicy& policy) {
   std::unique_lock power(power_mutex_);
   powered_ = false;
   ++power_epoch_;
+  {
+    std::lock_guard lock(model_mutex_);
+    if (model_) model_ = model_->restarted();
+  }
   return log_->cut(*store_, policy);
 }
 

@@ -59,9 +59,9 @@ class Device {
 
   // Power loss (design.md's durability contract). Once enabled, every write
   // is logged (at most `log_limit` bytes of old and new data) so that
-  // cut_power() can drop what a real device would lose. After a cut every
-  // request fails with EIO, including those caught in flight, until
-  // power_on().
+  // cut_power() can drop what a real device would lose; the drive's cache is
+  // empty afterwards (its model restarts). After a cut every request fails
+  // with EIO, including those caught in flight, until power_on().
   void enable_power_loss(std::uint64_t log_limit);
   bool power_loss_enabled() const { return log_ != nullptr; }
   CrashReport cut_power(const CrashPolicy& policy);

@@ -44,7 +44,6 @@ void Lab::add(std::string_view role, const StoreSpec& spec, std::uint64_t defaul
                                       : (role == kJournalExport ? Durability::on_acknowledge : Durability::on_flush);
   devices_.push_back(std::make_unique<Device>(std::string(role), std::move(store), durability, std::move(model),
                                               &clock_));
-  model_specs_.push_back(model_text);
 }
 
 std::unique_ptr<Lab> Lab::open(const LabConfig& config) {
@@ -80,8 +79,6 @@ void Lab::set_model(std::string_view export_name, std::string_view spec) {
   if (device == nullptr || export_name.empty())
     throw std::invalid_argument("no export named '" + std::string(export_name) + "'");
   device->set_model(make_model(ModelSpec::parse(spec), device->size()));
-  for (std::size_t i = 0; i < devices_.size(); ++i)
-    if (devices_[i].get() == device) model_specs_[i] = std::string(spec);
   spdlog::info("{}: model now {}", device->name(), device->model_description());
 }
 
@@ -99,9 +96,6 @@ std::vector<std::pair<std::string, CrashReport>> Lab::cut_power(const CrashPolic
   std::vector<std::pair<std::string, CrashReport>> reports;
   for (Device* d : select(export_name)) {
     reports.emplace_back(d->name(), d->cut_power(policy));
-    // The drive's cache is empty after a power cut: its model starts afresh.
-    for (std::size_t i = 0; i < devices_.size(); ++i)
-      if (devices_[i].get() == d) d->set_model(make_model(ModelSpec::parse(model_specs_[i]), d->size()));
     spdlog::info("{}: power cut ({}), {} volatile writes lost, {} torn", d->name(), to_string(policy.kind),
                  reports.back().second.volatile_lost, reports.back().second.in_flight);
   }

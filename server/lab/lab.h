@@ -46,9 +46,9 @@ class Lab {
   // (unknown export, bad spec, durability change) changes nothing.
   void set_model(std::string_view export_name, std::string_view spec);
 
-  // Power cut to one export, or to all ("" ): each loses what its durability
-  // rule allows under `policy`, its drive's cache empties (its model starts
-  // afresh) and its requests fail until power_on(). Throws
+  // Power cut to one export, or to all (""): each loses what its durability
+  // rule allows under `policy`, its drive's cache empties and its requests
+  // fail until power_on(). Throws
   // std::invalid_argument for an unknown export or without power loss.
   std::vector<std::pair<std::string, CrashReport>> cut_power(const CrashPolicy& policy,
                                                               std::string_view export_name);
@@ -63,7 +63,6 @@ class Lab {
   MonotonicClock clock_;  // outlives the devices that wait on it
   Nanos opened_ = clock_.now();
   std::vector<std::unique_ptr<Device>> devices_;
-  std::vector<std::string> model_specs_;  // per device, the spec its model was made from
   mutable std::mutex marks_mutex_;
   std::vector<Mark> marks_;
 };

@@ -52,6 +52,7 @@ class HddModel final : public TimingModel {
   IoTiming submit(const IoRequest& request, Nanos now) override;
   std::string describe() const override;
   bool volatile_cache() const override { return p_.cache; }
+  std::unique_ptr<TimingModel> restarted() const override { return std::make_unique<HddModel>(p_); }
 
   const HddGeometry& geometry() const { return geometry_; }
   std::uint64_t dirty_bytes() const { return dirty_.bytes(); }

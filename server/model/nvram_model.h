@@ -32,6 +32,7 @@ class NvramModel final : public TimingModel {
   IoTiming submit(const IoRequest& request, Nanos now) override;
   std::string describe() const override;
   bool volatile_cache() const override { return false; }
+  std::unique_ptr<TimingModel> restarted() const override { return std::make_unique<NvramModel>(p_); }
 
  private:
   Params p_;

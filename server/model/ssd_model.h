@@ -42,6 +42,7 @@ class SsdModel final : public TimingModel {
   IoTiming submit(const IoRequest& request, Nanos now) override;
   std::string describe() const override;
   bool volatile_cache() const override { return p_.cache; }
+  std::unique_ptr<TimingModel> restarted() const override { return std::make_unique<SsdModel>(p_); }
 
  private:
   // Programs `bytes` worth of pages across all channels from `start`.

@@ -42,6 +42,8 @@ class TimingModel {
   virtual std::string describe() const = 0;
   // True if acknowledged writes sit in a volatile cache until a flush.
   virtual bool volatile_cache() const = 0;
+  // The same device just powered on: same parameters, empty cache, idle.
+  virtual std::unique_ptr<TimingModel> restarted() const = 0;
 };
 
 }  // namespace nvj

@@ -284,3 +284,14 @@ TEST_CASE("hdd: the same seed gives the same timings and another seed others", "
   CHECK(run(1) == run(1));
   CHECK(run(1) != run(2));
 }
+
+TEST_CASE("a restarted model has the same parameters and an empty cache", "[model][hdd]") {
+  HddModel m(hdd_params(1ull << 30, true, 0));
+  for (int i = 0; i < 10; ++i) m.submit(write(static_cast<std::uint64_t>(i) * (64 << 20), 4096), 0);
+  REQUIRE(m.dirty_bytes() == 10 * 4096);
+  const auto fresh = m.restarted();
+  CHECK(fresh->describe() == m.describe());
+  const IoTiming f = fresh->submit(flush(), 0);
+  CHECK(f.destage == 0);  // nothing was left to write home
+  CHECK(m.submit(flush(), 0).destage > 0);
+}
