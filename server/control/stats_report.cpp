@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 #include "server/lab/size.h"
 
 namespace nvj {
@@ -137,10 +139,14 @@ std::string stats_prometheus(const Lab& lab) {
 }
 
 std::string stats_text(const Lab& lab) {
+  // One snapshot per device: the table and the lines under it are one moment.
+  std::vector<DeviceStats::Snapshot> snapshots;
+  for (const auto& d : lab.devices()) snapshots.push_back(d->stats().snapshot());
   std::string out = fmt::format("{:<8} {:<6} {:>10} {:>12} {:>10} {:>10} {:>10} {:>10}\n", "export", "op", "count",
                                 "bytes", "p50 us", "p99 us", "max us", "errors");
-  for (const auto& d : lab.devices()) {
-    const auto s = d->stats().snapshot();
+  for (std::size_t k = 0; k < snapshots.size(); ++k) {
+    const auto& d = lab.devices()[k];
+    const auto& s = snapshots[k];
     for (std::size_t i = 0; i < kAllOps.size(); ++i) {
       const auto& o = s.ops[i];
       if (o.count == 0) continue;
@@ -149,8 +155,9 @@ std::string stats_text(const Lab& lab) {
                          us(o.latency.max), o.errors);
     }
   }
-  for (const auto& d : lab.devices()) {
-    const auto s = d->stats().snapshot();
+  for (std::size_t k = 0; k < snapshots.size(); ++k) {
+    const auto& d = lab.devices()[k];
+    const auto& s = snapshots[k];
     out += fmt::format("{}: {}\n", d->name(), d->model_description());
     out += fmt::format("  device time: queued {:.3f} s, seek {:.3f} s, rotation {:.3f} s, transfer {:.3f} s, destage "
                        "{:.3f} s\n",

@@ -22,11 +22,9 @@ namespace {
 
 [[noreturn]] void throw_errno(const char* what) { throw IoError(errno, what); }
 
-// Messages about the path leave the path out: the caller names the parameter
+// Messages about the file leave its path out: the caller names the parameter
 // and its value.
-std::runtime_error path_error(const std::string& /*path*/, const std::string& what) {
-  return std::runtime_error(what);
-}
+std::runtime_error path_error(const std::string& what) { return std::runtime_error(what); }
 
 
 class FdGuard {
@@ -52,24 +50,24 @@ std::unique_ptr<FileStore> FileStore::open(const std::string& path, std::optiona
   bool created = false;
   int raw = -1;
   if (::stat(path.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) throw path_error(path, "is a directory, not a file");
-    if (!S_ISREG(st.st_mode)) throw path_error(path, "is not a regular file");
+    if (S_ISDIR(st.st_mode)) throw path_error("is a directory, not a file");
+    if (!S_ISREG(st.st_mode)) throw path_error("is not a regular file");
     raw = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-    if (raw < 0) throw path_error(path, "cannot open for reading and writing: " + errno_text(errno));
+    if (raw < 0) throw path_error("cannot open for reading and writing: " + errno_text(errno));
   } else if (errno == ENOENT) {
     raw = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (raw < 0) throw path_error(path, "cannot create: " + errno_text(errno));
+    if (raw < 0) throw path_error("cannot create: " + errno_text(errno));
     created = true;
   } else {
-    throw path_error(path, errno_text(errno));
+    throw path_error(errno_text(errno));
   }
   FdGuard fd(raw);
 
   if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) throw path_error(path, "is in use by another export or server (locked)");
-    throw path_error(path, "cannot lock: " + errno_text(errno));
+    if (errno == EWOULDBLOCK) throw path_error("is in use by another export or server (locked)");
+    throw path_error("cannot lock: " + errno_text(errno));
   }
-  if (::fstat(fd.get(), &st) != 0) throw path_error(path, "cannot stat: " + errno_text(errno));
+  if (::fstat(fd.get(), &st) != 0) throw path_error("cannot stat: " + errno_text(errno));
   const auto existing = static_cast<std::uint64_t>(st.st_size);
 
   std::uint64_t serve = 0;
@@ -80,21 +78,21 @@ std::unique_ptr<FileStore> FileStore::open(const std::string& path, std::optiona
   } else if (!size) {
     serve = existing;
   } else if (*size < existing) {
-    throw path_error(path, "holds " + format_size(existing) + ", more than the " + format_size(*size) +
+    throw path_error("holds " + format_size(existing) + ", more than the " + format_size(*size) +
                                " asked for; it is never truncated (ask for its size or omit the size)");
   } else {
     serve = *size;
   }
   if (serve % 512 != 0)
-    throw path_error(path, "holds " + std::to_string(existing) + " bytes, not a multiple of 512");
+    throw path_error("holds " + std::to_string(existing) + " bytes, not a multiple of 512");
   if (serve != existing && ::ftruncate(fd.get(), static_cast<off_t>(serve)) != 0) {
     const int err = errno;
     if (created) ::unlink(path.c_str());
-    throw path_error(path, "cannot set its size to " + format_size(serve) + ": " + errno_text(err));
+    throw path_error("cannot set its size to " + format_size(serve) + ": " + errno_text(err));
   }
 
   const int dsync = ::open(path.c_str(), O_RDWR | O_DSYNC | O_CLOEXEC);
-  if (dsync < 0) throw path_error(path, "cannot open for synchronous writes: " + errno_text(errno));
+  if (dsync < 0) throw path_error("cannot open for synchronous writes: " + errno_text(errno));
   return std::unique_ptr<FileStore>(new FileStore(path, fd.release(), dsync, serve, created));
 }
 
