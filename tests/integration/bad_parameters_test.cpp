@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "server_fixture.h"
+#include "tools/nvj/text_file.h"
 #include "tools/nvj/process.h"
 #include "tools/nvj/server_process.h"
 
@@ -115,19 +116,19 @@ TEST_CASE("bad parameters are refused at start-up with one line naming the param
 
   for (const auto& c : cases) {
     SECTION(c.what) {
-      const auto before = nvj::test::read_text(existing);
+      const auto before = nvj::cli::read_text_file(existing);
       const auto r = start(c.params);
       INFO("nbdkit said: " << r.output);
       CHECK(r.status != 0);
       const auto lines = error_lines(r.output);
       REQUIRE(lines.size() == 1);
       CHECK(std::regex_search(lines[0], std::regex(c.expect)));
-      CHECK(nvj::test::read_text(existing) == before);
+      CHECK(nvj::cli::read_text_file(existing) == before);
     }
   }
   ::close(holder);
-  CHECK(nvj::test::read_text(dir.file("odd.img")) == std::string(1000, 'o'));
-  CHECK(nvj::test::read_text(locked) == std::string(1 << 20, 'L'));
+  CHECK(nvj::cli::read_text_file(dir.file("odd.img")) == std::string(1000, 'o'));
+  CHECK(nvj::cli::read_text_file(locked) == std::string(1 << 20, 'L'));
   CHECK_FALSE(fs::exists(dir.file("no")));
 }
 

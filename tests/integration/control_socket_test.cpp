@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "server_fixture.h"
+#include "tools/nvj/text_file.h"
 #include "tools/nvj/process.h"
 
 using nvj::test::connect;
@@ -151,7 +152,7 @@ TEST_CASE("bad control= parameters are refused at start-up", "[control][paramete
   r = run(regular);
   CHECK(r.status != 0);
   CHECK_THAT(r.output, Catch::Contains("control=" + regular + ": exists and is not a socket"));
-  CHECK(nvj::test::read_text(regular) == "keep me");
+  CHECK(nvj::cli::read_text_file(regular) == "keep me");
   r = run("/" + std::string(200, 'x'));
   CHECK(r.status != 0);
   CHECK_THAT(r.output, Catch::Contains("is longer than a Unix socket allows"));

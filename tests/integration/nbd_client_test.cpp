@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "server_fixture.h"
+#include "tools/nvj/text_file.h"
 #include "server/model/clock.h"
 #include "tools/nvj/server_address.h"
 
@@ -279,8 +280,8 @@ TEST_CASE("the plugin works under nbdkit's stock filters cow and stats and log",
     CHECK(back == data);
   }
   CHECK(server->stop() == 0);
-  CHECK_THAT(nvj::test::read_text(stats), Catch::Contains("read:") && Catch::Contains("write:"));
-  const std::string log_text = nvj::test::read_text(log);
+  CHECK_THAT(nvj::cli::read_text_file(stats), Catch::Contains("read:") && Catch::Contains("write:"));
+  const std::string log_text = nvj::cli::read_text_file(log);
   CHECK_THAT(log_text, Catch::Contains("Connect export=journal"));
   CHECK_THAT(log_text, Catch::Contains("Write"));
 }

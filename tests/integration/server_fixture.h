@@ -38,14 +38,6 @@ struct TempDir {
   std::string file(const std::string& name) const { return (path / name).string(); }
 };
 
-// A file's bytes ("" if it cannot be read).
-inline std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 inline void write_text(const std::filesystem::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }

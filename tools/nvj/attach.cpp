@@ -15,6 +15,7 @@
 
 #include "tools/nvj/loop_device.h"
 #include "tools/nvj/process.h"
+#include "tools/nvj/text_file.h"
 #include "tools/nvj/undo_log.h"
 
 namespace nvj::cli {
@@ -25,18 +26,11 @@ constexpr auto kReadyTimeout = std::chrono::seconds(20);
 
 UndoLog log_in(const fs::path& state_dir) { return UndoLog(state_dir / "attach.log"); }
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 bool kernel_has_nbd() { return fs::exists("/sys/module/nbd") && !which("nbd-client").empty(); }
 
 // The nbdfuse process of a FUSE mount: never signal a PID that was reused.
 bool is_nbdfuse(pid_t pid) {
-  std::string comm = read_file("/proc/" + std::to_string(pid) + "/comm");
+  std::string comm = read_text_file("/proc/" + std::to_string(pid) + "/comm");
   return comm.rfind("nbdfuse", 0) == 0;
 }
 
@@ -55,7 +49,7 @@ std::string attach_fuse_loop(const std::string& name, const ServerAddress& serve
 
   const auto deadline = std::chrono::steady_clock::now() + kReadyTimeout;
   while (!fs::exists(pidfile)) {
-    if (!alive(pid)) throw std::runtime_error("nbdfuse for export '" + name + "' exited: " + read_file(output));
+    if (!alive(pid)) throw std::runtime_error("nbdfuse for export '" + name + "' exited: " + read_text_file(output));
     if (std::chrono::steady_clock::now() > deadline)
       throw std::runtime_error("nbdfuse for export '" + name + "' was not ready after 20 s");
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -1,9 +1,9 @@
 #include "tools/nvj/jbd2_info.h"
 
+#include "tools/nvj/text_file.h"
+
 #include <filesystem>
-#include <fstream>
 #include <regex>
-#include <sstream>
 #include <stdexcept>
 
 namespace nvj::cli {
@@ -42,10 +42,7 @@ std::optional<Jbd2Info> read_jbd2_info(const std::string& journal_device) {
     // just "<journal device>".
     const std::string entry_name = entry.path().filename().string();
     if (entry_name != name && entry_name.rfind(name + "-", 0) != 0) continue;
-    std::ifstream in(entry.path() / "info");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return parse_jbd2_info(ss.str());
+    return parse_jbd2_info(read_text_file(entry.path() / "info"));
   }
   return std::nullopt;
 }

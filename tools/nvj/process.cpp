@@ -1,5 +1,7 @@
 #include "tools/nvj/process.h"
 
+#include "tools/nvj/text_file.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -171,13 +173,7 @@ RunResult run(const std::vector<std::string>& argv, const std::vector<std::strin
     ::unlink(templ);
     throw;
   }
-  const int in = ::open(templ, O_RDONLY | O_CLOEXEC);
-  if (in >= 0) {
-    char buf[8192];
-    ssize_t n = 0;
-    while ((n = ::read(in, buf, sizeof buf)) > 0) result.output.append(buf, static_cast<std::size_t>(n));
-    ::close(in);
-  }
+  result.output = read_text_file(templ);
   ::unlink(templ);
   return result;
 }

@@ -4,12 +4,11 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
 #include "tools/nvj/process.h"
+#include "tools/nvj/text_file.h"
 
 namespace nvj::cli {
 namespace fs = std::filesystem;
@@ -69,10 +68,7 @@ std::string ServerProcess::uri(const std::string& export_name) const {
 }
 
 std::string ServerProcess::log() const {
-  std::ifstream in(options_.run_dir / "nbdkit.log");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
+  std::string text = read_text_file(options_.run_dir / "nbdkit.log");
   while (!text.empty() && text.back() == '\n') text.pop_back();
   return text;
 }
