@@ -67,8 +67,8 @@ struct SizeLimits {
 constexpr const char* kDefaultDataModel = "hdd";
 constexpr const char* kDefaultJournalModel = "nvram";
 
-// Checks a size for export `role` ("data" or "journal") held in `backing`
-// ("memory" or "file"). Returns an empty string when it is fine, else why not.
+// Checks a size for export `role` ("data" or "journal"), in sparse memory or
+// in a file. Returns an empty string when it is fine, else why not.
 std::string check_export_size(std::string_view role, std::uint64_t bytes, bool in_memory);
 
 class ConfigParser {
