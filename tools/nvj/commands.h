@@ -12,5 +12,6 @@ int detach_command(const std::vector<std::string>& args);
 int demo_command(const std::vector<std::string>& args);
 int stats_command(const std::vector<std::string>& args);
 int bench_command(const std::vector<std::string>& args);
+int mkfs_command(const std::vector<std::string>& args);
 
 }  // namespace nvj::cli

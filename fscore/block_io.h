@@ -1,0 +1,28 @@
+// Where images go and where they come from. fscore never opens a file or a
+// device itself: the image builder writes through a BlockSink and the image
+// reader reads through a BlockSource, so the same code fills a sparse file,
+// a server's store or a buffer in a test.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace fscore {
+
+class BlockSink {
+ public:
+  virtual ~BlockSink() = default;
+  // Writes bytes at a byte offset. Errors are thrown (std::system_error or
+  // std::runtime_error); a sink never writes short.
+  virtual void write(std::uint64_t offset, std::span<const std::uint8_t> bytes) = 0;
+};
+
+class BlockSource {
+ public:
+  virtual ~BlockSource() = default;
+  virtual std::uint64_t size() const = 0;
+  // Reads bytes at a byte offset; throws if the range is past size().
+  virtual void read(std::uint64_t offset, std::span<std::uint8_t> bytes) const = 0;
+};
+
+}  // namespace fscore

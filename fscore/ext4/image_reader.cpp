@@ -1,0 +1,116 @@
+#include "fscore/ext4/image_reader.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "fscore/crc32c.h"
+#include "fscore/endian.h"
+#include "fscore/ext4/extent_tree.h"
+#include "fscore/ext4/features.h"
+#include "fscore/ext4/group_desc.h"
+#include "fscore/ext4/inode.h"
+
+namespace fscore::ext4 {
+namespace {
+
+constexpr std::size_t kMaxJournalExtents = 1 << 16;  // 2^16 x 32768 blocks: more than any journal
+
+[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+
+std::uint32_t csum_seed(const Superblock& sb) {
+  return crc32c(~0u, sb.uuid.data(), sb.uuid.size());
+}
+
+jbd2::JournalSuperblock read_journal_super(const BlockSource& source, std::uint64_t block, std::uint32_t bs) {
+  std::vector<std::uint8_t> bytes(jbd2::kSuperblockSize);
+  source.read(block * bs, bytes);
+  auto jsb = jbd2::decode_journal_superblock(std::span<const std::uint8_t, jbd2::kSuperblockSize>(bytes.data(), bytes.size()));
+  if (jsb.block_size != bs)
+    fail("journal block size " + std::to_string(jsb.block_size) + " differs from the filesystem's " + std::to_string(bs));
+  return jsb;
+}
+
+void read_internal_journal(const BlockSource& source, ImageInfo& info) {
+  const Superblock& sb = info.super;
+  const std::uint32_t bs = info.block_size;
+  const std::uint32_t ino = sb.journal_inum;
+  if (ino < 1 || ino > sb.inodes_count) fail("journal inode " + std::to_string(ino) + " does not exist");
+  const std::uint32_t group = (ino - 1) / sb.inodes_per_group;
+  const std::uint32_t index = (ino - 1) % sb.inodes_per_group;
+  const bool is64 = (sb.feature_incompat & incompat::k64bit) != 0;
+  const std::uint32_t desc_size = is64 ? sb.desc_size : 32;
+  const std::uint64_t desc_offset = (std::uint64_t{sb.first_data_block} + 1) * bs + std::uint64_t{group} * desc_size;
+  std::vector<std::uint8_t> desc(desc_size);
+  source.read(desc_offset, desc);
+  const std::uint32_t seed = csum_seed(sb);
+  if (sb.has_metadata_csum() && !group_desc_checksum_ok(desc, group, seed))
+    fail("group descriptor " + std::to_string(group) + ": checksum does not match");
+  const GroupDesc d = decode_group_desc(desc);
+  const std::uint64_t table_blocks = (std::uint64_t{sb.inodes_per_group} * sb.inode_size + bs - 1) / bs;
+  if (d.inode_table < 1 || d.inode_table >= info.blocks || table_blocks > info.blocks - d.inode_table)
+    fail("group " + std::to_string(group) + ": inode table outside the filesystem");
+  std::vector<std::uint8_t> raw(sb.inode_size);
+  source.read(d.inode_table * bs + std::uint64_t{index} * sb.inode_size, raw);
+  if (sb.has_metadata_csum() && !inode_checksum_ok(raw, ino, seed)) fail("journal inode: checksum does not match");
+  const Inode j = decode_inode(raw);
+  if ((j.mode & kModeTypeMask) != kModeRegular) fail("journal inode is not a regular file");
+  if ((j.flags & kExtentsFl) == 0) fail("journal inode does not use extents (block-mapped journals are not read here)");
+  const std::vector<Extent> extents = read_extent_tree(j.block, source, bs, info.blocks, kMaxJournalExtents);
+  std::uint64_t logical = 0;
+  for (const Extent& x : extents) {
+    if (x.logical != logical) fail("journal inode has a hole at block " + std::to_string(logical));
+    if (!info.journal_runs.empty() && info.journal_runs.back().start + info.journal_runs.back().count == x.physical) {
+      info.journal_runs.back().count += x.length;
+    } else {
+      info.journal_runs.push_back({x.physical, x.length});
+    }
+    logical += x.length;
+  }
+  if (logical == 0) fail("journal inode has no blocks");
+  if (j.size != logical * bs) fail("journal inode size does not match its blocks");
+  info.journal_superblock_block = info.journal_runs.front().start;
+  info.journal_super = read_journal_super(source, info.journal_superblock_block, bs);
+  if (info.journal_super.maxlen > logical) fail("jbd2 superblock says the journal is longer than its inode");
+}
+
+}  // namespace
+
+bool has_ext4_magic(const BlockSource& source) {
+  if (source.size() < kSuperOffset + kSuperSize) return false;
+  std::uint8_t magic[2];
+  source.read(kSuperOffset + 0x38, magic);
+  return load_le<std::uint16_t>(magic) == kSuperMagic;
+}
+
+ImageInfo read_image(const BlockSource& source) {
+  if (source.size() < kSuperOffset + kSuperSize) fail("too small to hold an ext4 superblock");
+  std::vector<std::uint8_t> bytes(kSuperSize);
+  source.read(kSuperOffset, bytes);
+  ImageInfo info;
+  info.super = decode_superblock(std::span<const std::uint8_t, kSuperSize>(bytes.data(), kSuperSize));
+  info.block_size = info.super.block_size();
+  info.blocks = info.super.blocks_count;
+  if (info.blocks > source.size() / info.block_size)
+    fail("the filesystem has " + std::to_string(info.blocks) + " blocks of " + std::to_string(info.block_size) +
+         " bytes, more than the device holds");
+  if ((info.super.feature_incompat & incompat::kJournalDev) != 0) {
+    info.journal_device = true;
+    info.journal_superblock_block = kSuperOffset / info.block_size + 1;
+    if (info.journal_superblock_block >= info.blocks) fail("journal device too small for its jbd2 superblock");
+    info.journal_super = read_journal_super(source, info.journal_superblock_block, info.block_size);
+    if (info.journal_super.maxlen > info.blocks) fail("jbd2 superblock says the journal is longer than the device");
+    return info;
+  }
+  if ((info.super.feature_compat & compat::kHasJournal) == 0) return info;
+  if (info.super.journal_inum != 0) {
+    info.journal = JournalKind::kInternal;
+    read_internal_journal(source, info);
+  } else if (!is_nil(info.super.journal_uuid)) {
+    info.journal = JournalKind::kExternal;
+  } else {
+    fail("has_journal without a journal inode or a journal uuid");
+  }
+  return info;
+}
+
+}  // namespace fscore::ext4
