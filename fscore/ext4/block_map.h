@@ -21,6 +21,12 @@ class NoSpaceError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Raised for an internal journal size the filesystem cannot take.
+class JournalSizeError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
 struct BlockRun {
   std::uint64_t start = 0;
   std::uint64_t count = 0;

@@ -103,7 +103,7 @@ void ImageBuilder::plan_group_metadata() {
 void ImageBuilder::plan_journal(std::uint64_t blocks) {
   const std::uint64_t limit = std::min(kMaxJournalBlocks, geometry_.blocks / 2);
   if (blocks < kMinJournalBlocks || blocks > limit)
-    throw std::invalid_argument("journal of " + std::to_string(blocks) + " blocks: a filesystem of " +
+    throw JournalSizeError("a journal of " + std::to_string(blocks) + " blocks: a filesystem of " +
                                 std::to_string(geometry_.blocks) + " blocks takes " +
                                 std::to_string(kMinJournalBlocks) + " to " + std::to_string(limit));
   // Like mke2fs: in the middle of the filesystem, at the start of a flex group.

@@ -22,8 +22,8 @@ std::string latency_json(const LatencyHistogram::Summary& l) {
                      l.count == 0 ? 0.0 : us(l.sum) / static_cast<double>(l.count));
 }
 
-std::string export_json(const Device& d) {
-  const auto s = d.stats().snapshot();
+// Counters of one region's snapshot, without the braces.
+std::string counters_json(const DeviceStats::Snapshot& s) {
   std::string ops;
   for (std::size_t i = 0; i < kAllOps.size(); ++i) {
     const auto& o = s.ops[i];
@@ -40,15 +40,46 @@ std::string export_json(const Device& d) {
     if (s.seek_distance[k] != 0)
       distance += fmt::format(R"({}"{}":{})", distance.empty() ? "" : ",", std::uint64_t{1} << k, s.seek_distance[k]);
   return fmt::format(
-      R"({{"description":{},"model":{},"durability":{},"powered":{},"size":{},"in_flight":{},"ops":{{{}}},)"
+      R"("in_flight":{},"ops":{{{}}},)"
       R"("queue_depth":{{{}}},"device_time_us":{{"queued":{:.3f},"seek":{:.3f},"rotation":{:.3f},"transfer":{:.3f},"destage":{:.3f}}},)"
       R"("seeks":{{"count":{},"cylinders":{},"distance":{{{}}}}},"sequential_fraction":{:.4f},)"
-      R"("cache_hits":{},"flushes_with_destage":{},"flush_device_time_us":{:.3f}}})",
-      json_quote(d.describe()), json_quote(d.model_description()), json_quote(to_string(d.durability())),
-      d.powered() ? "true" : "false", d.size(),
+      R"("cache_hits":{},"flushes_with_destage":{},"flush_device_time_us":{:.3f})",
       s.in_flight, ops, depth, us(s.queued_ns), us(s.seek_ns), us(s.rotation_ns), us(s.transfer_ns),
       us(s.destage_ns), s.seeks, s.seek_cylinders, distance, fraction(s.sequential, s.media_requests),
       s.cache_hits, s.flushes_with_destage, us(s.flush_ns));
+}
+
+// An export; its regions (an internal journal) under "regions", each with
+// its own model, durability, size and counters. The export's own counters
+// are for the rest of its address space.
+std::string export_json(const Device& d) {
+  std::string regions;
+  for (std::size_t i = 0; i < d.region_count(); ++i) {
+    const auto r = d.region(i);
+    regions += fmt::format(R"({}{}:{{"model":{},"durability":{},"size":{},{}}})", regions.empty() ? "" : ",",
+                           json_quote(r.name), json_quote(d.region_model_description(i)),
+                           json_quote(to_string(r.durability)), r.bytes, counters_json(r.stats.snapshot()));
+  }
+  return fmt::format(R"({{"description":{},"model":{},"durability":{},"powered":{},"size":{},{},"regions":{{{}}}}})",
+                     json_quote(d.describe()), json_quote(d.model_description()), json_quote(to_string(d.durability())),
+                     d.powered() ? "true" : "false", d.size(), counters_json(d.stats().snapshot()), regions);
+}
+
+// Every region of every device, named "data" and "data/journal".
+struct NamedStats {
+  std::string name;
+  std::string model;
+  DeviceStats::Snapshot s;
+};
+std::vector<NamedStats> all_stats(const Lab& lab) {
+  std::vector<NamedStats> rows;
+  for (const auto& d : lab.devices()) {
+    rows.push_back({d->name(), d->model_description(), d->stats().snapshot()});
+    for (std::size_t i = 0; i < d->region_count(); ++i)
+      rows.push_back({d->name() + "/" + d->region(i).name, d->region_model_description(i),
+                      d->region(i).stats.snapshot()});
+  }
+  return rows;
 }
 
 }  // namespace
@@ -90,18 +121,13 @@ std::string stats_prometheus(const Lab& lab) {
   auto family = [&](const char* name, const char* type, const char* help) {
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
   };
-  struct Row {
-    std::string exp;
-    DeviceStats::Snapshot s;
-  };
-  std::vector<Row> rows;
-  for (const auto& d : lab.devices()) rows.push_back({d->name(), d->stats().snapshot()});
+  const std::vector<NamedStats> rows = all_stats(lab);
 
   auto per_op_counter = [&](const char* name, const char* help, std::uint64_t DeviceStats::Op::*field) {
     family(name, "counter", help);
     for (const auto& r : rows)
       for (std::size_t i = 0; i < kAllOps.size(); ++i)
-        out += fmt::format("{}{{export=\"{}\",op=\"{}\"}} {}\n", name, r.exp, to_string(kAllOps[i]),
+        out += fmt::format("{}{{export=\"{}\",op=\"{}\"}} {}\n", name, r.name, to_string(kAllOps[i]),
                            r.s.ops[i].*field);
   };
   per_op_counter("nvjournal_requests_total", "Requests served, by export and operation.", &DeviceStats::Op::count);
@@ -111,24 +137,24 @@ std::string stats_prometheus(const Lab& lab) {
   for (const auto& r : rows)
     for (std::size_t i = 0; i < kAllOps.size(); ++i) {
       const auto& l = r.s.ops[i].latency;
-      const std::string labels = fmt::format("export=\"{}\",op=\"{}\"", r.exp, to_string(kAllOps[i]));
+      const std::string labels = fmt::format("export=\"{}\",op=\"{}\"", r.name, to_string(kAllOps[i]));
       for (const auto& [q, v] : {std::pair{"0.5", l.p50}, {"0.9", l.p90}, {"0.99", l.p99}, {"0.999", l.p999}})
         out += fmt::format("nvjournal_latency_seconds{{{},quantile=\"{}\"}} {:.9f}\n", labels, q, seconds(v));
       out += fmt::format("nvjournal_latency_seconds_sum{{{}}} {:.9f}\n", labels, seconds(l.sum));
       out += fmt::format("nvjournal_latency_seconds_count{{{}}} {}\n", labels, l.count);
     }
   family("nvjournal_in_flight", "gauge", "Requests being served now.");
-  for (const auto& r : rows) out += fmt::format("nvjournal_in_flight{{export=\"{}\"}} {}\n", r.exp, r.s.in_flight);
+  for (const auto& r : rows) out += fmt::format("nvjournal_in_flight{{export=\"{}\"}} {}\n", r.name, r.s.in_flight);
   family("nvjournal_device_seconds_total", "counter", "Modelled device time, by part.");
   for (const auto& r : rows)
     for (const auto& [part, ns] : {std::pair{"queued", r.s.queued_ns}, {"seek", r.s.seek_ns},
                                    {"rotation", r.s.rotation_ns}, {"transfer", r.s.transfer_ns},
                                    {"destage", r.s.destage_ns}})
-      out += fmt::format("nvjournal_device_seconds_total{{export=\"{}\",part=\"{}\"}} {:.9f}\n", r.exp, part,
+      out += fmt::format("nvjournal_device_seconds_total{{export=\"{}\",part=\"{}\"}} {:.9f}\n", r.name, part,
                          seconds(ns));
   auto per_export_counter = [&](const char* name, const char* help, std::uint64_t DeviceStats::Snapshot::*field) {
     family(name, "counter", help);
-    for (const auto& r : rows) out += fmt::format("{}{{export=\"{}\"}} {}\n", name, r.exp, r.s.*field);
+    for (const auto& r : rows) out += fmt::format("{}{{export=\"{}\"}} {}\n", name, r.name, r.s.*field);
   };
   per_export_counter("nvjournal_seeks_total", "Arm movements (hdd).", &DeviceStats::Snapshot::seeks);
   per_export_counter("nvjournal_cache_hits_total", "Requests served by the drive's cache.",
@@ -139,26 +165,22 @@ std::string stats_prometheus(const Lab& lab) {
 }
 
 std::string stats_text(const Lab& lab) {
-  // One snapshot per device: the table and the lines under it are one moment.
-  std::vector<DeviceStats::Snapshot> snapshots;
-  for (const auto& d : lab.devices()) snapshots.push_back(d->stats().snapshot());
-  std::string out = fmt::format("{:<8} {:<6} {:>10} {:>12} {:>10} {:>10} {:>10} {:>10}\n", "export", "op", "count",
+  // One snapshot per region: the table and the lines under it are one moment.
+  const std::vector<NamedStats> rows = all_stats(lab);
+  std::string out = fmt::format("{:<12} {:<6} {:>10} {:>12} {:>10} {:>10} {:>10} {:>10}\n", "export", "op", "count",
                                 "bytes", "p50 us", "p99 us", "max us", "errors");
-  for (std::size_t k = 0; k < snapshots.size(); ++k) {
-    const auto& d = lab.devices()[k];
-    const auto& s = snapshots[k];
+  for (const auto& r : rows) {
     for (std::size_t i = 0; i < kAllOps.size(); ++i) {
-      const auto& o = s.ops[i];
+      const auto& o = r.s.ops[i];
       if (o.count == 0) continue;
-      out += fmt::format("{:<8} {:<6} {:>10} {:>12} {:>10.1f} {:>10.1f} {:>10.1f} {:>10}\n", d->name(),
+      out += fmt::format("{:<12} {:<6} {:>10} {:>12} {:>10.1f} {:>10.1f} {:>10.1f} {:>10}\n", r.name,
                          to_string(kAllOps[i]), o.count, o.bytes, us(o.latency.p50), us(o.latency.p99),
                          us(o.latency.max), o.errors);
     }
   }
-  for (std::size_t k = 0; k < snapshots.size(); ++k) {
-    const auto& d = lab.devices()[k];
-    const auto& s = snapshots[k];
-    out += fmt::format("{}: {}\n", d->name(), d->model_description());
+  for (const auto& r : rows) {
+    const auto& s = r.s;
+    out += fmt::format("{}: {}\n", r.name, r.model);
     out += fmt::format("  device time: queued {:.3f} s, seek {:.3f} s, rotation {:.3f} s, transfer {:.3f} s, destage "
                        "{:.3f} s\n",
                        seconds(s.queued_ns), seconds(s.seek_ns), seconds(s.rotation_ns), seconds(s.transfer_ns),

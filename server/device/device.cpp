@@ -1,5 +1,6 @@
 #include "server/device/device.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <stdexcept>
 
@@ -19,30 +20,93 @@ Clock& default_clock() {
 
 Device::Device(std::string name, std::unique_ptr<Store> store, Durability durability,
                std::unique_ptr<TimingModel> model, Clock* clock)
-    : name_(std::move(name)),
-      store_(std::move(store)),
-      durability_(durability),
-      model_(std::move(model)),
-      clock_(clock != nullptr ? clock : &default_clock()) {}
+    : name_(std::move(name)), store_(std::move(store)), clock_(clock != nullptr ? clock : &default_clock()) {
+  base_.durability = durability;
+  base_.model = std::move(model);
+  base_.bytes = store_->size();
+}
+
+void Device::add_region(std::string name, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges,
+                        Durability durability, std::unique_ptr<TimingModel> model, bool shares_model) {
+  auto region = std::make_unique<Region>();
+  region->name = std::move(name);
+  region->durability = durability;
+  region->shares_model = shares_model;
+  region->model = std::move(model);
+  std::vector<Span> spans = spans_;
+  for (const auto& [offset, length] : ranges) {
+    if (length == 0 || offset > size() || length > size() - offset)
+      throw std::invalid_argument(name_ + ": region " + region->name + " reaches past the end of the device");
+    spans.push_back({offset, offset + length, regions_.size()});
+    region->bytes += length;
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
+  for (std::size_t i = 1; i < spans.size(); ++i)
+    if (spans[i].start < spans[i - 1].end)
+      throw std::invalid_argument(name_ + ": region " + region->name + " overlaps another region");
+  base_.bytes -= region->bytes;
+  spans_ = std::move(spans);
+  regions_.push_back(std::move(region));
+}
+
+Device::RegionView Device::region(std::size_t i) const {
+  const Region& r = *regions_.at(i);
+  return {r.name, r.durability, r.stats, r.bytes};
+}
+
+std::string Device::region_model_description(std::size_t i) const {
+  const Region& r = *regions_.at(i);
+  if (r.shares_model) return "the " + name_ + " device's own: " + model_description();
+  std::lock_guard lock(r.model_mutex);
+  return r.model ? r.model->describe() : "none";
+}
+
+template <typename Fn>
+void Device::for_each_piece(std::uint64_t offset, std::uint64_t length, Fn&& fn) {
+  if (spans_.empty() || length == 0) {
+    fn(base_, offset, length);
+    return;
+  }
+  const std::uint64_t end = offset + length;
+  auto it = std::upper_bound(spans_.begin(), spans_.end(), offset,
+                             [](std::uint64_t o, const Span& s) { return o < s.start; });
+  if (it != spans_.begin() && std::prev(it)->end > offset) --it;
+  std::uint64_t pos = offset;
+  while (pos < end) {
+    if (it == spans_.end() || it->start >= end) {
+      fn(base_, pos, end - pos);
+      return;
+    }
+    if (it->start > pos) {
+      fn(base_, pos, it->start - pos);
+      pos = it->start;
+    }
+    const std::uint64_t piece_end = std::min(it->end, end);
+    fn(*regions_[it->index], pos, piece_end - pos);
+    pos = piece_end;
+    ++it;
+  }
+}
 
 template <typename StoreOp>
-void Device::serve(IoOp op, std::uint64_t offset, std::uint64_t length, bool fua, const void* data,
+void Device::serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t length, bool fua, const void* data,
                    StoreOp&& store_op) {
-  const std::int64_t depth = stats_on_ ? stats_.arrive() : 0;
+  DeviceStats& stats = region.stats;
+  const std::int64_t depth = stats_on_ ? stats.arrive() : 0;
   const Nanos arrived = clock_->now();  // the model's "now" too
   IoTiming timing;
   {
-    std::lock_guard lock(model_mutex_);
-    if (model_) timing = model_->submit(IoRequest{op, offset, length, fua}, arrived);
+    Region& timer = region.shares_model ? base_ : region;
+    std::lock_guard lock(timer.model_mutex);
+    if (timer.model) timing = timer.model->submit(IoRequest{op, offset, length, fua}, arrived);
   }
   const bool moves_data = op == IoOp::read || op == IoOp::write;
   const bool sequential =
-      stats_on_ && moves_data && last_end_.exchange(offset + length, std::memory_order_relaxed) == offset;
+      stats_on_ && moves_data && region.last_end.exchange(offset + length, std::memory_order_relaxed) == offset;
   const bool changes = op == IoOp::write || op == IoOp::zero || op == IoOp::trim;
   auto record = [&](bool failed) {
     if (stats_on_)
-      stats_.record(op, length, static_cast<std::uint64_t>(clock_->now() - arrived), depth, timing, sequential,
-                    failed);
+      stats.record(op, length, static_cast<std::uint64_t>(clock_->now() - arrived), depth, timing, sequential, failed);
   };
   auto fail = [&] { record(true); };
 
@@ -79,33 +143,59 @@ void Device::serve(IoOp op, std::uint64_t offset, std::uint64_t length, bool fua
       fail();
       throw IoError(EIO, name_ + ": the power was cut before the request completed");
     }
-    if (changes) log_->acknowledge(entry, durable(fua));
+    if (changes) log_->acknowledge(entry, durable(region, fua));
     if (op == IoOp::flush) log_->flush_end(covered);
   }
   record(false);
 }
 
 void Device::read(void* buf, std::uint32_t count, std::uint64_t offset) {
-  serve(IoOp::read, offset, count, false, nullptr, [&] { store_->read(buf, count, offset); });
+  for_each_piece(offset, count, [&](Region& r, std::uint64_t at, std::uint64_t n) {
+    char* part = static_cast<char*>(buf) + (at - offset);
+    serve(r, IoOp::read, at, n, false, nullptr,
+          [&] { store_->read(part, static_cast<std::uint32_t>(n), at); });
+  });
 }
 
 void Device::write(const void* buf, std::uint32_t count, std::uint64_t offset, bool fua) {
-  serve(IoOp::write, offset, count, fua, buf, [&] { store_->write(buf, count, offset, durable(fua)); });
+  for_each_piece(offset, count, [&](Region& r, std::uint64_t at, std::uint64_t n) {
+    const char* part = static_cast<const char*>(buf) + (at - offset);
+    serve(r, IoOp::write, at, n, fua, part,
+          [&] { store_->write(part, static_cast<std::uint32_t>(n), at, durable(r, fua)); });
+  });
 }
 
 void Device::zero(std::uint32_t count, std::uint64_t offset, bool fua) {
-  serve(IoOp::zero, offset, count, fua, nullptr, [&] { store_->zero(count, offset, durable(fua)); });
+  for_each_piece(offset, count, [&](Region& r, std::uint64_t at, std::uint64_t n) {
+    serve(r, IoOp::zero, at, n, fua, nullptr,
+          [&] { store_->zero(static_cast<std::uint32_t>(n), at, durable(r, fua)); });
+  });
 }
 
 void Device::trim(std::uint32_t count, std::uint64_t offset, bool fua) {
-  serve(IoOp::trim, offset, count, fua, nullptr, [&] { store_->trim(count, offset, durable(fua)); });
+  for_each_piece(offset, count, [&](Region& r, std::uint64_t at, std::uint64_t n) {
+    serve(r, IoOp::trim, at, n, fua, nullptr,
+          [&] { store_->trim(static_cast<std::uint32_t>(n), at, durable(r, fua)); });
+  });
 }
 
 void Device::flush() {
-  serve(IoOp::flush, 0, 0, false, nullptr, [&] {
-    // Every acknowledged write of an on-acknowledge device is durable already.
-    if (durability_ == Durability::on_flush) store_->flush();
-  });
+  // Every region flushes; a region on the device's own model adds no flush
+  // of its own. Every acknowledged write of an on-acknowledge region is
+  // durable already.
+  auto one = [&](Region& r) {
+    serve(r, IoOp::flush, 0, 0, false, nullptr, [&] {
+      if (r.durability == Durability::on_flush) store_->flush();
+    });
+  };
+  one(base_);
+  for (const auto& r : regions_)
+    if (!r->shares_model) one(*r);
+}
+
+void Device::reset_stats() {
+  base_.stats.reset();
+  for (const auto& r : regions_) r->stats.reset();
 }
 
 void Device::enable_power_loss(std::uint64_t log_limit) { log_ = std::make_unique<WriteLog>(log_limit); }
@@ -115,9 +205,9 @@ CrashReport Device::cut_power(const CrashPolicy& policy) {
   std::unique_lock power(power_mutex_);
   powered_ = false;
   ++power_epoch_;
-  {
-    std::lock_guard lock(model_mutex_);
-    if (model_) model_ = model_->restarted();
+  for (Region* r : all_regions()) {
+    std::lock_guard lock(r->model_mutex);
+    if (r->model) r->model = r->model->restarted();
   }
   return log_->cut(*store_, policy);
 }
@@ -133,25 +223,30 @@ bool Device::powered() const {
 }
 
 void Device::set_model(std::unique_ptr<TimingModel> model) {
-  if (model && model->volatile_cache() != (durability_ == Durability::on_flush))
+  if (model && model->volatile_cache() != (base_.durability == Durability::on_flush))
     throw std::invalid_argument("this model would make " + name_ + " " +
                                 (model->volatile_cache() ? "durable only after flush" : "durable on acknowledgement") +
-                                ", but it is " + std::string(to_string(durability_)) +
+                                ", but it is " + std::string(to_string(base_.durability)) +
                                 " for as long as the server runs (restart it with the new model)");
-  std::lock_guard lock(model_mutex_);
-  model_ = std::move(model);
+  std::lock_guard lock(base_.model_mutex);
+  base_.model = std::move(model);
 }
 
 std::string Device::model_description() const {
-  std::lock_guard lock(model_mutex_);
-  return model_ ? model_->describe() : "none";
+  std::lock_guard lock(base_.model_mutex);
+  return base_.model ? base_.model->describe() : "none";
 }
 
 std::string Device::describe() const {
   std::string text =
-      name_ + ": " + format_size(size()) + ", " + store_->describe() + ", " + std::string(to_string(durability_));
-  std::lock_guard lock(model_mutex_);
-  if (model_) text += ", " + model_->describe();
+      name_ + ": " + format_size(size()) + ", " + store_->describe() + ", " + std::string(to_string(base_.durability));
+  {
+    std::lock_guard lock(base_.model_mutex);
+    if (base_.model) text += ", " + base_.model->describe();
+  }
+  for (std::size_t i = 0; i < regions_.size(); ++i)
+    text += "; region " + regions_[i]->name + " (" + format_size(regions_[i]->bytes) + "): " +
+            std::string(to_string(regions_[i]->durability)) + ", " + region_model_description(i);
   return text;
 }
 

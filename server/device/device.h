@@ -3,6 +3,12 @@
 // than the model says the request completes (design.md, "A request's way
 // through"): the model is asked under a lock, in arrival order; the bytes
 // land; then the caller waits on the clock.
+//
+// An export is regions (design.md): the device's own, and ranges that
+// behave as another device, such as an internal journal on the NVRAM model
+// inside the data disk. Each region has its durability rule, its model (or
+// the device's own, for a journal on the same disk) and its statistics. A
+// request that crosses a region boundary is served piece by piece.
 #pragma once
 
 #include <atomic>
@@ -11,6 +17,8 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "server/cache/write_log.h"
 #include "server/device/durability.h"
@@ -30,7 +38,7 @@ class Device {
 
   const std::string& name() const { return name_; }
   std::uint64_t size() const { return store_->size(); }
-  Durability durability() const { return durability_; }
+  Durability durability() const { return base_.durability; }
   const Store& store() const { return *store_; }
 
   void read(void* buf, std::uint32_t count, std::uint64_t offset);
@@ -52,10 +60,28 @@ class Device {
   // it is refused with std::invalid_argument.
   void set_model(std::unique_ptr<TimingModel> model);
 
-  DeviceStats& stats() { return stats_; }
-  const DeviceStats& stats() const { return stats_; }
+  DeviceStats& stats() { return base_.stats; }
+  const DeviceStats& stats() const { return base_.stats; }
   // Off: requests are not recorded (nothing else changes).
   void set_stats_enabled(bool on) { stats_on_ = on; }
+
+  // A region: byte ranges [offset, offset + length) of this device served
+  // with `durability` and `model`, or with the device's own model when
+  // `shares_model` (the same disk, counted apart). Call before serving.
+  // Throws std::invalid_argument for ranges outside the device or
+  // overlapping another region.
+  struct RegionView {
+    const std::string& name;
+    Durability durability;
+    const DeviceStats& stats;
+    std::uint64_t bytes;
+  };
+  void add_region(std::string name, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges,
+                  Durability durability, std::unique_ptr<TimingModel> model, bool shares_model);
+  // The regions other than the device's own.
+  std::size_t region_count() const { return regions_.size(); }
+  RegionView region(std::size_t i) const;
+  std::string region_model_description(std::size_t i) const;
 
   // Power loss (design.md's durability contract). Once enabled, every write
   // is logged (at most `log_limit` bytes of old and new data) so that
@@ -63,28 +89,51 @@ class Device {
   // empty afterwards (its model restarts). After a cut every request fails
   // with EIO, including those caught in flight, until power_on().
   void enable_power_loss(std::uint64_t log_limit);
+  void reset_stats();
   bool power_loss_enabled() const { return log_ != nullptr; }
   CrashReport cut_power(const CrashPolicy& policy);
   void power_on();
   bool powered() const;
 
  private:
-  bool durable(bool fua) const { return fua || durability_ == Durability::on_acknowledge; }
+  struct Region {
+    std::string name;
+    Durability durability = Durability::on_flush;
+    bool shares_model = false;  // timed by the device's own model
+    mutable std::mutex model_mutex;
+    std::unique_ptr<TimingModel> model;
+    DeviceStats stats;
+    std::atomic<std::uint64_t> last_end{~std::uint64_t{0}};  // where the last read or write ended
+    std::uint64_t bytes = 0;
+  };
+  struct Span {  // a range of the address space that belongs to regions_[index]
+    std::uint64_t start, end;
+    std::size_t index;
+  };
+
+  std::vector<Region*> all_regions() {
+    std::vector<Region*> all{&base_};
+    for (const auto& r : regions_) all.push_back(r.get());
+    return all;
+  }
+  static bool durable(const Region& r, bool fua) { return fua || r.durability == Durability::on_acknowledge; }
+  // Calls fn(region, offset, length) for each region's piece of the range, in order.
+  template <typename Fn>
+  void for_each_piece(std::uint64_t offset, std::uint64_t length, Fn&& fn);
   // One request: the model's timing, the bytes (store_op; logged first when
   // power loss is on, `data` being the new bytes or nullptr for zeroes), the
   // wait, the acknowledgement, the statistics (also when it fails).
   template <typename StoreOp>
-  void serve(IoOp op, std::uint64_t offset, std::uint64_t length, bool fua, const void* data, StoreOp&& store_op);
+  void serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t length, bool fua, const void* data,
+             StoreOp&& store_op);
 
   const std::string name_;
   const std::unique_ptr<Store> store_;
-  const Durability durability_;
-  mutable std::mutex model_mutex_;
-  std::unique_ptr<TimingModel> model_;
+  Region base_;  // the device's own region
+  std::vector<std::unique_ptr<Region>> regions_;
+  std::vector<Span> spans_;  // sorted, not overlapping; the rest is base_'s
   Clock* const clock_;
-  DeviceStats stats_;
   bool stats_on_ = true;  // set before serving
-  std::atomic<std::uint64_t> last_end_{~std::uint64_t{0}};  // where the last read or write ended
 
   std::unique_ptr<WriteLog> log_;
   mutable std::shared_mutex power_mutex_;  // shared by requests, exclusive for a cut

@@ -42,8 +42,26 @@ constexpr std::array kParameters{
                  "ssd, nvram or none (no timing). Keys per model in nbdkit-nvjournal-plugin(1), e.g. "
                  "hdd:rpm=5400,cache=off."},
     ParameterDoc{"journal-model", "MODEL[:KEY=VALUE,...]",
-                 "Timing of the journal export: nvram (default: write 2us, read 1us, 2G/s, 4 channels), ssd, "
-                 "hdd or none, e.g. nvram:latency=10us,bandwidth=0."},
+                 "Timing of the journal export, or of the internal journal's region of the data export: nvram "
+                 "(default: write 2us, read 1us, 2G/s, 4 channels), ssd, hdd, none, or data (an internal journal "
+                 "on the data disk's own model, counted apart), e.g. nvram:latency=10us,bandwidth=0."},
+    ParameterDoc{"fs", "ext4|none",
+                 "ext4 (default): new exports start with an ext4 filesystem the kernel mounts as it is; an "
+                 "export that already holds ext4 is served as it is. none: blank disks."},
+    ParameterDoc{"fs-journal", "external|internal[:SIZE]|none",
+                 "Where the filesystem's journal is: external (default) on the journal export, linked by uuid "
+                 "(mount with -o journal_path=); internal, inode 8 inside the data export, SIZE or mke2fs's size, "
+                 "its blocks timed and made durable by journal-model (there is no journal export then); none."},
+    ParameterDoc{"fs-populate", "DIR",
+                 "Copy DIR's tree into the new filesystem, like mke2fs -d: files (holes kept), directories, "
+                 "symlinks, hard links, devices, FIFOs, sockets, modes, owners, times. A tree that does not fit "
+                 "stops the server before anything is served."},
+    ParameterDoc{"fs-block-size", "1024|2048|4096",
+                 "Block size of the new filesystem (default: 1024 below 512M, else 4096, as mke2fs)."},
+    ParameterDoc{"fs-label", "LABEL", "Volume label of the new filesystem (at most 16 bytes)."},
+    ParameterDoc{"fs-format", "auto|force",
+                 "auto (default): format only exports that hold nothing; refuse one that holds data that is not "
+                 "ext4. force: format whatever the exports hold (everything in them is lost)."},
 };
 
 }  // namespace
@@ -93,7 +111,13 @@ void ConfigParser::set(std::string_view key, std::string_view value) {
   } else if (key == "data-model") {
     set_model(key, value, config_.data.model);
   } else if (key == "journal-model") {
-    set_model(key, value, config_.journal.model);
+    if (value == "data") {
+      config_.journal.model = std::string(value);
+    } else {
+      set_model(key, value, config_.journal.model);
+    }
+  } else if (key.rfind("fs", 0) == 0 && (key.size() == 2 || key[2] == '-')) {
+    set_fs(key, value);
   } else {
     throw ConfigError(prefix(key, value) + "unknown parameter '" + std::string(key) +
                       "' (nbdkit nvjournal --help lists them)");
@@ -126,6 +150,51 @@ void ConfigParser::set_model(std::string_view key, std::string_view value, std::
   out = std::string(value);
 }
 
+void ConfigParser::set_fs(std::string_view key, std::string_view value) {
+  FilesystemSpec& fs = config_.fs;
+  if (key == "fs") {
+    if (value != "ext4" && value != "none") throw ConfigError(prefix(key, value) + "expected ext4 or none");
+    fs.format = value == "ext4";
+  } else if (key == "fs-journal") {
+    if (value == "external") {
+      fs.journal = JournalPlacement::external;
+    } else if (value == "none") {
+      fs.journal = JournalPlacement::none;
+    } else if (value == "internal" || value.rfind("internal:", 0) == 0) {
+      fs.journal = JournalPlacement::internal;
+      if (value.size() > 9) {
+        try {
+          fs.internal_journal_bytes = parse_size(value.substr(9));
+        } catch (const std::invalid_argument& e) {
+          throw ConfigError(prefix(key, value) + e.what());
+        }
+        const std::string why = check_export_size("journal", *fs.internal_journal_bytes, false);
+        if (!why.empty()) throw ConfigError(prefix(key, value) + why);
+      }
+    } else {
+      throw ConfigError(prefix(key, value) + "expected external, internal, internal:SIZE or none");
+    }
+  } else if (key == "fs-populate") {
+    std::optional<std::string> dir;
+    set_file(key, value, dir);
+    std::error_code error;
+    if (!std::filesystem::is_directory(*dir, error)) throw ConfigError(prefix(key, value) + "is not a directory");
+    fs.populate = dir;
+  } else if (key == "fs-block-size") {
+    if (value != "1024" && value != "2048" && value != "4096") throw ConfigError(prefix(key, value) + "expected 1024, 2048 or 4096");
+    fs.block_size = value == "1024" ? 1024 : value == "2048" ? 2048 : 4096;
+  } else if (key == "fs-label") {
+    if (value.size() > 16) throw ConfigError(prefix(key, value) + "a label has at most 16 bytes");
+    fs.label = std::string(value);
+  } else if (key == "fs-format") {
+    if (value != "auto" && value != "force") throw ConfigError(prefix(key, value) + "expected auto or force");
+    fs.force = value == "force";
+  } else {
+    throw ConfigError(prefix(key, value) + "unknown parameter '" + std::string(key) +
+                      "' (nbdkit nvjournal --help lists them)");
+  }
+}
+
 LabConfig ConfigParser::finish() const {
   auto check = [this](std::string_view role, const StoreSpec& spec) {
     if (!spec.size) return;
@@ -139,6 +208,24 @@ LabConfig ConfigParser::finish() const {
     throw ConfigError(prefix("crash-log", given_.find("crash-log")->second) + "must be at least 1 MiB");
   check("data", config_.data);
   check("journal", config_.journal);
+  if (!config_.fs.format) {
+    for (const char* key : {"fs-journal", "fs-populate", "fs-block-size", "fs-label", "fs-format"})
+      if (const auto it = given_.find(key); it != given_.end())
+        throw ConfigError(prefix(key, it->second) + "formats the filesystem, but fs=none serves blank disks");
+  }
+  if (!config_.journal_export()) {
+    // The journal is inside the data export (or there is none): no journal export to size or keep.
+    for (const char* key : {"journal", "journal-file"})
+      if (const auto it = given_.find(key); it != given_.end())
+        throw ConfigError(prefix(key, it->second) + "there is no journal export with fs-journal=" +
+                          given_.find("fs-journal")->second +
+                          (config_.fs.journal == JournalPlacement::internal
+                               ? " (size the internal journal with fs-journal=internal:SIZE)"
+                               : ""));
+  }
+  if (config_.journal.model == std::string("data") && config_.fs.journal != JournalPlacement::internal)
+    throw ConfigError(prefix("journal-model", "data") +
+                      "puts an internal journal on the data disk's model: it needs fs-journal=internal");
   if (config_.data.file && config_.journal.file && *config_.data.file == *config_.journal.file)
     throw ConfigError(prefix("journal-file", given_.find("journal-file")->second) + "is the same file as data-file");
   return config_;

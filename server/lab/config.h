@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "server/lab/filesystem.h"
+
 namespace nvj {
 
 class ConfigError : public std::runtime_error {
@@ -34,6 +36,10 @@ struct LabConfig {
   std::optional<std::string> control;  // the control socket's path, absolute
   std::optional<std::uint64_t> crash_log;  // bytes the power-loss log may hold
   bool stats = true;                       // record per-request statistics
+  FilesystemSpec fs;                       // what the exports start with
+  // Whether the server has a journal export: with an external journal, or
+  // blank disks (fs=none).
+  bool journal_export() const { return !fs.format || fs.journal == JournalPlacement::external; }
 };
 
 // The documented parameters, in the order --help lists them.
@@ -83,6 +89,7 @@ class ConfigParser {
   void set_size(std::string_view key, std::string_view value, std::optional<std::uint64_t>& out);
   void set_file(std::string_view key, std::string_view value, std::optional<std::string>& out);
   void set_model(std::string_view key, std::string_view value, std::optional<std::string>& out);
+  void set_fs(std::string_view key, std::string_view value);
 
   LabConfig config_;
   std::map<std::string, std::string, std::less<>> given_;  // key -> value as written

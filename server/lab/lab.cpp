@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <system_error>
+
+#include "fscore/ext4/block_map.h"
 #include "server/lab/size.h"
 #include "server/model/make_model.h"
 #include "server/store/file_store.h"
@@ -28,28 +31,77 @@ std::unique_ptr<Store> open_store(std::string_view role, const StoreSpec& spec, 
 
 }  // namespace
 
-void Lab::add(std::string_view role, const StoreSpec& spec, std::uint64_t default_size, const char* default_model) {
-  auto store = open_store(role, spec, default_size);
-  const std::string model_text = spec.model.value_or(default_model);
-  std::unique_ptr<TimingModel> model;
+namespace {
+
+std::unique_ptr<TimingModel> model_for(std::string_view param, const std::string& text, std::uint64_t size) {
   try {
-    model = make_model(ModelSpec::parse(model_text), store->size());
+    return make_model(ModelSpec::parse(text), size);
   } catch (const std::invalid_argument& e) {  // checks that need the export's size
-    throw ConfigError(std::string(role) + "-model=" + model_text + ": " + e.what());
+    throw ConfigError(std::string(param) + "=" + text + ": " + e.what());
   }
-  // A volatile cache makes writes durable after a flush; NVRAM, or a cache
-  // that is off, on acknowledgement (design.md). Without a model: a data
-  // disk keeps the flush rule, the journal is NVRAM.
-  const Durability durability = model ? (model->volatile_cache() ? Durability::on_flush : Durability::on_acknowledge)
-                                      : (role == kJournalExport ? Durability::on_acknowledge : Durability::on_flush);
+}
+
+// A volatile cache makes writes durable after a flush; NVRAM, or a cache that
+// is off, on acknowledgement (design.md). Without a model: a data disk keeps
+// the flush rule, a journal is NVRAM.
+Durability durability_of(const TimingModel* model, bool journal) {
+  if (model) return model->volatile_cache() ? Durability::on_flush : Durability::on_acknowledge;
+  return journal ? Durability::on_acknowledge : Durability::on_flush;
+}
+
+// Formats or reads the filesystem; every failure names the parameter to change.
+FilesystemState prepare(const LabConfig& config, Store& data, Store* journal) {
+  const std::string data_param = config.data.file ? "data-file=" + *config.data.file : "data";
+  try {
+    return prepare_filesystem(config.fs, data, journal);
+  } catch (const FilesystemError& e) {
+    throw ConfigError(data_param + ": " + e.what() + " (fs-format=force formats it anyway, losing what it holds; "
+                      "fs=none serves it blank)");
+  } catch (const fscore::ext4::NoSpaceError& e) {
+    throw ConfigError("fs-populate=" + config.fs.populate.value_or("") + ": the tree does not fit in " +
+                      format_size(data.size()) + ": " + e.what());
+  } catch (const fscore::ext4::JournalSizeError& e) {
+    throw ConfigError("fs-journal=internal:" + format_size(config.fs.internal_journal_bytes.value_or(0)) + ": " +
+                      e.what());
+  } catch (const std::system_error& e) {
+    throw ConfigError("fs-populate=" + config.fs.populate.value_or("") + ": " + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError("fs: cannot build ext4 on " + format_size(data.size()) + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+Device& Lab::add(std::string_view role, std::unique_ptr<Store> store, const std::optional<std::string>& model_text,
+                 const char* default_model) {
+  const std::string text = model_text.value_or(default_model);
+  auto model = model_for(std::string(role) + "-model", text, store->size());
+  const Durability durability = durability_of(model.get(), role == kJournalExport);
   devices_.push_back(std::make_unique<Device>(std::string(role), std::move(store), durability, std::move(model),
                                               &clock_));
+  return *devices_.back();
 }
 
 std::unique_ptr<Lab> Lab::open(const LabConfig& config) {
   std::unique_ptr<Lab> lab(new Lab());
-  lab->add(kDataExport, config.data, SizeLimits::kDefaultData, kDefaultDataModel);
-  lab->add(kJournalExport, config.journal, SizeLimits::kDefaultJournal, kDefaultJournalModel);
+  auto data = open_store(kDataExport, config.data, SizeLimits::kDefaultData);
+  std::unique_ptr<Store> journal;
+  if (config.journal_export()) journal = open_store(kJournalExport, config.journal, SizeLimits::kDefaultJournal);
+  lab->filesystem_ = prepare(config, *data, journal.get());
+  spdlog::debug("data: {}", lab->filesystem_.describe());
+
+  const std::uint64_t data_size = data->size();
+  Device& device = lab->add(kDataExport, std::move(data), config.data.model, kDefaultDataModel);
+  if (!lab->filesystem_.journal_region.empty()) {
+    // The internal journal behaves as the journal device would.
+    const bool same_disk = config.journal.model == std::string("data");
+    std::unique_ptr<TimingModel> model;
+    if (!same_disk) model = model_for("journal-model", config.journal.model.value_or(kDefaultJournalModel), data_size);
+    const Durability durability = same_disk ? device.durability() : durability_of(model.get(), true);
+    device.add_region(std::string(kJournalExport), lab->filesystem_.journal_region, durability, std::move(model),
+                      same_disk);
+  }
+  if (journal) lab->add(kJournalExport, std::move(journal), config.journal.model, kDefaultJournalModel);
   for (const auto& d : lab->devices_) d->set_stats_enabled(config.stats);
   // Power cuts are asked for through the control socket: log only with one.
   if (config.control)
@@ -69,7 +121,7 @@ std::vector<Lab::Mark> Lab::marks() const {
 }
 
 void Lab::reset_stats() {
-  for (const auto& d : devices_) d->stats().reset();
+  for (const auto& d : devices_) d->reset_stats();
   std::lock_guard lock(marks_mutex_);
   marks_.clear();
 }

@@ -11,6 +11,7 @@
 
 #include "server/device/device.h"
 #include "server/lab/config.h"
+#include "server/lab/filesystem.h"
 #include "server/model/clock.h"
 
 namespace nvj {
@@ -27,6 +28,8 @@ class Lab {
   Device* find(std::string_view export_name) const;
 
   const std::vector<std::unique_ptr<Device>>& devices() const { return devices_; }
+  // What the data export held or was given at start.
+  const FilesystemState& filesystem() const { return filesystem_; }
 
   // The lab's clock, and how long it has been open.
   Clock& clock() { return clock_; }
@@ -57,12 +60,14 @@ class Lab {
 
  private:
   Lab() = default;
-  void add(std::string_view role, const StoreSpec& spec, std::uint64_t default_size, const char* default_model);
+  Device& add(std::string_view role, std::unique_ptr<Store> store, const std::optional<std::string>& model_text,
+              const char* default_model);
   std::vector<Device*> select(std::string_view export_name) const;
 
   MonotonicClock clock_;  // outlives the devices that wait on it
   Nanos opened_ = clock_.now();
   std::vector<std::unique_ptr<Device>> devices_;
+  FilesystemState filesystem_;
   mutable std::mutex marks_mutex_;
   std::vector<Mark> marks_;
 };

@@ -63,6 +63,8 @@ TEST_CASE("bad parameters are refused at start-up with one line naming the param
   write_file(existing, stored);
   write_file(dir.file("odd.img"), std::string(1000, 'o'));
   write_file(dir.file("small-journal.img"), std::string(100 << 10, 'j'));
+  fs::create_directories(dir.path / "big-tree");
+  write_file(dir.file("big-tree/big"), std::string(20 << 20, 'x'));
   const std::string locked = dir.file("locked.img");
   write_file(locked, std::string(1 << 20, 'L'));
 
@@ -104,6 +106,26 @@ TEST_CASE("bad parameters are refused at start-up with one line naming the param
       {"malformed model", {"data-model=hdd:rpm"}, R"(data-model=hdd:rpm: 'rpm' is not KEY=VALUE)"},
       {"platter smaller than the export", {"data=2G", "data-model=hdd:capacity=1G"},
        R"(data-model=hdd:capacity=1G: hdd: capacity=1 GiB is smaller than the export \(2 GiB\))"},
+      {"unknown filesystem", {"fs=ext3"}, R"(fs=ext3: expected ext4 or none)"},
+      {"unknown journal placement", {"fs-journal=inside"}, R"(fs-journal=inside: expected external, internal, internal:SIZE or none)"},
+      {"bad internal journal size", {"fs-journal=internal:12Q"}, R"(fs-journal=internal:12Q: '12Q' is not a size)"},
+      {"internal journal larger than the filesystem takes", {"data=64M", "fs-journal=internal:40M"},
+       R"(fs-journal=internal:40 MiB: a journal of 40960 blocks: a filesystem of 65536 blocks takes 1024 to 32768)"},
+      {"filesystem options with fs=none", {"fs=none", "fs-journal=internal"},
+       R"(fs-journal=internal: formats the filesystem, but fs=none serves blank disks)"},
+      {"journal export size with an internal journal", {"fs-journal=internal", "journal=64M"},
+       R"(journal=64M: there is no journal export with fs-journal=internal \(size the internal journal)"},
+      {"journal on the data disk without an internal journal", {"journal-model=data"},
+       R"(journal-model=data: puts an internal journal on the data disk's model: it needs fs-journal=internal)"},
+      {"populate from a missing directory", {"fs-populate=" + dir.file("no-tree")},
+       "fs-populate=" + dir.file("no-tree") + ": is not a directory"},
+      {"bad block size", {"fs-block-size=512"}, R"(fs-block-size=512: expected 1024, 2048 or 4096)"},
+      {"label too long", {"fs-label=seventeen-letters"}, R"(fs-label=seventeen-letters: a label has at most 16 bytes)"},
+      {"a tree that does not fit", {"data=16M", "fs-populate=" + dir.file("big-tree")},
+       "fs-populate=" + dir.file("big-tree") + ": the tree does not fit in 16 MiB: needs [0-9]+ more blocks"},
+      {"a file holding data that is not ext4", {"data-file=" + existing},
+       "data-file=" + existing + ": holds data that is not an ext4 filesystem; it is not formatted over "
+       "\\(fs-format=force formats it anyway"},
       {"file in use by another server", {"data-file=" + locked},
        "data-file=" + locked + ": is in use by another export or server \\(locked\\)"},
   };

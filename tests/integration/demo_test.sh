@@ -13,8 +13,8 @@ grep -q '^  journal     [0-9]* transactions' "$T/out"
 grep -q '^  teardown    unmounted, detached, server stopped$' "$T/out"
 # The devices' side: the journal took writes, the data disk flushes.
 grep -q "^What the devices saw" "$T/out"
-grep -Eq '^  journal  write +[1-9][0-9]* ' "$T/out"
-grep -Eq '^  data     flush +[1-9][0-9]* ' "$T/out"
+grep -Eq '^  journal +write +[1-9][0-9]* ' "$T/out"
+grep -Eq '^  data +flush +[1-9][0-9]* ' "$T/out"
 # Its own leftovers only: other kernel tests may hold loop devices meanwhile.
 # (No bare `! cmd` here: set -e ignores a negated command.)
 if losetup -a | grep -q '/run/nvjournal/demo-'; then echo "a loop device is left"; exit 1; fi

@@ -69,7 +69,8 @@ stop_server() {
   [ "$status" = 0 ] || { echo "nbdkit exited with $status"; return 1; }
 }
 
-# attach NAME SOCKET : nvj attach; sets DATA_DEV and JOURNAL_DEV.
+# attach NAME SOCKET : nvj attach; sets DATA_DEV and JOURNAL_DEV (empty when
+# the server has no journal export: an internal journal).
 attach() {
   local state="$T/$1.attach"
   _attachments+=("$state")
@@ -78,15 +79,16 @@ attach() {
   echo "$out"
   DATA_DEV=$(awk '$1 == "data" { print $2 }' <<<"$out")
   JOURNAL_DEV=$(awk '$1 == "journal" { print $2 }' <<<"$out")
-  [ -b "$DATA_DEV" ] && [ -b "$JOURNAL_DEV" ]
+  [ -b "$DATA_DEV" ] && { [ -z "$JOURNAL_DEV" ] || [ -b "$JOURNAL_DEV" ]; }
 }
 
 detach() { "$NVJ" detach --state "$T/$1.attach"; }
 
-# mount_fs DIR : ext4 on DATA_DEV with its journal on JOURNAL_DEV, data=journal.
+# mount_fs DIR : ext4 on DATA_DEV with data=journal, its journal on
+# JOURNAL_DEV when there is one.
 mount_fs() {
   mkdir -p "$1"
-  mount -t ext4 -o "data=journal,journal_path=$JOURNAL_DEV" "$DATA_DEV" "$1"
+  mount -t ext4 -o "data=journal${JOURNAL_DEV:+,journal_path=$JOURNAL_DEV}" "$DATA_DEV" "$1"
   _mounts+=("$1")
 }
 
@@ -95,5 +97,5 @@ fsck_clean() {
   if dumpe2fs -h "$DATA_DEV" 2>/dev/null | grep -q needs_recovery; then
     echo "needs_recovery is still set on $DATA_DEV"; return 1
   fi
-  e2fsck -fn -j "$JOURNAL_DEV" "$DATA_DEV"
+  e2fsck -fn ${JOURNAL_DEV:+-j "$JOURNAL_DEV"} "$DATA_DEV"
 }

@@ -109,7 +109,7 @@ TEST_CASE("the server lists data and journal and data is the default export", "[
 
 TEST_CASE("every NBD command works on both exports and is advertised", "[nbd]") {
   TempDir dir;
-  auto server = start_server(dir.path, {"data=256M", "journal=16M", "data-model=none", "journal-model=none"});
+  auto server = start_server(dir.path, {"data=256M", "journal=16M", "data-model=none", "journal-model=none", "fs=none"});
   for (const char* name : {"data", "journal"}) {
     SECTION(name) {
       auto h = connect(*server, name);
@@ -168,7 +168,7 @@ TEST_CASE("every NBD command works on both exports and is advertised", "[nbd]") 
 TEST_CASE("multi-conn: concurrent clients with many requests in flight see each other's writes after a flush",
           "[nbd]") {
   TempDir dir;
-  auto server = start_server(dir.path, {"data=256M", "journal=16M", "data-model=none", "journal-model=none"});
+  auto server = start_server(dir.path, {"data=256M", "journal=16M", "data-model=none", "journal-model=none", "fs=none"});
   constexpr int kClients = 4;
   constexpr int kInFlight = 16;
   constexpr int kWritesEach = 512;
@@ -223,7 +223,7 @@ TEST_CASE("file-backed exports keep every flushed data byte and every acknowledg
           "[nbd][persistence]") {
   TempDir dir;
   const std::vector<std::string> params{"data=64M", "journal=8M", "data-file=" + dir.file("data.img"),
-                                        "journal-file=" + dir.file("journal.img"), "data-model=none"};
+                                        "journal-file=" + dir.file("journal.img"), "data-model=none", "fs=none"};
   const auto flushed = pattern(1 << 20, 11);
   const auto fua = pattern(8192, 12);
   const auto journal_bytes = pattern(3 << 20, 13);
@@ -240,7 +240,7 @@ TEST_CASE("file-backed exports keep every flushed data byte and every acknowledg
   }
   // Restarted on the same files, with no sizes: the files' own are served.
   auto server = start_server(dir.path / "run2", {"data-file=" + dir.file("data.img"),
-                                                 "journal-file=" + dir.file("journal.img")});
+                                                 "journal-file=" + dir.file("journal.img"), "fs=none"});
   {
   auto data = connect(*server, "data");
   auto journal = connect(*server, "journal");

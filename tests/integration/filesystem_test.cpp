@@ -1,0 +1,152 @@
+// The filesystem the server starts with, through the real nbdkit and libnbd:
+// the image read back from the export by fscore's reader, the internal
+// journal's region timed and made durable as the journal device (a power
+// cut keeps its acknowledged writes and drops the data disk's volatile
+// ones), a file-backed filesystem served back as it is after a restart, and
+// fs-format=force.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "fscore/ext4/image_reader.h"
+#include "server_fixture.h"
+#include "tools/nvj/control_client.h"
+#include "tools/nvj/server_address.h"
+
+using nvj::test::connect;
+using nvj::test::start_server;
+using nvj::test::TempDir;
+
+namespace {
+
+// An export read through libnbd, for fscore's image reader.
+class NbdSource final : public fscore::BlockSource {
+ public:
+  explicit NbdSource(nbd_handle* h) : h_(h) {}
+  std::uint64_t size() const override { return static_cast<std::uint64_t>(nbd_get_size(h_)); }
+  void read(std::uint64_t offset, std::span<std::uint8_t> bytes) const override {
+    if (nbd_pread(h_, bytes.data(), bytes.size(), offset, 0) != 0) throw std::runtime_error(nbd_get_error());
+  }
+
+ private:
+  nbd_handle* h_;
+};
+
+std::vector<char> block(char fill, std::size_t size) { return std::vector<char>(size, fill); }
+
+char first_byte(nbd_handle* h, std::uint64_t offset) {
+  char b = 0;
+  REQUIRE(nbd_pread(h, &b, 1, offset, 0) == 0);
+  return b;
+}
+
+std::string post(const std::string& control, const std::string& target) {
+  const auto r = nvj::cli::control_request(control, "POST", target);
+  return std::to_string(r.status) + " " + r.body;
+}
+
+}  // namespace
+
+TEST_CASE("an internal journal's region keeps every acknowledged write through a power cut", "[fs][power]") {
+  TempDir dir;
+  const std::string control = dir.file("control.sock");
+  auto server = start_server(dir.path / "run", {"data=256M", "fs-journal=internal:8M", "fs-block-size=4096",
+                                                "control=" + control, "data-model=hdd:cache=on",
+                                                "journal-model=nvram"});
+  {
+    auto data = connect(*server, "data");
+    const auto exports = nvj::cli::ServerAddress::parse(server->socket()).list_exports();
+    CHECK(exports.size() == 1);  // no journal export
+    const fscore::ext4::ImageInfo info = fscore::ext4::read_image(NbdSource(data.get()));
+    REQUIRE(info.journal == fscore::ext4::JournalKind::kInternal);
+    REQUIRE(info.block_size == 4096);
+    std::uint64_t journal_blocks = 0;
+    for (const auto& r : info.journal_runs) journal_blocks += r.count;
+    CHECK(journal_blocks == 2048);
+    const std::uint64_t in_journal = (info.journal_runs.front().start + 10) * 4096;
+    const std::uint64_t outside = (info.blocks - 1) * 4096;
+    // A write that crosses into the journal: its two halves follow their regions.
+    const std::uint64_t straddle = info.journal_runs.front().start * 4096 - 4096;
+
+    const char before_straddle = first_byte(data.get(), straddle);
+    REQUIRE(post(control, "/reset-stats").rfind("200", 0) == 0);
+    REQUIRE(nbd_pwrite(data.get(), block('J', 4096).data(), 4096, in_journal, 0) == 0);
+    REQUIRE(nbd_pwrite(data.get(), block('D', 4096).data(), 4096, outside, 0) == 0);
+    REQUIRE(nbd_pwrite(data.get(), block('S', 8192).data(), 8192, straddle, 0) == 0);
+
+    const std::string stats = nvj::cli::control_request(control, "GET", "/stats").body;
+    CHECK_THAT(stats, Catch::Contains(R"("regions":{"journal":{"model":"nvram)"));
+    CHECK_THAT(stats, Catch::Contains(R"("durability":"durable on acknowledgement","size":8388608,"in_flight":0,)"
+                                      R"("ops":{"read":{"count":0,"bytes":0,"errors":0)"));
+    const std::string text = nvj::cli::control_request(control, "GET", "/stats?format=text").body;
+    CHECK_THAT(text, Catch::Matches(R"((.|\n)*data/journal +write +2 +8192 (.|\n)*)"));
+    CHECK_THAT(text, Catch::Matches(R"((.|\n)*\ndata +write +2 +8192 (.|\n)*)"));
+
+    CHECK_THAT(post(control, "/crash?policy=all"), Catch::StartsWith("200 "));
+    CHECK_THAT(post(control, "/power-on"), Catch::StartsWith("200 "));
+    CHECK(first_byte(data.get(), in_journal) == 'J');                 // NVRAM region: kept
+    CHECK(first_byte(data.get(), outside) == 0);                      // data disk cache: lost
+    CHECK(first_byte(data.get(), straddle) == before_straddle);       // its data half: lost
+    CHECK(first_byte(data.get(), straddle + 4096) == 'S');            // its journal half: kept
+  }
+  CHECK(server->stop() == 0);
+}
+
+TEST_CASE("a file-backed filesystem is served back as it is after a restart", "[fs]") {
+  TempDir dir;
+  const std::string image = dir.file("data.img");
+  fscore::Uuid uuid{};
+  std::vector<fscore::ext4::BlockRun> runs;
+  {
+    auto server = start_server(dir.path / "run1", {"data=128M", "data-file=" + image, "fs-journal=internal",
+                                                   "fs-label=lab"});
+    auto data = connect(*server, "data");
+    const auto info = fscore::ext4::read_image(NbdSource(data.get()));
+    CHECK(info.super.volume_name == "lab");
+    uuid = info.super.uuid;
+    runs = info.journal_runs;
+    INFO(info.blocks << " blocks of " << info.block_size);
+    const int written = nbd_pwrite(data.get(), block('K', 1024).data(), 1024, (info.blocks - 1) * info.block_size,
+                                   LIBNBD_CMD_FLAG_FUA);
+    INFO(nbd_get_error());
+    REQUIRE(written == 0);
+    data.reset();
+    CHECK(server->stop() == 0);
+  }
+  // Restarted without sizes or fs-journal: the file's filesystem, its journal found again.
+  const std::string control = dir.file("control.sock");
+  auto server = start_server(dir.path / "run2", {"data-file=" + image, "control=" + control});
+  {
+    auto data = connect(*server, "data");
+    const auto info = fscore::ext4::read_image(NbdSource(data.get()));
+    CHECK(info.super.uuid == uuid);
+    REQUIRE(info.journal_runs.size() == runs.size());
+    CHECK(info.journal_runs.front().start == runs.front().start);
+    CHECK(first_byte(data.get(), (info.blocks - 1) * info.block_size + 1023) == 'K');
+    CHECK_THAT(nvj::cli::control_request(control, "GET", "/stats").body,
+               Catch::Contains(R"("regions":{"journal":{"model":"nvram)"));
+  }
+  CHECK(server->stop() == 0);
+}
+
+TEST_CASE("fs-format=force formats a store that holds other data, and fs=none serves it blank", "[fs]") {
+  TempDir dir;
+  const std::string image = dir.file("junk.img");
+  {
+    auto server = start_server(dir.path / "run1", {"data=64M", "data-file=" + image, "fs=none", "data-model=none"});
+    auto data = connect(*server, "data");
+    CHECK_THROWS(fscore::ext4::read_image(NbdSource(data.get())));  // blank
+    REQUIRE(nbd_pwrite(data.get(), block('X', 65536).data(), 65536, 0, LIBNBD_CMD_FLAG_FUA) == 0);
+    data.reset();
+    CHECK(server->stop() == 0);
+  }
+  auto server = start_server(dir.path / "run2", {"data-file=" + image, "fs-format=force", "fs-journal=internal"});
+  {
+    auto data = connect(*server, "data");
+    const auto info = fscore::ext4::read_image(NbdSource(data.get()));
+    CHECK(info.journal == fscore::ext4::JournalKind::kInternal);
+    CHECK(first_byte(data.get(), 0) == 0);  // the junk before the superblock is gone too
+  }
+  CHECK(server->stop() == 0);
+}
