@@ -178,9 +178,9 @@ TEST_CASE("nvj stats shows a running server's statistics", "[control][nvj]") {
   }
   auto r = nvj::cli::run({NVJ_BINARY, "stats", control});
   CHECK(r.status == 0);
-  CHECK_THAT(r.output, Catch::StartsWith("export   op"));
-  CHECK_THAT(r.output, Catch::Contains("data     write           1         8192"));
-  CHECK_THAT(r.output, Catch::Contains("data     flush           1"));
+  CHECK_THAT(r.output, Catch::StartsWith("export       op"));
+  CHECK_THAT(r.output, Catch::Contains("data         write           1         8192"));
+  CHECK_THAT(r.output, Catch::Contains("data         flush           1"));
   r = nvj::cli::run({NVJ_BINARY, "stats", "--json", control});
   CHECK_THAT(r.output, Catch::StartsWith("{\"uptime_s\":"));
   r = nvj::cli::run({NVJ_BINARY, "stats", "--metrics", "--reset", control});

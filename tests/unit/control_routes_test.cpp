@@ -50,7 +50,7 @@ TEST_CASE("stats, metrics, marks and resets", "[control]") {
 
   r = route_control(*lab, "GET", "/stats?format=text");
   CHECK(r.status == 200);
-  CHECK_THAT(r.body, Catch::Contains("data     write"));
+  CHECK_THAT(r.body, Catch::Contains("data         write"));
   CHECK(route_control(*lab, "GET", "/stats?format=xml").status == 400);
 
   r = route_control(*lab, "GET", "/metrics");
