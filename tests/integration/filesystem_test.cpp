@@ -150,3 +150,25 @@ TEST_CASE("fs-format=force formats a store that holds other data, and fs=none se
   }
   CHECK(server->stop() == 0);
 }
+
+TEST_CASE("journal-model=data keeps an internal journal on the data disk's own model and cache", "[fs][power]") {
+  TempDir dir;
+  const std::string control = dir.file("control.sock");
+  auto server = start_server(dir.path / "run", {"data=128M", "fs-journal=internal", "journal-model=data",
+                                                "data-model=hdd:cache=on", "control=" + control});
+  {
+    auto data = connect(*server, "data");
+    const auto info = fscore::ext4::read_image(NbdSource(data.get()));
+    REQUIRE(info.journal == fscore::ext4::JournalKind::kInternal);
+    const std::uint64_t in_journal = (info.journal_runs.front().start + 10) * info.block_size;
+    REQUIRE(nbd_pwrite(data.get(), block('J', 1024).data(), 1024, in_journal, 0) == 0);
+    const std::string stats = nvj::cli::control_request(control, "GET", "/stats").body;
+    CHECK_THAT(stats, Catch::Contains(R"("regions":{"journal":{"model":"the data device's own: hdd: 7200 rpm)"));
+    CHECK_THAT(stats, Catch::Contains(R"("durability":"durable after flush or FUA")"));
+    // The same disk's volatile cache: a cut loses the unflushed journal write.
+    CHECK_THAT(post(control, "/crash?policy=all"), Catch::StartsWith("200 "));
+    CHECK_THAT(post(control, "/power-on"), Catch::StartsWith("200 "));
+    CHECK(first_byte(data.get(), in_journal) == 0);
+  }
+  CHECK(server->stop() == 0);
+}
