@@ -8,12 +8,14 @@
 #include "fscore/ext4/extent_tree.h"
 #include "fscore/ext4/features.h"
 #include "fscore/ext4/group_desc.h"
+#include "fscore/ext4/indirect_blocks.h"
 #include "fscore/ext4/inode.h"
 
 namespace fscore::ext4 {
 namespace {
 
 constexpr std::size_t kMaxJournalExtents = 1 << 16;  // 2^16 x 32768 blocks: more than any journal
+constexpr std::uint64_t kMaxJournalBlocks = 1u << 30;  // far above mke2fs's 10,240,000
 
 [[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
 
@@ -54,8 +56,11 @@ void read_internal_journal(const BlockSource& source, ImageInfo& info) {
   if (sb.has_metadata_csum() && !inode_checksum_ok(raw, ino, seed)) fail("journal inode: checksum does not match");
   const Inode j = decode_inode(raw);
   if ((j.mode & kModeTypeMask) != kModeRegular) fail("journal inode is not a regular file");
-  if ((j.flags & kExtentsFl) == 0) fail("journal inode does not use extents (block-mapped journals are not read here)");
-  const std::vector<Extent> extents = read_extent_tree(j.block, source, bs, info.blocks, kMaxJournalExtents);
+  const std::uint64_t file_blocks = (j.size + bs - 1) / bs;
+  if (file_blocks > kMaxJournalBlocks) fail("journal inode of " + std::to_string(j.size) + " bytes is larger than jbd2 takes");
+  const std::vector<Extent> extents =
+      (j.flags & kExtentsFl) != 0 ? read_extent_tree(j.block, source, bs, info.blocks, kMaxJournalExtents)
+                                  : read_indirect_blocks(j.block, source, bs, info.blocks, file_blocks, kMaxJournalBlocks);
   std::uint64_t logical = 0;
   for (const Extent& x : extents) {
     if (x.logical != logical) fail("journal inode has a hole at block " + std::to_string(logical));

@@ -12,6 +12,7 @@
 #include "fscore/ext4/image_reader.h"
 #include "server_fixture.h"
 #include "tools/nvj/control_client.h"
+#include "tools/nvj/process.h"
 #include "tools/nvj/server_address.h"
 
 using nvj::test::connect;
@@ -171,4 +172,25 @@ TEST_CASE("journal-model=data keeps an internal journal on the data disk's own m
     CHECK(first_byte(data.get(), in_journal) == 0);
   }
   CHECK(server->stop() == 0);
+}
+
+TEST_CASE("images made by mke2fs are served as they are with their journal found", "[fs]") {
+  // ext3's journal is block-mapped (indirect blocks), ext4's uses extents;
+  // both with mke2fs's defaults (resize_inode and all).
+  for (const char* type : {"ext3", "ext4"}) {
+    INFO(type);
+    TempDir dir;
+    const std::string image = dir.file("mke2fs.img");
+    REQUIRE(nvj::cli::run({"truncate", "-s", "300M", image}).status == 0);
+    const auto made = nvj::cli::run({"mke2fs", "-q", "-F", "-t", type, "-J", "size=16", image});
+    INFO(made.output);
+    REQUIRE(made.status == 0);
+    const std::string control = dir.file("control.sock");
+    auto server = start_server(dir.path / "run", {"data-file=" + image, "control=" + control, "fs-journal=internal"});
+    const std::string stats = nvj::cli::control_request(control, "GET", "/stats").body;
+    CHECK_THAT(stats, Catch::Contains(R"("regions":{"journal":{"model":"nvram)"));
+    CHECK_THAT(stats, Catch::Contains(R"("size":16777216,)"));
+    CHECK(server->stop() == 0);
+    CHECK(nvj::cli::run({"e2fsck", "-fn", image}).status == 0);
+  }
 }
