@@ -68,8 +68,8 @@ Geometry plan_geometry(const GeometryRequest& r) {
     g.desc_blocks = static_cast<std::uint32_t>(div_ceil(g.groups, g.block_size / g.desc_size));
     if (std::uint64_t{g.desc_blocks} + 1 >= g.blocks_per_group)  // mke2fs would turn on meta_bg
       throw std::invalid_argument(std::to_string(g.groups) + " block groups need " + std::to_string(g.desc_blocks) +
-                                  " blocks of descriptors, more than a group holds (meta_bg is not built here): "
-                                  "use a larger block size");
+                                  " blocks of descriptors, more than a group holds (meta_bg is not built here): " +
+                                  (g.block_size < 4096 ? "use a larger block size" : "the device is too large"));
     std::uint64_t ipg = div_ceil(wanted_inodes, g.groups);
     if (ipg > 8ull * g.block_size) {  // more than one bitmap's worth: smaller groups
       if (g.blocks_per_group < 256) throw std::invalid_argument("too many inodes for the device");

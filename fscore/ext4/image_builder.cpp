@@ -101,11 +101,15 @@ void ImageBuilder::plan_group_metadata() {
 }
 
 void ImageBuilder::plan_journal(std::uint64_t blocks) {
-  const std::uint64_t limit = std::min(kMaxJournalBlocks, geometry_.blocks / 2);
+  if (blocks == 0)  // mke2fs makes no journal below 2048 blocks
+    throw JournalSizeError("a filesystem of " + std::to_string(geometry_.blocks) +
+                           " blocks is too small for a journal (mke2fs makes none below 2048 blocks)");
+  // Like mke2fs: at most half of what is free once the metadata is placed.
+  const std::uint64_t limit = std::min(kMaxJournalBlocks, map_.free_blocks() / 2);
   if (blocks < kMinJournalBlocks || blocks > limit)
     throw JournalSizeError("a journal of " + std::to_string(blocks) + " blocks: a filesystem of " +
-                                std::to_string(geometry_.blocks) + " blocks takes " +
-                                std::to_string(kMinJournalBlocks) + " to " + std::to_string(limit));
+                           std::to_string(geometry_.blocks) + " blocks takes " + std::to_string(kMinJournalBlocks) +
+                           " to " + std::to_string(limit) + " (half its free blocks)");
   // Like mke2fs: in the middle of the filesystem, at the start of a flex group.
   std::uint32_t group = static_cast<std::uint32_t>((geometry_.blocks - geometry_.first_data_block) / 2 /
                                                    geometry_.blocks_per_group);

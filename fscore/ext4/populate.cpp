@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -75,6 +76,27 @@ std::vector<ByteRange> data_ranges(int fd, std::uint64_t size, const std::string
   return ranges;
 }
 
+// A full filesystem, said with the path that did not fit.
+template <typename Fn>
+auto naming(const std::string& path, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const NoSpaceError& e) {
+    throw NoSpaceError(path + ": " + e.what());
+  }
+}
+
+// Extended attributes are not copied: count them so the caller can say so.
+std::uint64_t xattr_count(int dir, const std::string& name) {
+  const std::string proc = "/proc/self/fd/" + std::to_string(dir) + "/" + name;
+  const ssize_t n = ::llistxattr(proc.c_str(), nullptr, 0);
+  if (n <= 0) return 0;
+  std::string names(static_cast<std::size_t>(n), '\0');
+  const ssize_t got = ::llistxattr(proc.c_str(), names.data(), names.size());
+  if (got <= 0) return 0;
+  return static_cast<std::uint64_t>(std::count(names.begin(), names.begin() + got, '\0'));
+}
+
 class Walker {
  public:
   explicit Walker(ImageBuilder& builder) : builder_(builder) {}
@@ -101,11 +123,12 @@ class Walker {
   void entry(int dir, std::uint32_t parent, const std::string& name, const std::string& path) {
     const struct statx st = stat_at(dir, name, path);
     const Attributes a = attributes_of(st);
+    counts.xattrs_not_copied += xattr_count(dir, name);
     const unsigned type = st.stx_mode & S_IFMT;
     const std::pair<std::uint64_t, std::uint64_t> id{makedev(st.stx_dev_major, st.stx_dev_minor), st.stx_ino};
     if (type != S_IFDIR && st.stx_nlink > 1) {
       if (const auto it = seen_.find(id); it != seen_.end()) {
-        builder_.add_hard_link(parent, name, it->second);
+        naming(path, [&] { builder_.add_hard_link(parent, name, it->second); });
         ++counts.hard_links;
         return;
       }
@@ -119,7 +142,7 @@ class Walker {
           directory(fd.get(), ImageBuilder::kLostFound, path);
           return;
         }
-        ino = builder_.add_directory(parent, name, a);
+        ino = naming(path, [&] { return builder_.add_directory(parent, name, a); });
         ++counts.directories;
         directory(fd.get(), ino, path);
         return;
@@ -128,13 +151,17 @@ class Walker {
       case S_IFLNK: ino = symlink(dir, parent, name, path, a, st.stx_size); break;
       case S_IFCHR:
       case S_IFBLK:
-        ino = builder_.add_special(parent, name, a, type == S_IFCHR ? FileType::kChar : FileType::kBlock,
-                                   st.stx_rdev_major, st.stx_rdev_minor);
+        ino = naming(path, [&] {
+          return builder_.add_special(parent, name, a, type == S_IFCHR ? FileType::kChar : FileType::kBlock,
+                                      st.stx_rdev_major, st.stx_rdev_minor);
+        });
         ++counts.specials;
         break;
       case S_IFIFO:
       case S_IFSOCK:
-        ino = builder_.add_special(parent, name, a, type == S_IFIFO ? FileType::kFifo : FileType::kSocket);
+        ino = naming(path, [&] {
+          return builder_.add_special(parent, name, a, type == S_IFIFO ? FileType::kFifo : FileType::kSocket);
+        });
         ++counts.specials;
         break;
       default: fail(path, "unknown file type of", EINVAL);
@@ -149,7 +176,7 @@ class Walker {
     const std::vector<ByteRange> ranges = data_ranges(fd.get(), size, path);
     for (const ByteRange& r : ranges) counts.data_bytes += r.length;
     const int f = fd.get();
-    const std::uint32_t ino = builder_.add_file(parent, name, a, size, ranges, [&](std::uint64_t offset, std::span<std::uint8_t> buffer) {
+    const std::uint32_t ino = naming(path, [&] { return builder_.add_file(parent, name, a, size, ranges, [&](std::uint64_t offset, std::span<std::uint8_t> buffer) {
       std::size_t done = 0;
       while (done < buffer.size()) {
         const ssize_t n = ::pread(f, buffer.data() + done, buffer.size() - done, static_cast<off_t>(offset + done));
@@ -158,7 +185,7 @@ class Walker {
         if (n == 0) fail(path, "file shrank while being copied:", EIO);
         done += static_cast<std::size_t>(n);
       }
-    });
+    }); });
     ++counts.files;
     return ino;
   }
@@ -171,7 +198,7 @@ class Walker {
     if (static_cast<std::size_t>(n) >= target.size()) fail(path, "link changed while being read:", EIO);
     target.resize(static_cast<std::size_t>(n));
     ++counts.symlinks;
-    return builder_.add_symlink(parent, name, a, target);
+    return naming(path, [&] { return builder_.add_symlink(parent, name, a, target); });
   }
 
   ImageBuilder& builder_;

@@ -2,7 +2,8 @@
 // regular files (holes stay holes, found with SEEK_DATA/SEEK_HOLE),
 // directories, symlinks, hard links (within the tree), device nodes, FIFOs
 // and sockets, with their modes, owners and nanosecond times. Names are
-// taken as bytes, whatever their encoding.
+// taken as bytes, whatever their encoding. Extended attributes are not
+// copied (yet): they are counted, so the caller can warn.
 #pragma once
 
 #include <string>
@@ -14,6 +15,7 @@ namespace fscore::ext4 {
 struct PopulateCounts {
   std::uint64_t files = 0, directories = 0, symlinks = 0, hard_links = 0, specials = 0;
   std::uint64_t data_bytes = 0;  // bytes of file data copied (holes not counted)
+  std::uint64_t xattrs_not_copied = 0;  // extended attributes (ACLs, capabilities, ...) left behind
 };
 
 // The root of the image takes the source directory's mode, owner and times.

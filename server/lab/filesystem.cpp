@@ -79,7 +79,9 @@ FilesystemState format(const FilesystemSpec& spec, Store& data, Store* journal) 
       options.external_journal_uuid = device.uuid;
       break;
   }
-  build(spec, options, nullptr);  // a dry run: fails here, before a byte is written, if anything does not fit
+  // A dry run where a failure half-way would leave something written: a
+  // tree that does not fit, or stores cleared for a forced format.
+  if (spec.populate || spec.force) build(spec, options, nullptr);
   if (spec.force) {
     clear_store(data);
     if (journal != nullptr && spec.journal == JournalPlacement::external) clear_store(*journal);

@@ -89,6 +89,8 @@ std::unique_ptr<Lab> Lab::open(const LabConfig& config) {
   if (config.journal_export()) journal = open_store(kJournalExport, config.journal, SizeLimits::kDefaultJournal);
   lab->filesystem_ = prepare(config, *data, journal.get());
   spdlog::debug("data: {}", lab->filesystem_.describe());
+  if (const auto n = lab->filesystem_.populated.xattrs_not_copied; n > 0)
+    spdlog::warn("fs-populate: {} extended attributes (ACLs, capabilities, ...) were not copied", n);
 
   const std::uint64_t data_size = data->size();
   Device& device = lab->add(kDataExport, std::move(data), config.data.model, kDefaultDataModel);

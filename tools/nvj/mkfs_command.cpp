@@ -1,6 +1,9 @@
 // nvj mkfs: build an ext4 image file (and its external journal) without
 // mke2fs, the way the server formats its exports.
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <cstdio>
 #include <optional>
@@ -107,6 +110,18 @@ std::unique_ptr<FileStore> open_image(const std::string& what, const std::string
   }
 }
 
+// Whether an existing file holds any data (not just holes). Checked before
+// the file is opened with a size, which would grow it.
+bool file_holds_data(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;  // missing, or open_image says why
+  errno = 0;
+  const off_t data = ::lseek(fd, 0, SEEK_DATA);
+  const int error = errno;
+  ::close(fd);
+  return data >= 0 || error != ENXIO;
+}
+
 }  // namespace
 
 int mkfs_command(const std::vector<std::string>& argv) {
@@ -155,6 +170,12 @@ int mkfs_command(const std::vector<std::string>& argv) {
   spec.journal = journal.placement;
   spec.internal_journal_bytes = journal.placement == JournalPlacement::internal ? journal.size : std::nullopt;
 
+  // Refused before anything is opened: opening with a size may grow a file.
+  if (!spec.force) {
+    if (file_holds_data(image)) throw std::runtime_error(image + " already holds data (--force overwrites it)");
+    if (journal.placement == JournalPlacement::external && file_holds_data(journal.image))
+      throw std::runtime_error(journal.image + " already holds data (--force overwrites it)");
+  }
   CreatedFiles created;
   auto data = open_image("image", image, size, 0);
   created.add(*data);
@@ -162,11 +183,6 @@ int mkfs_command(const std::vector<std::string>& argv) {
   if (journal.placement == JournalPlacement::external) {
     journal_store = open_image("journal image", journal.image, journal.size, SizeLimits::kDefaultJournal);
     created.add(*journal_store);
-  }
-  if (!spec.force) {
-    if (store_holds_data(*data)) throw std::runtime_error(image + " already holds data (--force overwrites it)");
-    if (journal_store && store_holds_data(*journal_store))
-      throw std::runtime_error(journal.image + " already holds data (--force overwrites it)");
   }
   const FilesystemState state = prepare_filesystem(spec, *data, journal_store.get());
   created.keep();
@@ -179,6 +195,9 @@ int mkfs_command(const std::vector<std::string>& argv) {
                 static_cast<unsigned long long>(c.directories), static_cast<unsigned long long>(c.symlinks),
                 static_cast<unsigned long long>(c.hard_links), static_cast<unsigned long long>(c.specials),
                 format_size(c.data_bytes).c_str());
+    if (c.xattrs_not_copied > 0)
+      std::fprintf(stderr, "nvj mkfs: warning: %llu extended attributes (ACLs, capabilities, ...) were not copied\n",
+                   static_cast<unsigned long long>(c.xattrs_not_copied));
   }
   return 0;
 }
