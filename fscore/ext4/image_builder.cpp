@@ -56,9 +56,8 @@ ImageBuilder::ImageBuilder(const ImageOptions& options, BlockSink* sink)
   csum_seed_ = crc32c(~0u, options_.uuid.data(), options_.uuid.size());
   plan_group_metadata();
   if (options_.journal == JournalKind::kInternal) {
-    const std::uint64_t wanted =
-        options_.journal_blocks != 0 ? options_.journal_blocks : default_journal_blocks(geometry_.blocks);
-    plan_journal(wanted);
+    const bool asked = options_.journal_blocks != 0;
+    plan_journal(asked ? options_.journal_blocks : default_journal_blocks(geometry_.blocks), asked);
   }
   data_goal_ = geometry_.group_first_block(0);
 
@@ -100,12 +99,13 @@ void ImageBuilder::plan_group_metadata() {
   }
 }
 
-void ImageBuilder::plan_journal(std::uint64_t blocks) {
+void ImageBuilder::plan_journal(std::uint64_t blocks, bool asked) {
   if (blocks == 0)  // mke2fs makes no journal below 2048 blocks
     throw JournalSizeError("a filesystem of " + std::to_string(geometry_.blocks) +
                            " blocks is too small for a journal (mke2fs makes none below 2048 blocks)");
-  // Like mke2fs: at most half of what is free once the metadata is placed.
-  const std::uint64_t limit = std::min(kMaxJournalBlocks, map_.free_blocks() / 2);
+  // Like mke2fs (misc/util.c): a size asked for may take at most half of
+  // what is free once the metadata is placed; its own default always fits.
+  const std::uint64_t limit = std::min(kMaxJournalBlocks, asked ? map_.free_blocks() / 2 : map_.free_blocks());
   if (blocks < kMinJournalBlocks || blocks > limit)
     throw JournalSizeError("a journal of " + std::to_string(blocks) + " blocks: a filesystem of " +
                            std::to_string(geometry_.blocks) + " blocks takes " + std::to_string(kMinJournalBlocks) +

@@ -119,7 +119,7 @@ class ImageBuilder {
   };
 
   void plan_group_metadata();
-  void plan_journal(std::uint64_t journal_blocks);
+  void plan_journal(std::uint64_t journal_blocks, bool asked);
   std::uint32_t new_inode(std::uint16_t mode, const Attributes& attributes);
   void link(std::uint32_t parent, std::string_view name, std::uint32_t ino, FileType type);
   Directory& directory(std::uint32_t ino);
