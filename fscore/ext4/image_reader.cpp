@@ -15,7 +15,7 @@ namespace fscore::ext4 {
 namespace {
 
 constexpr std::size_t kMaxJournalExtents = 1 << 16;  // 2^16 x 32768 blocks: more than any journal
-constexpr std::uint64_t kMaxJournalBlocks = 1u << 30;  // far above mke2fs's 10,240,000
+constexpr std::uint64_t kMaxJournalBlocks = 1u << 25;  // well above mke2fs's 10,240,000
 
 [[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
 
@@ -60,7 +60,8 @@ void read_internal_journal(const BlockSource& source, ImageInfo& info) {
   if (file_blocks > kMaxJournalBlocks) fail("journal inode of " + std::to_string(j.size) + " bytes is larger than jbd2 takes");
   const std::vector<Extent> extents =
       (j.flags & kExtentsFl) != 0 ? read_extent_tree(j.block, source, bs, info.blocks, kMaxJournalExtents)
-                                  : read_indirect_blocks(j.block, source, bs, info.blocks, file_blocks, kMaxJournalBlocks);
+                                  : read_indirect_blocks(j.block, source, bs, info.blocks, file_blocks, kMaxJournalBlocks,
+                                                         kMaxJournalExtents);
   std::uint64_t logical = 0;
   for (const Extent& x : extents) {
     if (x.logical != logical) fail("journal inode has a hole at block " + std::to_string(logical));

@@ -14,9 +14,12 @@ namespace fscore::ext4 {
 
 // The file's first `file_blocks` blocks as extents (holes left out),
 // following indirect blocks through `source`. Throws std::runtime_error for
-// a block number outside the filesystem or more than `max_blocks` mapped.
+// a block number outside the filesystem, more than `max_blocks` mapped, more
+// than `max_extents` runs, or more indirect blocks than such a file needs:
+// memory and reads stay bounded whatever the image says.
 std::vector<Extent> read_indirect_blocks(const std::array<std::uint8_t, 60>& i_block, const BlockSource& source,
                                          std::uint32_t block_size, std::uint64_t blocks_count,
-                                         std::uint64_t file_blocks, std::uint64_t max_blocks);
+                                         std::uint64_t file_blocks, std::uint64_t max_blocks,
+                                         std::size_t max_extents = std::size_t{1} << 16);
 
 }  // namespace fscore::ext4
