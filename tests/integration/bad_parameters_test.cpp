@@ -120,6 +120,7 @@ TEST_CASE("bad parameters are refused at start-up with one line naming the param
       {"populate from a missing directory", {"fs-populate=" + dir.file("no-tree")},
        "fs-populate=" + dir.file("no-tree") + ": is not a directory"},
       {"bad block size", {"fs-block-size=512"}, R"(fs-block-size=512: expected 1024, 2048 or 4096)"},
+      {"unknown format mode", {"fs-format=always"}, R"(fs-format=always: expected auto or force)"},
       {"label too long", {"fs-label=seventeen-letters"}, R"(fs-label=seventeen-letters: a label has at most 16 bytes)"},
       {"a tree that does not fit", {"data=16M", "fs-populate=" + dir.file("big-tree")},
        "fs-populate=" + dir.file("big-tree") + ": the tree does not fit in 16 MiB: " + dir.file("big-tree/big") +
