@@ -51,6 +51,7 @@
 #include "fscore/ext4/superblock.h"
 #include "fscore/jbd2/journal_superblock.h"
 #include "tests/fuzz/image_reader_fuzz.h"
+#include "tests/support/sparse_image.h"
 
 namespace {
 
@@ -65,60 +66,18 @@ constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 
 // An image being built or analysed, in 1 KiB chunks; unwritten chunks read
 // as zeros.
-class ChunkImage : public fscore::BlockSink, public fscore::BlockSource {
+class ChunkImage : public nvj::test::SparseImage {
  public:
-  explicit ChunkImage(std::uint64_t size) : size_(size) {}
+  explicit ChunkImage(std::uint64_t size) : SparseImage(size, kChunk) {}
 
-  void write(std::uint64_t offset, std::span<const std::uint8_t> bytes) override {
-    if (offset > size_ || bytes.size() > size_ - offset) throw std::out_of_range("seed write past the end");
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const std::uint64_t at = offset + done;
-      std::vector<std::uint8_t>& chunk = chunks_[at / kChunk * kChunk];
-      chunk.resize(kChunk);
-      const std::size_t in_chunk = static_cast<std::size_t>(at % kChunk);
-      const std::size_t n = std::min<std::size_t>(bytes.size() - done, kChunk - in_chunk);
-      std::memcpy(chunk.data() + in_chunk, bytes.data() + done, n);
-      done += n;
-    }
-  }
-
-  std::uint64_t size() const override { return size_; }
-
-  void read(std::uint64_t offset, std::span<std::uint8_t> bytes) const override {
-    if (offset > size_ || bytes.size() > size_ - offset) throw std::out_of_range("seed read past the end");
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const std::uint64_t at = offset + done;
-      const std::size_t in_chunk = static_cast<std::size_t>(at % kChunk);
-      const std::size_t n = std::min<std::size_t>(bytes.size() - done, kChunk - in_chunk);
-      const auto it = chunks_.find(at / kChunk * kChunk);
-      if (it == chunks_.end()) {
-        std::memset(bytes.data() + done, 0, n);
-      } else {
-        std::memcpy(bytes.data() + done, it->second.data() + in_chunk, n);
-      }
-      done += n;
-    }
-  }
-
-  // Whether anything was written in [offset, offset + length).
-  bool holds(std::uint64_t offset, std::uint64_t length) const {
-    const auto it = chunks_.lower_bound(offset / kChunk * kChunk);
-    return it != chunks_.end() && it->first < offset + length;
-  }
-
-  // The chunks that hold something other than zeros.
+  // The chunks that hold something other than zeros, by byte offset.
   std::map<std::uint64_t, std::vector<std::uint8_t>> nonzero_chunks() const {
     std::map<std::uint64_t, std::vector<std::uint8_t>> out;
-    for (const auto& [at, chunk] : chunks_)
-      if (std::any_of(chunk.begin(), chunk.end(), [](std::uint8_t b) { return b != 0; })) out.emplace(at, chunk);
+    for (const auto& [page, chunk] : pages())
+      if (std::any_of(chunk.begin(), chunk.end(), [](std::uint8_t b) { return b != 0; }))
+        out.emplace(page * kChunk, chunk);
     return out;
   }
-
- private:
-  std::uint64_t size_;
-  std::map<std::uint64_t, std::vector<std::uint8_t>> chunks_;
 };
 
 struct Region {

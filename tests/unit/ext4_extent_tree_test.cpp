@@ -15,6 +15,7 @@
 #include "fscore/endian.h"
 #include "fscore/ext4/extent_tree.h"
 #include "fscore/ext4/indirect_blocks.h"
+#include "tests/support/sparse_image.h"
 
 using fscore::ext4::Extent;
 using fscore::ext4::ExtentTree;
@@ -25,35 +26,7 @@ namespace ext4 = fscore::ext4;
 
 // A device of `size` bytes that reads zeros where nothing was written,
 // stored as the byte ranges written (whole blocks here).
-class MemoryDevice : public fscore::BlockSink, public fscore::BlockSource {
- public:
-  explicit MemoryDevice(std::uint64_t size) : size_(size) {}
-  void write(std::uint64_t offset, std::span<const std::uint8_t> bytes) override {
-    if (offset > size_ || bytes.size() > size_ - offset) throw std::out_of_range("write past the end");
-    for (std::size_t i = 0; i < bytes.size(); ++i) byte(offset + i) = bytes[i];
-  }
-  std::uint64_t size() const override { return size_; }
-  void read(std::uint64_t offset, std::span<std::uint8_t> bytes) const override {
-    if (offset > size_ || bytes.size() > size_ - offset) throw std::out_of_range("read past the end");
-    ++reads_;
-    for (std::size_t i = 0; i < bytes.size(); ++i) {
-      const auto it = pages_.find((offset + i) / kPage);
-      bytes[i] = it == pages_.end() ? 0 : it->second[(offset + i) % kPage];
-    }
-  }
-  std::size_t reads() const { return reads_; }
-
- private:
-  static constexpr std::uint64_t kPage = 1024;
-  std::uint8_t& byte(std::uint64_t at) {
-    auto [it, added] = pages_.try_emplace(at / kPage);
-    if (added) it->second.fill(0);
-    return it->second[at % kPage];
-  }
-  std::uint64_t size_;
-  std::map<std::uint64_t, std::array<std::uint8_t, kPage>> pages_;
-  mutable std::size_t reads_ = 0;
-};
+using MemoryDevice = nvj::test::SparseImage;
 
 struct Built {
   ExtentTree tree;

@@ -22,6 +22,7 @@
 #include "fscore/ext4/inode.h"
 #include "fscore/ext4/journal_device.h"
 #include "fscore/ext4/superblock.h"
+#include "tests/support/sparse_image.h"
 
 using fscore::Uuid;
 using fscore::ext4::Attributes;
@@ -40,63 +41,7 @@ namespace ext4 = fscore::ext4;
 
 constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 
-// A device image in memory: both the builder's sink and the reader's
-// source. Pages nobody wrote read as zeros and take no memory, so a
-// gigabyte image costs what its metadata does.
-class MemoryImage : public fscore::BlockSink, public fscore::BlockSource {
- public:
-  explicit MemoryImage(std::uint64_t size) : size_(size) {}
-
-  void write(std::uint64_t offset, std::span<const std::uint8_t> bytes) override {
-    if (offset > size_ || bytes.size() > size_ - offset) throw std::out_of_range("write past the end of the image");
-    written_ += bytes.size();
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const std::uint64_t at = offset + done;
-      auto [it, added] = pages_.try_emplace(at / kPage);
-      if (added) it->second.assign(kPage, 0);
-      const std::size_t in_page = static_cast<std::size_t>(at % kPage);
-      const std::size_t n = std::min(bytes.size() - done, kPage - in_page);
-      std::copy_n(bytes.begin() + static_cast<std::ptrdiff_t>(done), n,
-                  it->second.begin() + static_cast<std::ptrdiff_t>(in_page));
-      done += n;
-    }
-  }
-
-  std::uint64_t size() const override { return size_; }
-
-  void read(std::uint64_t offset, std::span<std::uint8_t> bytes) const override {
-    if (offset > size_ || bytes.size() > size_ - offset) throw std::out_of_range("read past the end of the image");
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const std::uint64_t at = offset + done;
-      const std::size_t in_page = static_cast<std::size_t>(at % kPage);
-      const std::size_t n = std::min(bytes.size() - done, kPage - in_page);
-      const auto it = pages_.find(at / kPage);
-      if (it == pages_.end()) {
-        std::fill_n(bytes.begin() + static_cast<std::ptrdiff_t>(done), n, std::uint8_t{0});
-      } else {
-        std::copy_n(it->second.begin() + static_cast<std::ptrdiff_t>(in_page), n,
-                    bytes.begin() + static_cast<std::ptrdiff_t>(done));
-      }
-      done += n;
-    }
-  }
-
-  std::uint64_t bytes_written() const { return written_; }
-  // Whether anything was written in [offset, offset + length).
-  bool holds(std::uint64_t offset, std::uint64_t length) const {
-    const auto it = pages_.lower_bound(offset / kPage);
-    return it != pages_.end() && it->first * kPage < offset + length;
-  }
-  std::size_t pages() const { return pages_.size(); }
-
- private:
-  static constexpr std::size_t kPage = 4096;
-  std::uint64_t size_;
-  std::uint64_t written_ = 0;
-  std::map<std::uint64_t, std::vector<std::uint8_t>> pages_;
-};
+using MemoryImage = nvj::test::SparseImage;
 
 // The first `size` bytes of another source: a truncated device.
 class Prefix : public fscore::BlockSource {
@@ -297,7 +242,7 @@ TEST_CASE("read_image follows a journal of more than four extents through its le
   CHECK(fscore::load_le<std::uint16_t>(journal.block.data()) == ext4::kExtentMagic);
   CHECK(fscore::load_le<std::uint16_t>(journal.block.data() + 6) == 1);  // eh_depth
   CHECK(journal.size == 200000u * 4096u);
-  CHECK(image.pages() < 64u);
+  CHECK(image.pages().size() < 64u);
 }
 
 TEST_CASE("read_image joins a journal allocated in pieces", "[ext4][image]") {
