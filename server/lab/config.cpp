@@ -111,7 +111,7 @@ void ConfigParser::set(std::string_view key, std::string_view value) {
   } else if (key == "data-model") {
     set_model(key, value, config_.data.model);
   } else if (key == "journal-model") {
-    if (value == "data") {
+    if (value == kJournalOnDataDisk) {
       config_.journal.model = std::string(value);
     } else {
       set_model(key, value, config_.journal.model);
@@ -223,8 +223,8 @@ LabConfig ConfigParser::finish() const {
                                ? " (size the internal journal with fs-journal=internal:SIZE)"
                                : ""));
   }
-  if (config_.journal.model == std::string("data") && config_.fs.journal != JournalPlacement::internal)
-    throw ConfigError(prefix("journal-model", "data") +
+  if (config_.journal.model == kJournalOnDataDisk && config_.fs.journal != JournalPlacement::internal)
+    throw ConfigError(prefix("journal-model", kJournalOnDataDisk) +
                       "puts an internal journal on the data disk's model: it needs fs-journal=internal");
   if (config_.data.file && config_.journal.file && *config_.data.file == *config_.journal.file)
     throw ConfigError(prefix("journal-file", given_.find("journal-file")->second) + "is the same file as data-file");

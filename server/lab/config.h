@@ -72,6 +72,9 @@ struct SizeLimits {
 // disk and an NVRAM journal.
 constexpr const char* kDefaultDataModel = "hdd";
 constexpr const char* kDefaultJournalModel = "nvram";
+// journal-model= value that times an internal journal with the data disk's
+// own model (the same arm and cache).
+constexpr std::string_view kJournalOnDataDisk = "data";
 
 // Checks a size for export `role` ("data" or "journal"), in sparse memory or
 // in a file. Returns an empty string when it is fine, else why not.

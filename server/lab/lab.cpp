@@ -96,7 +96,7 @@ std::unique_ptr<Lab> Lab::open(const LabConfig& config) {
   Device& device = lab->add(kDataExport, std::move(data), config.data.model, kDefaultDataModel);
   if (!lab->filesystem_.journal_region.empty()) {
     // The internal journal behaves as the journal device would.
-    const bool same_disk = config.journal.model == std::string("data");
+    const bool same_disk = config.journal.model == kJournalOnDataDisk;
     std::unique_ptr<TimingModel> model;
     if (!same_disk) model = model_for("journal-model", config.journal.model.value_or(kDefaultJournalModel), data_size);
     const Durability durability = same_disk ? device.durability() : durability_of(model.get(), true);
