@@ -3,6 +3,7 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "server/control/journal_report.h"
 #include "server/control/stats_report.h"
 #include "server/lab/size.h"
 
@@ -85,7 +86,14 @@ ControlReply route_control(Lab& lab, std::string_view method, std::string_view t
   }
   if (path == "/metrics") {
     if (method != "GET") return wrong_method("GET");
-    return {200, "text/plain; version=0.0.4; charset=utf-8", stats_prometheus(lab)};
+    return {200, "text/plain; version=0.0.4; charset=utf-8", stats_prometheus(lab) + journal_prometheus(lab)};
+  }
+  if (path == "/journal") {
+    if (method != "GET") return wrong_method("GET");
+    const std::string* format = param("format");
+    if (format == nullptr || *format == "json") return json(200, journal_json(lab));
+    if (*format == "text") return {200, "text/plain; charset=utf-8", journal_text(lab)};
+    return error(400, "format=" + *format + ": expected json or text");
   }
   if (path == "/reset-stats") {
     if (method != "POST") return wrong_method("POST");

@@ -147,6 +147,11 @@ void Device::serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t 
     if (op == IoOp::flush) log_->flush_end(covered);
   }
   record(false);
+  if (observer_ != nullptr) {
+    observer_->observe(ObservedRequest{op, offset, length, fua, static_cast<const std::uint8_t*>(data),
+                                       &region != &base_, arrived, std::max(clock_->now(), timing.done),
+                                       timing.seek + timing.rotation + timing.transfer + timing.destage});
+  }
 }
 
 void Device::read(void* buf, std::uint32_t count, std::uint64_t offset) {

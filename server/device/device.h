@@ -24,6 +24,7 @@
 #include "server/device/durability.h"
 #include "server/model/clock.h"
 #include "server/probe/device_stats.h"
+#include "server/probe/request_observer.h"
 #include "server/model/timing_model.h"
 #include "server/store/store.h"
 
@@ -64,6 +65,8 @@ class Device {
   const DeviceStats& stats() const { return base_.stats; }
   // Off: requests are not recorded (nothing else changes).
   void set_stats_enabled(bool on) { stats_on_ = on; }
+  // Sees every request served successfully (set before serving; nullptr: none).
+  void set_observer(RequestObserver* observer) { observer_ = observer; }
 
   // A region: byte ranges [offset, offset + length) of this device served
   // with `durability` and `model`, or with the device's own model when
@@ -134,6 +137,7 @@ class Device {
   std::vector<Span> spans_;  // sorted, not overlapping; the rest is base_'s
   Clock* const clock_;
   bool stats_on_ = true;  // set before serving
+  RequestObserver* observer_ = nullptr;  // set before serving
 
   std::unique_ptr<WriteLog> log_;
   mutable std::shared_mutex power_mutex_;  // shared by requests, exclusive for a cut

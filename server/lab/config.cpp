@@ -37,6 +37,12 @@ constexpr std::array kParameters{
     ParameterDoc{"stats", "on|off",
                  "Record per-request statistics (default on): counts, latency histograms, queue depth, device "
                  "time. Off saves a clock read and a few atomic additions per request."},
+    ParameterDoc{"journal-trace", "on|off",
+                 "Decode the jbd2 journal live (default on): transactions, commit latency, journal fill, and "
+                 "each data write classed as journal, checkpoint, ordered or other; GET /journal, nvj journal top."},
+    ParameterDoc{"trace-file", "PATH",
+                 "Append one JSON line per committed transaction to PATH (created if missing): tid, times, "
+                 "blocks by kind, revokes, flushes and FUA writes around the commit."},
     ParameterDoc{"data-model", "MODEL[:KEY=VALUE,...]",
                  "Timing of the data export: hdd (default: a 7200 rpm disk with a 64M volatile write cache), "
                  "ssd, nvram or none (no timing). Keys per model in nbdkit-nvjournal-plugin(1), e.g. "
@@ -108,6 +114,11 @@ void ConfigParser::set(std::string_view key, std::string_view value) {
     config_.stats = value == "on";
   } else if (key == "crash-log") {
     set_size(key, value, config_.crash_log);
+  } else if (key == "journal-trace") {
+    if (value != "on" && value != "off") throw ConfigError(prefix(key, value) + "expected on or off");
+    config_.journal_trace = value == "on";
+  } else if (key == "trace-file") {
+    set_file(key, value, config_.trace_file);
   } else if (key == "data-model") {
     set_model(key, value, config_.data.model);
   } else if (key == "journal-model") {
@@ -222,6 +233,12 @@ LabConfig ConfigParser::finish() const {
                           (config_.fs.journal == JournalPlacement::internal
                                ? " (size the internal journal with fs-journal=internal:SIZE)"
                                : ""));
+  }
+  if (const auto it = given_.find("trace-file"); it != given_.end()) {
+    if (!config_.journal_trace)
+      throw ConfigError(prefix("trace-file", it->second) + "traces the journal, but journal-trace=off");
+    if (config_.fs.format && config_.fs.journal == JournalPlacement::none)
+      throw ConfigError(prefix("trace-file", it->second) + "there is no journal to trace with fs-journal=none");
   }
   if (config_.journal.model == kJournalOnDataDisk && config_.fs.journal != JournalPlacement::internal)
     throw ConfigError(prefix("journal-model", kJournalOnDataDisk) +

@@ -36,6 +36,8 @@ struct LabConfig {
   std::optional<std::string> control;  // the control socket's path, absolute
   std::optional<std::uint64_t> crash_log;  // bytes the power-loss log may hold
   bool stats = true;                       // record per-request statistics
+  bool journal_trace = true;               // decode the journal live
+  std::optional<std::string> trace_file;   // one JSON line per transaction, absolute
   FilesystemSpec fs;                       // what the exports start with
   // Whether the server has a journal export: with an external journal, or
   // blank disks (fs=none).

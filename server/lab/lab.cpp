@@ -1,6 +1,9 @@
 #include "server/lab/lab.h"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
+
+#include <cerrno>
 
 #include <system_error>
 
@@ -8,6 +11,7 @@
 #include "server/lab/size.h"
 #include "server/model/make_model.h"
 #include "server/store/file_store.h"
+#include "server/store/io_error.h"
 #include "server/store/memory_store.h"
 
 namespace nvj {
@@ -32,6 +36,14 @@ std::unique_ptr<Store> open_store(std::string_view role, const StoreSpec& spec, 
 }  // namespace
 
 namespace {
+
+// trace-file=: appended to, like nbdkit's log filter does with logfile=.
+int open_trace_file(const std::optional<std::string>& path) {
+  if (!path) return -1;
+  const int fd = ::open(path->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw ConfigError("trace-file=" + *path + ": cannot open it: " + errno_text(errno));
+  return fd;
+}
 
 std::unique_ptr<TimingModel> model_for(std::string_view param, const std::string& text, std::uint64_t size) {
   try {
@@ -93,6 +105,8 @@ std::unique_ptr<Lab> Lab::open(const LabConfig& config) {
     spdlog::warn("fs-populate: {} extended attributes (ACLs, capabilities, ...) were not copied", n);
 
   const std::uint64_t data_size = data->size();
+  Store* const data_store = data.get();
+  Store* const journal_store = journal.get();
   Device& device = lab->add(kDataExport, std::move(data), config.data.model, kDefaultDataModel);
   if (!lab->filesystem_.journal_region.empty()) {
     // The internal journal behaves as the journal device would.
@@ -103,7 +117,14 @@ std::unique_ptr<Lab> Lab::open(const LabConfig& config) {
     device.add_region(std::string(kJournalExport), lab->filesystem_.journal_region, durability, std::move(model),
                       same_disk);
   }
-  if (journal) lab->add(kJournalExport, std::move(journal), config.journal.model, kDefaultJournalModel);
+  Device* journal_device = nullptr;
+  if (journal) journal_device = &lab->add(kJournalExport, std::move(journal), config.journal.model, kDefaultJournalModel);
+  if (config.journal_trace && (journal_device != nullptr || !lab->filesystem_.journal_region.empty())) {
+    lab->tracer_ = std::make_unique<JournalTracer>(*data_store, journal_store, lab->filesystem_.journal_region,
+                                                   lab->clock_, lab->opened_, open_trace_file(config.trace_file));
+    device.set_observer(&lab->tracer_->data_observer());
+    if (journal_device != nullptr) journal_device->set_observer(&lab->tracer_->journal_observer());
+  }
   for (const auto& d : lab->devices_) d->set_stats_enabled(config.stats);
   // Power cuts are asked for through the control socket: log only with one.
   if (config.control)
@@ -124,6 +145,7 @@ std::vector<Lab::Mark> Lab::marks() const {
 
 void Lab::reset_stats() {
   for (const auto& d : devices_) d->reset_stats();
+  if (tracer_) tracer_->reset();
   std::lock_guard lock(marks_mutex_);
   marks_.clear();
 }

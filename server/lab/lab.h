@@ -13,6 +13,7 @@
 #include "server/lab/config.h"
 #include "server/lab/filesystem.h"
 #include "server/model/clock.h"
+#include "server/probe/journal_tracer.h"
 
 namespace nvj {
 
@@ -45,6 +46,10 @@ class Lab {
 
   void reset_stats();
 
+  // The live journal decoder; nullptr without a journal or with
+  // journal-trace=off.
+  const JournalTracer* journal_tracer() const { return tracer_.get(); }
+
   // Replaces an export's timing model from a spec; std::invalid_argument
   // (unknown export, bad spec, durability change) changes nothing.
   void set_model(std::string_view export_name, std::string_view spec);
@@ -68,6 +73,7 @@ class Lab {
   Nanos opened_ = clock_.now();
   std::vector<std::unique_ptr<Device>> devices_;
   FilesystemState filesystem_;
+  std::unique_ptr<JournalTracer> tracer_;  // observes devices_: destroyed before them
   mutable std::mutex marks_mutex_;
   std::vector<Mark> marks_;
 };

@@ -1,0 +1,75 @@
+// Journal recovery as the kernel and e2fsck do it (recovery.c; ../shared
+// facts in formats.md, "Recovery"): from s_start, expecting s_sequence, one
+// pass finds where the log ends and what each transaction holds, a second
+// gathers revoke records, a third writes every logged block home unless a
+// revoke in the same or a later transaction covers it, restoring escaped
+// magic numbers and skipping blocks whose checksum does not match.
+//
+// Pure: the journal is read through a JournalLog, blocks go home through a
+// BlockSink. The journal is untrusted: every read is bounded, every loop ends
+// within the journal's length.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fscore/block_io.h"
+#include "fscore/jbd2/journal_log.h"
+#include "fscore/jbd2/journal_superblock.h"
+
+namespace fscore::jbd2 {
+
+// Error numbers recovery reports, as e2fsck's (Linux errno values).
+inline constexpr int kErrIo = 5;           // EIO: a bad logged block, or passes disagree
+inline constexpr int kErrBadCrc = 74;      // EFSBADCRC (EBADMSG)
+inline constexpr int kErrCorrupted = 117;  // EFSCORRUPTED (EUCLEAN)
+
+struct ScannedTransaction {
+  std::uint32_t tid = 0;
+  std::uint32_t first_log_block = 0;
+  std::optional<std::uint32_t> commit_log_block;  // none: the log ends inside it
+  std::uint32_t descriptor_blocks = 0;
+  std::uint32_t logged_blocks = 0;
+  std::uint32_t revoke_blocks = 0;
+  std::uint32_t revoked = 0;
+  std::uint32_t bad_descriptor_checksums = 0;  // descriptor and revoke blocks
+  std::uint32_t bad_block_checksums = 0;       // logged blocks against their tags
+  bool bad_commit_checksum = false;
+  std::uint64_t commit_seconds = 0;
+  std::uint32_t commit_nanoseconds = 0;
+  bool replayed = false;  // recovery writes it home
+};
+
+struct JournalScan {
+  bool needs_recovery = false;  // s_start != 0
+  std::uint32_t start_tid = 0;
+  std::uint32_t end_tid = 0;  // transactions [start_tid, end_tid) are replayed
+  std::optional<std::uint32_t> failed_commit;
+  int error = 0;  // 0, or what recovery would fail with before replaying anything
+  std::string end_reason;
+  std::uint32_t end_log_block = 0;  // where the log ends
+  std::vector<ScannedTransaction> transactions;
+};
+
+struct ReplayResult {
+  std::uint32_t replayed = 0;      // blocks written home
+  std::uint32_t revokes = 0;       // revoke records read
+  std::uint32_t revoke_hits = 0;   // logged blocks not written because revoked
+  std::uint32_t bad_checksums = 0; // logged blocks not written because their checksum is wrong
+  int error = 0;                   // 0, kErrIo, kErrBadCrc or kErrCorrupted
+  std::uint32_t next_tid = 0;      // the journal restarts here: end_tid + 1
+  std::vector<std::uint64_t> written;  // home blocks in the order written
+};
+
+// The first pass. Throws std::invalid_argument for journals recovery does
+// not handle (fast commit).
+JournalScan scan_journal(const JournalLog& log, const JournalSuperblock& sb);
+
+// Passes two and three: writes home through `fs` (block N at N * block size),
+// refusing blocks at or past `fs_blocks`.
+ReplayResult replay_journal(const JournalLog& log, const JournalSuperblock& sb, const JournalScan& scan,
+                            BlockSink& fs, std::uint64_t fs_blocks);
+
+}  // namespace fscore::jbd2

@@ -1,0 +1,118 @@
+#include "server/control/journal_report.h"
+
+#include <fmt/format.h>
+
+#include "server/control/stats_report.h"
+#include "server/probe/journal_json.h"
+
+namespace nvj {
+namespace {
+
+double us(std::uint64_t ns) { return static_cast<double>(ns) / 1e3; }
+double ms(Nanos ns) { return static_cast<double>(ns) / 1e6; }
+
+}  // namespace
+
+std::string journal_json(const Lab& lab) {
+  const JournalTracer* tracer = lab.journal_tracer();
+  if (tracer == nullptr) return R"({"tracing":false})";
+  const JournalReport r = tracer->report();
+  const auto& t = r.totals;
+  std::string traffic;
+  for (std::size_t i = 0; i < kTrafficNames.size(); ++i)
+    traffic += fmt::format(R"({}"{}":{{"bytes":{},"writes":{},"device_time_us":{:.3f}}})", i == 0 ? "" : ",",
+                           kTrafficNames[i], r.traffic.bytes[i], r.traffic.writes[i], us(static_cast<std::uint64_t>(r.traffic.device_time[i])));
+  std::string recent;
+  for (const auto& tx : r.recent)
+    recent += (recent.empty() ? "" : ",") + transaction_json(tx, r.block_size, r.since, r.fill);
+  std::string problems;
+  for (const auto& p : r.problems) problems += (problems.empty() ? "" : ",") + json_quote(p);
+  const auto& l = r.commit_latency;
+  return fmt::format(
+      R"({{"tracing":true,"placement":"{}","format_known":{},"block_size":{},"log_blocks":{},"synchronized":{},)"
+      R"("head":{},"tail":{},"next_tid":{},"fill_ratio":{:.4f},"full_time_us":{:.3f},"longest_full_us":{:.3f},)"
+      R"("committed_transactions":{},"logged_blocks":{},"log_blocks_written":{},"descriptor_blocks":{},)"
+      R"("metadata_blocks":{},"data_blocks":{},"escaped_blocks":{},"revoke_blocks":{},"revoked_blocks":{},)"
+      R"("fast_commit_blocks":{},"superblock_writes":{},"checksum_errors":{},"problems":{},"log_bytes":{},)"
+      R"("commit_latency_us":{{"count":{},"p50":{:.3f},"p99":{:.3f},"max":{:.3f},"mean":{:.3f}}},)"
+      R"("traffic":{{{}}},"recent":[{}],"recent_problems":[{}]}})",
+      r.placement, r.format_known, r.block_size, r.log_blocks, r.synchronized, r.head, r.tail, r.next_tid, r.fill,
+      us(static_cast<std::uint64_t>(t.full_time)), us(static_cast<std::uint64_t>(t.longest_full)), t.transactions,
+      t.logged_blocks, t.log_bytes / std::max<std::uint32_t>(r.block_size, 1), t.descriptor_blocks,
+      t.metadata_blocks, t.data_blocks, t.escaped_blocks, t.revoke_blocks, t.revoked, t.fast_commit_blocks,
+      t.superblock_writes, t.checksum_errors, t.problems, t.log_bytes, l.count, us(l.p50), us(l.p99), us(l.max),
+      l.count == 0 ? 0.0 : us(l.sum) / static_cast<double>(l.count), traffic, recent, problems);
+}
+
+std::string journal_text(const Lab& lab) {
+  const JournalTracer* tracer = lab.journal_tracer();
+  if (tracer == nullptr) return "journal tracing is off (no journal, or journal-trace=off)\n";
+  const JournalReport r = tracer->report();
+  const auto& t = r.totals;
+  const auto& l = r.commit_latency;
+  std::string out = fmt::format(
+      "journal ({}, {}): {} transactions, {} blocks logged ({} metadata, {} data), {} revoked, {} log blocks\n"
+      "commit latency: p50 {:.1f} us, p99 {:.1f} us, max {:.1f} us\n"
+      "fill {:.1f}% (head {}, tail {}, next tid {}), full for {:.1f} ms (longest {:.1f} ms)\n",
+      r.placement, r.format_known ? (r.synchronized ? "following the log" : "looking for the log") : "no journal yet",
+      t.transactions, t.logged_blocks, t.metadata_blocks, t.data_blocks, t.revoked,
+      t.log_bytes / std::max<std::uint32_t>(r.block_size, 1), us(l.p50), us(l.p99), us(l.max), r.fill * 100, r.head,
+      r.tail, r.next_tid, ms(t.full_time), ms(t.longest_full));
+  out += fmt::format("\n{:<12} {:>14} {:>10} {:>16}\n", "data traffic", "bytes", "writes", "device time ms");
+  for (std::size_t i = 0; i < kTrafficNames.size(); ++i)
+    out += fmt::format("{:<12} {:>14} {:>10} {:>16.3f}\n", kTrafficNames[i], r.traffic.bytes[i], r.traffic.writes[i],
+                       ms(r.traffic.device_time[i]));
+  out += fmt::format("\n{:>10} {:>8} {:>8} {:>8} {:>8} {:>12} {:>8} {:>6}\n", "tid", "blocks", "logged", "meta",
+                     "revoked", "commit us", "flushes", "fua");
+  const std::size_t shown = std::min<std::size_t>(r.recent.size(), 15);
+  for (std::size_t i = r.recent.size() - shown; i < r.recent.size(); ++i) {
+    const auto& tx = r.recent[i];
+    out += fmt::format("{:>10} {:>8} {:>8} {:>8} {:>8} {:>12.1f} {:>8} {:>6}\n", tx.tid, tx.log_blocks,
+                       tx.logged_blocks, tx.metadata_blocks, tx.revoked, static_cast<double>(tx.duration()) / 1e3,
+                       tx.flushes, tx.fua_writes);
+  }
+  for (const auto& p : r.problems) out += "problem: " + p + "\n";
+  return out;
+}
+
+std::string journal_prometheus(const Lab& lab) {
+  const JournalTracer* tracer = lab.journal_tracer();
+  if (tracer == nullptr) return "";
+  const JournalReport r = tracer->report();
+  const auto& t = r.totals;
+  std::string out;
+  auto metric = [&](const char* name, const char* type, const char* help, auto value) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{} {}\n", name, help, name, type, name, value);
+  };
+  metric("nvjournal_journal_transactions_total", "counter", "jbd2 transactions committed, decoded live.",
+         t.transactions);
+  metric("nvjournal_journal_logged_blocks_total", "counter", "Blocks logged by those transactions.", t.logged_blocks);
+  metric("nvjournal_journal_log_blocks_total", "counter",
+         "Log blocks written by them: logged, descriptor, revoke and commit blocks.",
+         t.log_bytes / std::max<std::uint32_t>(r.block_size, 1));
+  metric("nvjournal_journal_revoked_blocks_total", "counter", "Revoke records.", t.revoked);
+  metric("nvjournal_journal_checksum_errors_total", "counter", "Journal blocks whose checksum did not match.",
+         t.checksum_errors);
+  metric("nvjournal_journal_fill_ratio", "gauge", "Log in use: head to tail, over the log's length.", r.fill);
+  metric("nvjournal_journal_full_seconds_total", "counter", "Time the log was at least 75% full.",
+         static_cast<double>(t.full_time) / 1e9);
+  const auto& l = r.commit_latency;
+  out += "# HELP nvjournal_journal_commit_seconds First log write to the commit block's acknowledgement.\n"
+         "# TYPE nvjournal_journal_commit_seconds summary\n";
+  for (const auto& [q, v] : {std::pair{"0.5", l.p50}, {"0.99", l.p99}})
+    out += fmt::format("nvjournal_journal_commit_seconds{{quantile=\"{}\"}} {:.9f}\n", q, static_cast<double>(v) / 1e9);
+  out += fmt::format("nvjournal_journal_commit_seconds_sum {:.9f}\nnvjournal_journal_commit_seconds_count {}\n",
+                     static_cast<double>(l.sum) / 1e9, l.count);
+  out += "# HELP nvjournal_traffic_bytes_total Data export writes by class.\n"
+         "# TYPE nvjournal_traffic_bytes_total counter\n";
+  for (std::size_t i = 0; i < kTrafficNames.size(); ++i)
+    out += fmt::format("nvjournal_traffic_bytes_total{{class=\"{}\"}} {}\n", kTrafficNames[i], r.traffic.bytes[i]);
+  out += "# HELP nvjournal_traffic_device_seconds_total Modelled device time of data export writes by class.\n"
+         "# TYPE nvjournal_traffic_device_seconds_total counter\n";
+  for (std::size_t i = 0; i < kTrafficNames.size(); ++i)
+    out += fmt::format("nvjournal_traffic_device_seconds_total{{class=\"{}\"}} {:.9f}\n", kTrafficNames[i],
+                       static_cast<double>(r.traffic.device_time[i]) / 1e9);
+  return out;
+}
+
+}  // namespace nvj

@@ -1,0 +1,195 @@
+#include "server/probe/journal_tracer.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "fscore/endian.h"
+#include "server/probe/journal_json.h"
+
+namespace nvj {
+
+using fscore::jbd2::JournalDecoder;
+using fscore::jbd2::LogWrite;
+
+namespace {
+
+// Where a journal device's superblock may be: block 1024/bs + 1.
+std::vector<std::uint64_t> device_superblock_offsets() { return {2048, 4096, 8192, 16384, 32768, 65536}; }
+
+fscore::jbd2::DecoderTotals minus(fscore::jbd2::DecoderTotals a, const fscore::jbd2::DecoderTotals& b) {
+  a.transactions -= b.transactions;
+  a.descriptor_blocks -= b.descriptor_blocks;
+  a.logged_blocks -= b.logged_blocks;
+  a.metadata_blocks -= b.metadata_blocks;
+  a.data_blocks -= b.data_blocks;
+  a.escaped_blocks -= b.escaped_blocks;
+  a.revoke_blocks -= b.revoke_blocks;
+  a.revoked -= b.revoked;
+  a.commit_blocks -= b.commit_blocks;
+  a.fast_commit_blocks -= b.fast_commit_blocks;
+  a.superblock_writes -= b.superblock_writes;
+  a.checksum_errors -= b.checksum_errors;
+  a.problems -= b.problems;
+  a.log_bytes -= b.log_bytes;
+  a.full_time -= b.full_time;
+  return a;
+}
+
+}  // namespace
+
+JournalTracer::LogSource::LogSource(Store& store, std::vector<std::pair<std::uint64_t, std::uint64_t>> region)
+    : store_(store), region_(std::move(region)) {
+  if (region_.empty()) {
+    size_ = store_.size();
+    return;
+  }
+  for (const auto& [offset, length] : region_) {
+    log_starts_.push_back(size_);
+    size_ += length;
+  }
+  by_store_.resize(region_.size());
+  for (std::size_t i = 0; i < by_store_.size(); ++i) by_store_[i] = i;
+  std::sort(by_store_.begin(), by_store_.end(),
+            [&](std::size_t a, std::size_t b) { return region_[a].first < region_[b].first; });
+}
+
+std::uint64_t JournalTracer::LogSource::log_offset(std::uint64_t store_offset) const {
+  if (region_.empty()) return store_offset;
+  auto it = std::upper_bound(by_store_.begin(), by_store_.end(), store_offset,
+                             [&](std::uint64_t o, std::size_t i) { return o < region_[i].first; });
+  const std::size_t i = *std::prev(it);  // the device only reports pieces inside the region
+  return log_starts_[i] + (store_offset - region_[i].first);
+}
+
+void JournalTracer::LogSource::read(std::uint64_t offset, std::span<std::uint8_t> bytes) const {
+  if (region_.empty()) {
+    store_.read(bytes.data(), static_cast<std::uint32_t>(bytes.size()), offset);
+    return;
+  }
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const std::uint64_t at = offset + done;
+    const auto it = std::upper_bound(log_starts_.begin(), log_starts_.end(), at);
+    const std::size_t i = static_cast<std::size_t>(it - log_starts_.begin()) - 1;
+    const std::uint64_t within = at - log_starts_[i];
+    const std::uint64_t n = std::min<std::uint64_t>(bytes.size() - done, region_[i].second - within);
+    store_.read(bytes.data() + done, static_cast<std::uint32_t>(n), region_[i].first + within);
+    done += n;
+  }
+}
+
+JournalTracer::JournalTracer(Store& data, Store* journal, std::vector<std::pair<std::uint64_t, std::uint64_t>> region,
+                             Clock& clock, Nanos epoch, int trace_fd)
+    : data_(data),
+      internal_(journal == nullptr),
+      clock_(clock),
+      epoch_(epoch),
+      trace_fd_(trace_fd),
+      layout_(Ext4Layout::read(data)),
+      source_(journal != nullptr ? *journal : data, journal != nullptr ? decltype(region){} : std::move(region)) {
+  decoder_ = std::make_unique<JournalDecoder>(source_, *this,
+                                              internal_ ? std::vector<std::uint64_t>{0} : device_superblock_offsets(),
+                                              this);
+  const std::uint32_t bs = layout_ ? layout_->block_size() : 4096;
+  classifier_ = std::make_unique<TrafficClassifier>(layout_ ? &*layout_ : nullptr, &data_, bs);
+}
+
+JournalTracer::~JournalTracer() {
+  if (trace_fd_ >= 0) ::close(trace_fd_);
+}
+
+fscore::jbd2::LoggedKind JournalTracer::classify(std::uint64_t target, std::span<const std::uint8_t> content) const {
+  if (!layout_) return fscore::jbd2::LoggedKind::kUnknown;
+  return layout_->is_metadata(target, content) ? fscore::jbd2::LoggedKind::kMetadata
+                                               : fscore::jbd2::LoggedKind::kData;
+}
+
+void JournalTracer::observe(const ObservedRequest& r, bool journal_device) {
+  const bool journal_space = journal_device || r.in_region;
+  if (r.op == IoOp::flush) {
+    std::lock_guard lock(mutex_);
+    decoder_->flush(r.arrived);
+    return;
+  }
+  if (r.op != IoOp::write) return;
+  std::lock_guard lock(mutex_);
+  if (journal_space) {
+    if (internal_) classifier_->journal_write(r.length, r.device_time);
+    decoder_->write(LogWrite{source_.log_offset(r.offset), std::span<const std::uint8_t>(r.data, r.length), r.fua,
+                             r.arrived, r.completed});
+  } else {
+    classifier_->data_write(r.offset, r.length, r.device_time);
+  }
+}
+
+void JournalTracer::on_superblock(const fscore::jbd2::SuperblockUpdate& u) {
+  if (u.start != 0) classifier_->tail_moved(u.sequence);
+}
+
+void JournalTracer::on_logged_block(const fscore::jbd2::LoggedBlock& b) {
+  std::span<const std::uint8_t> home = b.content;
+  if (b.escaped) {
+    restored_.assign(b.content.begin(), b.content.end());
+    fscore::store_be<std::uint32_t>(restored_.data(), fscore::jbd2::kMagic);
+    home = restored_;
+  }
+  classifier_->logged(b.target, home);
+}
+
+void JournalTracer::on_commit(const fscore::jbd2::Transaction& t) {
+  classifier_->committed(t.tid);
+  commit_latency_.record(static_cast<std::uint64_t>(std::max<Nanos>(0, t.duration())));
+  if (recent_.size() == kRecent) recent_.pop_front();
+  recent_.push_back(t);
+  if (trace_fd_ >= 0) write_trace_line(t);
+}
+
+void JournalTracer::on_problem(const fscore::jbd2::ProblemReport& p) {
+  if (problems_.size() == kProblems) problems_.pop_front();
+  problems_.push_back(std::string(fscore::jbd2::to_string(p.problem)) + ": " + p.detail);
+}
+
+void JournalTracer::write_trace_line(const fscore::jbd2::Transaction& t) {
+  const auto* format = decoder_->format();
+  std::string line = transaction_json(t, format ? format->block_size : 0, epoch_, decoder_->fill());
+  line += '\n';
+  // A short or failed write loses a line of the trace, never the request.
+  const ssize_t ignored = ::write(trace_fd_, line.data(), line.size());
+  (void)ignored;
+}
+
+JournalReport JournalTracer::report() const {
+  std::lock_guard lock(mutex_);
+  JournalReport r;
+  r.placement = internal_ ? "internal" : "external";
+  if (const auto* f = decoder_->format()) {
+    r.format_known = true;
+    r.block_size = f->block_size;
+    r.log_blocks = f->last - f->first;
+  }
+  r.synchronized = decoder_->synchronized();
+  r.head = decoder_->head();
+  r.tail = decoder_->tail();
+  r.next_tid = decoder_->next_tid();
+  r.fill = decoder_->fill();
+  r.totals = minus(decoder_->totals(clock_.now()), baseline_);
+  r.commit_latency = commit_latency_.summary();
+  r.traffic = classifier_->totals();
+  r.recent.assign(recent_.begin(), recent_.end());
+  r.problems.assign(problems_.begin(), problems_.end());
+  r.since = epoch_;
+  return r;
+}
+
+void JournalTracer::reset() {
+  std::lock_guard lock(mutex_);
+  baseline_ = decoder_->totals(clock_.now());
+  baseline_.longest_full = 0;
+  commit_latency_.reset();
+  classifier_->reset();
+  recent_.clear();
+  problems_.clear();
+}
+
+}  // namespace nvj

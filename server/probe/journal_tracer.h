@@ -1,0 +1,127 @@
+// JournalTracer: decodes the journal live from the requests the devices
+// serve (design.md, the probes): the external journal export's writes, or
+// the internal journal region's on the data export, go through a
+// JournalDecoder; the data export's other writes are classed by a
+// TrafficClassifier. Keeps running totals, commit latencies, the most
+// recent transactions and problems, and writes one JSON line per
+// transaction to a trace file when asked.
+//
+// Observers run on serving threads; one mutex orders the decoder's input.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fscore/jbd2/journal_decoder.h"
+#include "fscore/jbd2/journal_log.h"
+#include "server/model/clock.h"
+#include "server/probe/ext4_layout.h"
+#include "server/probe/latency_histogram.h"
+#include "server/probe/request_observer.h"
+#include "server/probe/traffic_classifier.h"
+#include "server/store/store.h"
+
+namespace nvj {
+
+struct JournalReport {
+  std::string placement;  // "external" or "internal"
+  bool format_known = false;
+  std::uint32_t block_size = 0;
+  std::uint32_t log_blocks = 0;  // the log's length
+  bool synchronized = false;
+  std::uint32_t head = 0, tail = 0, next_tid = 0;
+  double fill = 0;
+  fscore::jbd2::DecoderTotals totals;
+  LatencyHistogram::Summary commit_latency;  // nanoseconds
+  TrafficTotals traffic;
+  std::vector<fscore::jbd2::Transaction> recent;  // oldest first
+  std::vector<std::string> problems;              // the most recent
+  Nanos since = 0;  // the lab's time of the first request, for relative times
+};
+
+class JournalTracer final : public fscore::jbd2::DecoderEvents, public fscore::jbd2::LoggedKindOracle {
+ public:
+  static constexpr std::size_t kRecent = 64;
+  static constexpr std::size_t kProblems = 16;
+
+  // An external journal on `journal`; or (journal == nullptr) an internal one
+  // at `region` (byte ranges of `data`, in log order). `trace_fd` >= 0: one
+  // JSON line per transaction is appended there (the tracer closes it).
+  JournalTracer(Store& data, Store* journal, std::vector<std::pair<std::uint64_t, std::uint64_t>> region,
+                Clock& clock, Nanos epoch, int trace_fd);
+  ~JournalTracer() override;
+  JournalTracer(const JournalTracer&) = delete;
+  JournalTracer& operator=(const JournalTracer&) = delete;
+
+  RequestObserver& journal_observer() { return journal_observer_; }
+  RequestObserver& data_observer() { return data_observer_; }
+
+  JournalReport report() const;
+  // Forgets totals, latencies, traffic and recent transactions (the decoder
+  // keeps following the log).
+  void reset();
+
+  // LoggedKindOracle
+  fscore::jbd2::LoggedKind classify(std::uint64_t target, std::span<const std::uint8_t> content) const override;
+
+ private:
+  class Observer final : public RequestObserver {
+   public:
+    Observer(JournalTracer& tracer, bool journal_device) : tracer_(tracer), journal_device_(journal_device) {}
+    void observe(const ObservedRequest& r) override { tracer_.observe(r, journal_device_); }
+
+   private:
+    JournalTracer& tracer_;
+    bool journal_device_;
+  };
+  // A BlockSource over the journal's bytes in log order.
+  class LogSource final : public fscore::BlockSource {
+   public:
+    LogSource(Store& store, std::vector<std::pair<std::uint64_t, std::uint64_t>> region);
+    std::uint64_t size() const override { return size_; }
+    void read(std::uint64_t offset, std::span<std::uint8_t> bytes) const override;
+    // Log offset of a store offset inside the region (the whole piece is).
+    std::uint64_t log_offset(std::uint64_t store_offset) const;
+
+   private:
+    Store& store_;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> region_;  // empty: identity
+    std::vector<std::uint64_t> log_starts_;
+    std::vector<std::size_t> by_store_;  // region indices sorted by store offset
+    std::uint64_t size_ = 0;
+  };
+
+  void observe(const ObservedRequest& r, bool journal_device);
+  void on_superblock(const fscore::jbd2::SuperblockUpdate& u) override;
+  void on_logged_block(const fscore::jbd2::LoggedBlock& b) override;
+  void on_commit(const fscore::jbd2::Transaction& t) override;
+  void on_problem(const fscore::jbd2::ProblemReport& p) override;
+  void write_trace_line(const fscore::jbd2::Transaction& t);
+
+  Store& data_;
+  const bool internal_;
+  Clock& clock_;
+  const Nanos epoch_;
+  const int trace_fd_;
+  std::optional<Ext4Layout> layout_;
+  LogSource source_;
+  Observer journal_observer_{*this, true};
+  Observer data_observer_{*this, false};
+
+  mutable std::mutex mutex_;
+  std::unique_ptr<fscore::jbd2::JournalDecoder> decoder_;
+  std::unique_ptr<TrafficClassifier> classifier_;
+  LatencyHistogram commit_latency_;
+  std::deque<fscore::jbd2::Transaction> recent_;
+  std::deque<std::string> problems_;
+  fscore::jbd2::DecoderTotals baseline_;  // totals at the last reset
+  std::vector<std::uint8_t> restored_;
+};
+
+}  // namespace nvj
