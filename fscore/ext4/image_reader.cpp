@@ -58,6 +58,8 @@ void read_internal_journal(const BlockSource& source, ImageInfo& info) {
   if ((j.mode & kModeTypeMask) != kModeRegular) fail("journal inode is not a regular file");
   const std::uint64_t file_blocks = (j.size + bs - 1) / bs;
   if (file_blocks > kMaxJournalBlocks) fail("journal inode of " + std::to_string(j.size) + " bytes is larger than jbd2 takes");
+  info.journal_root = j.block;
+  info.journal_extents = (j.flags & kExtentsFl) != 0;
   const std::vector<Extent> extents =
       (j.flags & kExtentsFl) != 0 ? read_extent_tree(j.block, source, bs, info.blocks, kMaxJournalExtents)
                                   : read_indirect_blocks(j.block, source, bs, info.blocks, file_blocks, kMaxJournalBlocks,

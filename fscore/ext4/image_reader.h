@@ -5,6 +5,7 @@
 // bad image is a std::runtime_error saying what is wrong, never a crash.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct ImageInfo {
   std::vector<BlockRun> journal_runs;  // internal journal: its blocks, in log order
   std::uint64_t journal_superblock_block = 0;  // internal: first run's start; device: 1 or 2
   jbd2::JournalSuperblock journal_super;       // internal journal or journal device
+  std::array<std::uint8_t, 60> journal_root{};  // internal: the journal inode's i_block
+  bool journal_extents = false;                 // internal: mapped by extents (else block-mapped)
 };
 
 // Whether the source starts with an ext2/3/4 superblock magic number.

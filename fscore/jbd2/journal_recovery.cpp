@@ -20,7 +20,8 @@ bool tid_geq(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t
 // One walk over the log, as recovery.c's do_one_pass.
 class Walk {
  public:
-  Walk(const JournalLog& log, const JournalSuperblock& sb) : log_(log), sb_(sb), f_(LogFormat::from(sb)) {
+  Walk(const JournalLog& log, const JournalSuperblock& sb, RecoveryTrace* trace)
+      : log_(log), sb_(sb), f_(LogFormat::from(sb)), trace_(trace) {
     block_.resize(f_.block_size);
     logged_.resize(f_.block_size);
   }
@@ -117,6 +118,7 @@ class Walk {
             }
             if (tag.escaped()) store_be<std::uint32_t>(logged_.data(), kMagic);
             fs->write(tag.target * f_.block_size, logged_);
+            if (trace_ != nullptr) trace_->wrote(tag.target);
             replay->written.push_back(tag.target);
             ++replay->replayed;
           }
@@ -195,7 +197,14 @@ class Walk {
  private:
   std::uint64_t wrap(std::uint64_t b) const { return b >= f_.last ? b - (f_.last - f_.first) : b; }
 
+  // Reads as recovery's jread() does (and tells the trace).
   int read(std::uint64_t log_block, std::vector<std::uint8_t>& out) const {
+    if (log_block >= f_.maxlen) return kErrCorrupted;
+    if (trace_ != nullptr) trace_->read(static_cast<std::uint32_t>(log_block));
+    return peek(log_block, out);
+  }
+  // A read recovery does not do (the inspector's own checks).
+  int peek(std::uint64_t log_block, std::vector<std::uint8_t>& out) const {
     if (log_block >= f_.maxlen) return kErrCorrupted;
     try {
       log_.read(static_cast<std::uint32_t>(log_block), out);
@@ -224,7 +233,7 @@ class Walk {
     if (!f_.csum_v2_or_v3()) return;
     std::uint64_t b = first;
     for (const Tag& tag : tags_) {
-      if (read(b, logged_) != 0 || !tag_checksum_ok(f_, tag, tid, logged_)) ++tx.bad_block_checksums;
+      if (peek(b, logged_) != 0 || !tag_checksum_ok(f_, tag, tid, logged_)) ++tx.bad_block_checksums;
       b = wrap(b + 1);
     }
   }
@@ -260,6 +269,7 @@ class Walk {
   const JournalLog& log_;
   const JournalSuperblock& sb_;
   LogFormat f_;
+  RecoveryTrace* trace_;
   std::vector<std::uint8_t> block_, logged_;
   std::vector<Tag> tags_;
   std::vector<std::uint64_t> revoked_;
@@ -268,7 +278,7 @@ class Walk {
 
 }  // namespace
 
-JournalScan scan_journal(const JournalLog& log, const JournalSuperblock& sb) {
+JournalScan scan_journal(const JournalLog& log, const JournalSuperblock& sb, RecoveryTrace* trace) {
   if ((sb.feature_incompat & feature::kIncompatFastCommit) != 0)
     throw std::invalid_argument("the journal has fast commits, which are replayed with ext4's own code: not supported");
   JournalScan scan;
@@ -280,7 +290,7 @@ JournalScan scan_journal(const JournalLog& log, const JournalSuperblock& sb) {
     return scan;
   }
   scan.end_tid = 0;
-  Walk walk(log, sb);
+  Walk walk(log, sb, trace);
   scan.error = walk.run(Pass::kScan, scan, nullptr, nullptr, 0);
   const std::uint32_t end = scan.end_tid;
   for (ScannedTransaction& tx : scan.transactions)
@@ -289,7 +299,7 @@ JournalScan scan_journal(const JournalLog& log, const JournalSuperblock& sb) {
 }
 
 ReplayResult replay_journal(const JournalLog& log, const JournalSuperblock& sb, const JournalScan& scan,
-                            BlockSink& fs, std::uint64_t fs_blocks) {
+                            BlockSink& fs, std::uint64_t fs_blocks, RecoveryTrace* trace) {
   ReplayResult result;
   if (!scan.needs_recovery) {
     result.next_tid = sb.sequence + 1;
@@ -300,7 +310,7 @@ ReplayResult replay_journal(const JournalLog& log, const JournalSuperblock& sb, 
     result.error = scan.error;
     return result;
   }
-  Walk walk(log, sb);
+  Walk walk(log, sb, trace);
   JournalScan copy = scan;
   result.error = walk.run(Pass::kRevoke, copy, &result, &fs, fs_blocks);
   if (result.error == 0) result.error = walk.run(Pass::kReplay, copy, &result, &fs, fs_blocks);

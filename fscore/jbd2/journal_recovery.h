@@ -63,13 +63,23 @@ struct ReplayResult {
   std::vector<std::uint64_t> written;  // home blocks in the order written
 };
 
+// Sees every journal block recovery reads and every home block it writes,
+// in order (what e2fsck's block cache sees: its s_kbytes_written depends on
+// it).
+class RecoveryTrace {
+ public:
+  virtual ~RecoveryTrace() = default;
+  virtual void read(std::uint32_t log_block) = 0;
+  virtual void wrote(std::uint64_t home_block) = 0;
+};
+
 // The first pass. Throws std::invalid_argument for journals recovery does
 // not handle (fast commit).
-JournalScan scan_journal(const JournalLog& log, const JournalSuperblock& sb);
+JournalScan scan_journal(const JournalLog& log, const JournalSuperblock& sb, RecoveryTrace* trace = nullptr);
 
 // Passes two and three: writes home through `fs` (block N at N * block size),
 // refusing blocks at or past `fs_blocks`.
 ReplayResult replay_journal(const JournalLog& log, const JournalSuperblock& sb, const JournalScan& scan,
-                            BlockSink& fs, std::uint64_t fs_blocks);
+                            BlockSink& fs, std::uint64_t fs_blocks, RecoveryTrace* trace = nullptr);
 
 }  // namespace fscore::jbd2

@@ -13,5 +13,6 @@ int demo_command(const std::vector<std::string>& args);
 int stats_command(const std::vector<std::string>& args);
 int bench_command(const std::vector<std::string>& args);
 int mkfs_command(const std::vector<std::string>& args);
+int journal_command(const std::vector<std::string>& args);
 
 }  // namespace nvj::cli

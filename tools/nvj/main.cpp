@@ -16,6 +16,7 @@ nvjournal: a lab for filesystem journals, served over NBD.
 Commands:
   demo      the main job end to end: server, attach, ext4, fs_mark, summary
   mkfs      build an ext4 image (internal or external journal), without mke2fs
+  journal   a journal offline (inspect, replay like e2fsck) or live (top)
   attach    attach a running server's exports to block devices on this host
   detach    undo an attach
   stats     a running server's statistics, from its control socket
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
     if (command == "stats") return nvj::cli::stats_command(args);
     if (command == "bench") return nvj::cli::bench_command(args);
     if (command == "mkfs") return nvj::cli::mkfs_command(args);
+    if (command == "journal") return nvj::cli::journal_command(args);
     std::fprintf(stderr, "nvj: unknown command '%s' (nvj --help lists them)\n", command.c_str());
     return 2;
   } catch (const nvj::cli::UsageError& e) {

@@ -1,0 +1,215 @@
+#include "fscore/ext4/journal_replay.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+
+#include "fscore/crc32c.h"
+#include "fscore/endian.h"
+#include "fscore/ext4/features.h"
+#include "fscore/ext4/superblock.h"
+
+namespace fscore::ext4 {
+namespace {
+
+constexpr std::uint64_t kPrimarySuper = 1024;
+// Primary superblock fields e2fsck changes.
+constexpr std::size_t kWtime = 0x30, kState = 0x3A, kGroupNr = 0x5A, kIncompat = 0x60, kRoCompat = 0x64,
+                      kLastOrphan = 0xE8, kKbytesWritten = 0x178, kChecksum = 0x3FC;
+constexpr std::uint16_t kStateValid = 0x1, kStateError = 0x2;
+constexpr std::uint32_t kRoCompatMetadataCsum = 0x400;
+// Journal superblock fields.
+constexpr std::size_t kJSequence = 0x18, kJStart = 0x1C, kJChecksum = 0xFC;
+
+[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+
+// e2fsck's unix I/O cache on the filesystem device: 8 blocks, least
+// recently used out first, dirty blocks written (and counted in
+// s_kbytes_written) when they leave it or at a flush.
+class WriteBackCache final : public jbd2::RecoveryTrace {
+ public:
+  // `runs` null: an external journal (its reads use another cache). With
+  // `root` of an extent tree deeper than the inode, each read first walks
+  // the tree as ext2fs_bmap2() does, one block per level.
+  WriteBackCache(const std::vector<jbd2::LogRun>* runs, const std::array<std::uint8_t, 60>* root,
+                 const BlockSource* fs, std::uint32_t block_size)
+      : runs_(runs), root_(root), fs_(fs), block_size_(block_size) {}
+  void touch(std::uint64_t block, bool write) {
+    auto it = std::find_if(lru_.begin(), lru_.end(), [&](const Entry& e) { return e.block == block; });
+    if (it != lru_.end()) {
+      Entry e = *it;
+      lru_.erase(it);
+      e.dirty = e.dirty || write;
+      lru_.push_back(e);
+      return;
+    }
+    if (lru_.size() == kBlocks) {
+      if (lru_.front().dirty) ++written_;
+      lru_.erase(lru_.begin());
+    }
+    lru_.push_back(Entry{block, write});
+  }
+  std::uint64_t flush() {
+    for (Entry& e : lru_) {
+      if (e.dirty) ++written_;
+      e.dirty = false;
+    }
+    return written_;
+  }
+  // An internal journal's blocks are read through the filesystem's cache.
+  void read(std::uint32_t log_block) override {
+    if (runs_ == nullptr) return;
+    walk_tree(log_block);
+    std::uint64_t at = log_block;
+    for (const jbd2::LogRun& r : *runs_) {
+      if (at < r.count) {
+        touch(r.first_block + at, false);
+        return;
+      }
+      at -= r.count;
+    }
+  }
+  void wrote(std::uint64_t home_block) override { touch(home_block, true); }
+  bool tree_has_index() const { return root_ != nullptr && load_le<std::uint16_t>(root_->data() + 6) > 0; }
+
+ private:
+  // Extent node: header (magic, entries, max, depth) then 12-byte entries;
+  // an index entry is ei_block, ei_leaf_lo, ei_leaf_hi.
+  void walk_tree(std::uint32_t logical) {
+    if (!tree_has_index()) return;
+    std::span<const std::uint8_t> node(root_->data(), root_->size());
+    for (int level = 0; level < 8; ++level) {
+      if (node.size() < 12 || load_le<std::uint16_t>(node.data()) != 0xF30A) return;
+      const std::uint16_t entries = load_le<std::uint16_t>(node.data() + 2);
+      if (load_le<std::uint16_t>(node.data() + 6) == 0 || entries == 0) return;
+      std::size_t pick = 0;
+      for (std::size_t i = 1; i < entries && 12 + 12 * (i + 1) <= node.size(); ++i)
+        if (load_le<std::uint32_t>(node.data() + 12 + 12 * i) <= logical) pick = i;
+      const std::uint8_t* e = node.data() + 12 + 12 * pick;
+      const std::uint64_t child = load_le<std::uint32_t>(e + 4) | std::uint64_t{load_le<std::uint16_t>(e + 8)} << 32;
+      touch(child, false);
+      auto [it, added] = nodes_.try_emplace(child);
+      if (added) {
+        it->second.resize(block_size_);
+        if ((child + 1) * block_size_ > fs_->size()) return;
+        fs_->read(child * block_size_, it->second);
+      }
+      node = it->second;
+    }
+  }
+
+  static constexpr std::size_t kBlocks = 8;
+  struct Entry {
+    std::uint64_t block;
+    bool dirty;
+  };
+  const std::vector<jbd2::LogRun>* runs_;
+  const std::array<std::uint8_t, 60>* root_;
+  const BlockSource* fs_;
+  std::uint32_t block_size_;
+  std::map<std::uint64_t, std::vector<std::uint8_t>> nodes_;
+  std::vector<Entry> lru_;
+  std::uint64_t written_ = 0;
+};
+
+std::array<std::uint8_t, 1024> read_1k(const BlockSource& source, std::uint64_t offset) {
+  std::array<std::uint8_t, 1024> bytes{};
+  source.read(offset, bytes);
+  return bytes;
+}
+
+}  // namespace
+
+LocatedJournal locate_journal(const BlockSource& fs, const BlockSource* journal_device) {
+  LocatedJournal j;
+  j.fs = read_image(fs);
+  if (j.fs.journal_device) fail("this is a journal device: give the filesystem, and this with --journal");
+  const std::uint32_t bs = j.fs.block_size;
+  switch (j.fs.journal) {
+    case JournalKind::kNone:
+      fail("the filesystem has no journal");
+    case JournalKind::kInternal:
+      j.super = j.fs.journal_super;
+      j.superblock_offset = j.fs.journal_superblock_block * bs;
+      for (const BlockRun& r : j.fs.journal_runs) j.runs.push_back(jbd2::LogRun{r.start, r.count});
+      return j;
+    case JournalKind::kExternal:
+      break;
+  }
+  if (journal_device == nullptr)
+    fail("the journal is external (uuid " + format_uuid(j.fs.super.journal_uuid) + "): give its device with --journal");
+  j.device = read_image(*journal_device);
+  if (!j.device->journal_device) fail("the --journal image is not a journal device");
+  if (j.device->super.uuid != j.fs.super.journal_uuid)
+    fail("the --journal device has uuid " + format_uuid(j.device->super.uuid) + ", the filesystem's journal is " +
+         format_uuid(j.fs.super.journal_uuid));
+  if (j.device->block_size != bs) fail("the journal device's block size differs from the filesystem's");
+  j.super = j.device->journal_super;
+  j.superblock_offset = j.device->journal_superblock_block * bs;
+  return j;
+}
+
+ReplayReport replay_journal_like_e2fsck(ImageAccess fs, ImageAccess* journal, std::uint32_t now) {
+  const LocatedJournal where = locate_journal(fs.source, journal != nullptr ? &journal->source : nullptr);
+  const std::uint32_t bs = where.fs.block_size;
+  const bool internal = where.fs.journal == JournalKind::kInternal;
+  ImageAccess& jdev = internal ? fs : *journal;
+  ReplayReport report;
+  const bool recover_flag = (where.fs.super.feature_incompat & incompat::kRecover) != 0;
+  report.needed = recover_flag || where.super.start != 0;
+  if (!report.needed) return report;
+
+  // e2fsck's first look at the journal rewrites its superblock unchanged: on
+  // an internal journal, a write through the filesystem's cache.
+  const std::uint64_t jsb_block = where.superblock_offset / bs;
+  WriteBackCache cache(internal ? &where.runs : nullptr,
+                       internal && where.fs.journal_extents ? &where.fs.journal_root : nullptr, &fs.source, bs);
+  report.block_mapped_journal = internal && !where.fs.journal_extents;
+  if (internal) {
+    cache.touch(jsb_block, false);
+    cache.touch(jsb_block, true);
+    cache.touch(jsb_block, false);
+  }
+  const auto before = read_1k(fs.source, kPrimarySuper);
+
+  const jbd2::JournalLog log(jdev.source, bs, where.super.maxlen, where.runs);
+  report.scan = jbd2::scan_journal(log, where.super, &cache);
+  report.result = jbd2::replay_journal(log, where.super, report.scan, fs.sink, where.fs.blocks, &cache);
+  const std::uint64_t raw_writes = cache.flush();
+  const int error = report.result.error;
+
+  // The journal superblock.
+  auto jsb = read_1k(jdev.source, where.superblock_offset);
+  report.new_sequence = error == 0 ? report.result.next_tid : where.super.sequence;
+  store_be<std::uint32_t>(jsb.data() + kJSequence, report.new_sequence);
+  store_be<std::uint32_t>(jsb.data() + kJStart, 0);
+  if (where.super.has_csum_v2_or_v3()) {
+    store_be<std::uint32_t>(jsb.data() + kJChecksum, 0);
+    store_be<std::uint32_t>(jsb.data() + kJChecksum, crc32c(~0u, jsb.data(), jsb.size()));
+  }
+  jdev.sink.write(where.superblock_offset, jsb);
+
+  // The primary superblock, as replayed.
+  auto sb = read_1k(fs.source, kPrimarySuper);
+  store_le<std::uint32_t>(sb.data() + kWtime, now);
+  store_le<std::uint32_t>(sb.data() + kIncompat, load_le<std::uint32_t>(sb.data() + kIncompat) & ~incompat::kRecover);
+  std::uint16_t state = load_le<std::uint16_t>(sb.data() + kState);
+  if (error != 0) state = static_cast<std::uint16_t>(state & ~kStateValid);
+  if (report.scan.failed_commit) state = static_cast<std::uint16_t>(state | kStateError);
+  store_le<std::uint16_t>(sb.data() + kState, state);
+  if (load_le<std::uint64_t>(before.data() + kKbytesWritten) != 0) {
+    report.kbytes_added = raw_writes * bs / 1024;
+    store_le<std::uint64_t>(sb.data() + kKbytesWritten,
+                            load_le<std::uint64_t>(sb.data() + kKbytesWritten) + report.kbytes_added);
+  }
+  store_le<std::uint16_t>(sb.data() + kGroupNr, 0);
+  if ((load_le<std::uint32_t>(sb.data() + kRoCompat) & kRoCompatMetadataCsum) != 0)
+    store_le<std::uint32_t>(sb.data() + kChecksum, superblock_checksum(sb));
+  fs.sink.write(kPrimarySuper, sb);
+  report.orphans = load_le<std::uint32_t>(sb.data() + kLastOrphan);
+  return report;
+}
+
+}  // namespace fscore::ext4
