@@ -4,6 +4,7 @@
 //
 // Usage: journal_decoder_bench [--journal-mib N] [--wraps W] [--seconds S]
 //                              [--rounds R] [--batch-kib K] [--seed N]
+//                              [--only VARIANT --passes N]
 //
 // The journal (N MiB, 4 KiB blocks, csum v3 + 64bit as ext4 with
 // metadata_csum makes it) is written W times over by a mount's worth of
@@ -21,6 +22,11 @@
 // where check is "ok" when the decoder committed every transaction of every
 // session it was fed, with the same logged, escaped and revoked counts, and
 // reported no problem ("-" for the peers); then a summary on stderr.
+//
+// --only VARIANT --passes N runs one variant (decode-4k, crc32c-64k, ...)
+// over exactly N sessions, once: under callgrind, the difference between N = 2
+// and N = 1 is the instruction count of one session, independent of the
+// machine's load.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -118,6 +124,7 @@ struct Bench {
   PointerSource source;
   std::vector<std::uint8_t> image;  // memcpy's destination: the journal as a store holds it
   double min_seconds = 1.0;
+  std::uint64_t fixed_passes = 0;  // else as many passes as fit in min_seconds
   volatile std::uint32_t sink = 0;
 
   Bench(const JournalSuperblock& s, const nvj::bench::SessionShape& shape, std::uint32_t batch_bytes, double secs)
@@ -154,7 +161,7 @@ struct Bench {
       }
       ++passes;
       elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    } while (elapsed < min_seconds);
+    } while (fixed_passes != 0 ? passes < fixed_passes : elapsed < min_seconds);
     Result res;
     res.bytes = passes * session_bytes;
     res.seconds = elapsed;
@@ -182,7 +189,7 @@ struct Bench {
       for (const Request& r : reqs) acc ^= fscore::crc32c(~0u, arena + r.arena, r.length);
       ++passes;
       elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    } while (elapsed < min_seconds);
+    } while (fixed_passes != 0 ? passes < fixed_passes : elapsed < min_seconds);
     sink = acc;
     return Result{passes * session_bytes, elapsed, 0, "-"};
   }
@@ -197,7 +204,7 @@ struct Bench {
       for (const Request& r : reqs) std::memcpy(dst + r.offset, arena + r.arena, r.length);
       ++passes;
       elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    } while (elapsed < min_seconds);
+    } while (fixed_passes != 0 ? passes < fixed_passes : elapsed < min_seconds);
     sink = image[passes % image.size()];
     return Result{passes * session_bytes, elapsed, 0, "-"};
   }
@@ -206,7 +213,8 @@ struct Bench {
 [[noreturn]] void usage(int code) {
   std::fputs(
       "Usage: journal_decoder_bench [--journal-mib N] [--wraps W] [--seconds S]\n"
-      "                             [--rounds R] [--batch-kib K] [--seed N]\n",
+      "                             [--rounds R] [--batch-kib K] [--seed N]\n"
+      "                             [--only VARIANT --passes N]\n",
       code == 0 ? stdout : stderr);
   std::exit(code);
 }
@@ -217,6 +225,8 @@ int main(int argc, char** argv) {
   std::uint32_t journal_mib = 128, batch_kib = 64, rounds = 5;
   double seconds = 1.0, wraps = 4;
   std::uint64_t seed = 20240601;
+  std::uint64_t passes = 0;
+  std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") usage(0);
@@ -228,9 +238,12 @@ int main(int argc, char** argv) {
     else if (a == "--rounds") rounds = static_cast<std::uint32_t>(std::strtoul(v, nullptr, 10));
     else if (a == "--batch-kib") batch_kib = static_cast<std::uint32_t>(std::strtoul(v, nullptr, 10));
     else if (a == "--seed") seed = std::strtoull(v, nullptr, 10);
+    else if (a == "--passes") passes = std::strtoull(v, nullptr, 10);
+    else if (a == "--only") only = v;
     else usage(2);
   }
-  if (journal_mib < 1 || wraps <= 0 || seconds <= 0 || rounds < 1 || batch_kib < 4) usage(2);
+  if (journal_mib < 1 || wraps <= 0 || seconds <= 0 || rounds < 1 || batch_kib < 4 || only.empty() != (passes == 0))
+    usage(2);
 
   // What mke2fs -O metadata_csum gives an ext4 journal: 4 KiB blocks,
   // revoke + 64bit + csum v3 (crc32c).
@@ -249,6 +262,7 @@ int main(int argc, char** argv) {
   shape.wraps = wraps;
   shape.seed = seed;
   Bench bench(sb, shape, batch_kib * 1024, seconds);
+  bench.fixed_passes = passes;
   const auto& s = bench.session;
   std::fprintf(stderr,
                "journal_decoder_bench: %u MiB journal, 4 KiB blocks, csum v3 + 64bit; one session = %zu writes "
@@ -271,9 +285,11 @@ int main(int argc, char** argv) {
       {"crc32c-" + big, 1, &bench.batched}, {"memcpy-4k", 2, &bench.single}, {"memcpy-" + big, 2, &bench.batched},
   };
   bool ok = true;
+  if (!only.empty()) rounds = 1;
   for (std::uint32_t round = 1; round <= rounds; ++round) {
     for (std::size_t k = 0; k < variants.size(); ++k) {
       const Variant& v = variants[(k + round - 1) % variants.size()];
+      if (!only.empty() && v.name != only) continue;
       const Result r = v.kind == 0 ? bench.decode(*v.reqs) : v.kind == 1 ? bench.crc(*v.reqs) : bench.copy(*v.reqs);
       if (r.check != "-" && r.check != "ok") ok = false;
       std::printf("%u\t%s\t%llu\t%.6f\t%llu\t%s\n", round, v.name.c_str(), static_cast<unsigned long long>(r.bytes),

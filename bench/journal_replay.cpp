@@ -4,10 +4,13 @@
 //
 // Usage: journal_replay URI [--depth N] [--seconds S | --writes N]
 //                           [--wraps W] [--target-blocks N] [--seed N]
+//                           [--keep-features]
 //
 // The log is built for the journal the export holds: its jbd2 superblock
-// (at block 1024/bs + 1 of a journal device, or at 0) gives the format, the
-// uuid and the length. Superblock updates (the mount's first commit, each
+// (at block 1024/bs + 1 of a journal device, or at 0) gives the block size,
+// the uuid and the length. The features are those ext4 with metadata_csum
+// and 64bit sets when it mounts (revoke, 64bit, csum v3 with crc32c; the
+// first superblock update carries them), unless --keep-features. Superblock updates (the mount's first commit, each
 // checkpoint's tail move, the clean unmount) are sent as the kernel sends
 // them: after every earlier write has completed, with FUA when the server
 // offers it, and waited for. After a session (W wraps of the log) the next
@@ -35,7 +38,8 @@ using namespace fscore::jbd2;
 [[noreturn]] void usage(int code) {
   std::fputs(
       "Usage: journal_replay URI [--depth N] [--seconds S | --writes N]\n"
-      "                          [--wraps W] [--target-blocks N] [--seed N]\n",
+      "                          [--wraps W] [--target-blocks N] [--seed N]\n"
+      "                          [--keep-features]\n",
       code == 0 ? stdout : stderr);
   std::exit(code);
 }
@@ -74,12 +78,17 @@ int main(int argc, char** argv) {
   int depth = 16;
   double seconds = 0;
   std::uint64_t writes = 0;
+  bool keep_features = false;
   nvj::bench::SessionShape shape;
   shape.wraps = 2;
   shape.target_blocks = 262144;  // a 1 GiB filesystem of 4 KiB blocks
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") usage(0);
+    if (a == "--keep-features") {
+      keep_features = true;
+      continue;
+    }
     if (a.rfind("-", 0) != 0) {
       if (!uri.empty()) usage(2);
       uri = a;
@@ -127,6 +136,12 @@ int main(int argc, char** argv) {
   }
   if (!found) die("no jbd2 superblock on " + uri);
   if (std::uint64_t{sb.maxlen} * sb.block_size > static_cast<std::uint64_t>(size)) die("the journal is larger than the export");
+  if (!keep_features) {
+    sb.feature_incompat |= feature::kIncompatRevoke | feature::kIncompat64bit | feature::kIncompatCsumV3;
+    sb.feature_incompat &= ~feature::kIncompatCsumV2;
+    sb.feature_compat &= ~feature::kCompatChecksum;
+    sb.checksum_type = 4;
+  }
   const std::uint32_t bs = sb.block_size;
   std::vector<std::uint8_t> sb_block(bs);
   if (nbd_pread(st.h, sb_block.data(), bs, sb_offset / bs * bs, 0) == -1) die(std::string("read: ") + nbd_get_error());

@@ -1,7 +1,11 @@
 // The journal fuzz drivers' shared command line and loop (fuzz_loop.h).
 #include "tests/fuzz/fuzz_loop.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -36,6 +40,27 @@ bool write_file(const char* name, const std::string& path, const std::vector<std
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   if (!out) std::fprintf(stderr, "%s: cannot write %s\n", name, path.c_str());
   return static_cast<bool>(out);
+}
+
+// The input being run, saved (as libFuzzer's crash- files) when the target
+// aborts or crashes on it.
+const std::vector<std::uint8_t>* g_current = nullptr;
+std::string g_crash_file;
+
+extern "C" void on_fatal_signal(int signal) {
+  if (g_current != nullptr) {
+    const int fd = ::open(g_crash_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      (void)!::write(fd, g_current->data(), g_current->size());
+      ::close(fd);
+      static const char kSaved[] = "fuzz: the input is saved in ";
+      (void)!::write(2, kSaved, sizeof kSaved - 1);
+      (void)!::write(2, g_crash_file.c_str(), g_crash_file.size());
+      (void)!::write(2, "\n", 1);
+    }
+  }
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
 }
 
 }  // namespace
@@ -92,6 +117,8 @@ int run_fuzz_loop(const LoopOptions& options, const FuzzLoop& loop) {
     return 0;
   }
 
+  g_crash_file = std::string(loop.name) + "-crash-input";
+  for (const int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, on_fatal_signal);
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   std::vector<std::uint64_t> runs(loop.seeds.size(), 0);
@@ -107,7 +134,9 @@ int run_fuzz_loop(const LoopOptions& options, const FuzzLoop& loop) {
     input.clear();
     const std::size_t seed = loop.next(input);
     const auto began = std::chrono::steady_clock::now();
+    g_current = &input;
     LLVMFuzzerTestOneInput(input.data(), input.size());
+    g_current = nullptr;
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     ++done;
     ++runs[seed];

@@ -2,7 +2,9 @@
 // (journal_decoder_driver.cpp, journal_inspect_driver.cpp): each driver
 // builds its seeds and mutates them; this runs the target on what it makes
 // for a time or a number of iterations, keeps the slowest input, writes the
-// seeds out for libFuzzer's corpus, or replays files.
+// seeds out for libFuzzer's corpus, or replays files. An input the target
+// aborts or crashes on is saved as NAME-crash-input in the current
+// directory (sanitizers: with ASAN_OPTIONS=abort_on_error=1).
 //
 //   NAME [--seconds N] [--iterations N] [--seed S] [--save-slowest FILE]
 //   NAME --write-seeds DIR    the seeds as inputs

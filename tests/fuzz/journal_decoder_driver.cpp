@@ -165,7 +165,9 @@ Seed workload(std::string name, std::uint8_t j, const Workload& w, std::mt19937_
       writes.push_back(std::move(op));
     }
     b.blocks().clear();
-    if (w.shuffle || f.async_commit) std::shuffle(writes.begin(), writes.end() - (f.async_commit || last ? 0 : 1), rng);
+    const bool commit_last = !f.async_commit && !last && !writes.empty();  // the commit block stays last
+    if (w.shuffle || f.async_commit)
+      std::shuffle(writes.begin(), writes.end() - (commit_last ? 1 : 0), rng);
     for (std::size_t i = 0; i < writes.size(); ++i) {
       if (writes[i].fua && !f.async_commit) s.ops.push_back(Op{true, 0, {}, false, 100, 0});
       s.ops.push_back(std::move(writes[i]));
@@ -378,13 +380,14 @@ int main(int argc, char** argv) {
   loop.summary = [&] {
     const dec::Outcome& o = dec::outcome();
     std::printf("  %llu inputs: %llu writes (%llu dropped: journal too large), %llu transactions, %llu logged blocks, "
-                "%llu problems; synchronized at the end: %llu\n",
+                "%llu problems; synchronized at the end: %llu; head outside the log after a reshape: %llu\n",
                 static_cast<unsigned long long>(o.inputs - start.inputs), static_cast<unsigned long long>(o.writes - start.writes),
                 static_cast<unsigned long long>(o.dropped_writes - start.dropped_writes),
                 static_cast<unsigned long long>(o.transactions - start.transactions),
                 static_cast<unsigned long long>(o.logged_blocks - start.logged_blocks),
                 static_cast<unsigned long long>(o.problems - start.problems),
-                static_cast<unsigned long long>(o.synchronized_at_end - start.synchronized_at_end));
+                static_cast<unsigned long long>(o.synchronized_at_end - start.synchronized_at_end),
+                static_cast<unsigned long long>(o.head_outside_log - start.head_outside_log));
   };
   return nvj::fuzz::run_fuzz_loop(options, loop);
 }

@@ -48,6 +48,9 @@ struct Outcome {
   std::uint64_t logged_blocks = 0;
   std::uint64_t problems = 0;
   std::uint64_t synchronized_at_end = 0;
+  // Checks that found the head outside the log after a superblock update
+  // moved s_first or the fast-commit area (the decoder keeps its cursor).
+  std::uint64_t head_outside_log = 0;
 };
 const Outcome& outcome();
 

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "fscore/jbd2/journal_superblock.h"
+#include "fscore/jbd2/log_builder.h"
 #include "server/control/control_routes.h"
 #include "server/control/stats_report.h"
 #include "server/lab/lab.h"
@@ -96,4 +98,48 @@ TEST_CASE("unknown paths and wrong methods", "[control]") {
   CHECK(route_control(*lab, "GET", "/reset-stats").status == 405);
   CHECK(route_control(*lab, "DELETE", "/model").status == 405);
   CHECK(route_control(*lab, "GET", "/stats?%").status == 400);
+}
+
+TEST_CASE("GET /journal: transactions written to the journal export are decoded", "[control][jbd2]") {
+  auto lab = small_lab();  // 16M data: 1 KiB blocks, the journal superblock at block 2 of the journal export
+  Device& journal = *lab->find("journal");
+  std::vector<std::uint8_t> raw(fscore::jbd2::kSuperblockSize);
+  journal.read(raw.data(), static_cast<std::uint32_t>(raw.size()), 2048);
+  auto sb = fscore::jbd2::decode_journal_superblock(
+      std::span<const std::uint8_t, fscore::jbd2::kSuperblockSize>(raw.data(), raw.size()));
+  REQUIRE(sb.block_size == 1024);
+  // A mount's first commit: the superblock with the log's start, then the log.
+  sb.start = sb.first;
+  std::vector<std::uint8_t> block(1024);
+  fscore::jbd2::encode_journal_superblock(sb, std::span<std::uint8_t, fscore::jbd2::kSuperblockSize>(block.data(), 1024));
+  journal.write(block.data(), 1024, 2048, true);
+  fscore::jbd2::LogBuilder log(sb, sb.first, sb.sequence);
+  std::vector<std::uint8_t> content(1024, 0x5A);
+  log.log(300, content);
+  log.log(301, content);
+  log.revoke(999);
+  log.commit(1, 2);
+  for (const auto& w : log.blocks())
+    journal.write(w.bytes.data(), 1024, std::uint64_t{w.log_block} * 1024, false);
+  // A write home of a logged block is a checkpoint.
+  lab->find("data")->write(content.data(), 1024, 300 * 1024, false);
+
+  auto r = route_control(*lab, "GET", "/journal");
+  REQUIRE(r.status == 200);
+  CHECK_THAT(r.body, Catch::Contains(R"("tracing":true,"placement":"external")"));
+  CHECK_THAT(r.body, Catch::Contains(R"("committed_transactions":1,"logged_blocks":2,)"));
+  CHECK_THAT(r.body, Catch::Contains(R"("revoked_blocks":1,)"));
+  CHECK_THAT(r.body, Catch::Contains(R"("checkpoint":{"bytes":1024,"writes":1,)"));
+  CHECK_THAT(r.body, Catch::Contains(R"("commit_latency_us":{"count":1,)"));
+  CHECK_THAT(r.body, Catch::Contains(R"("fill_ratio":)"));
+  CHECK_THAT(r.body, Catch::Contains(R"("recent":[{"tid":)" + std::to_string(sb.sequence)));
+  r = route_control(*lab, "GET", "/journal?format=text");
+  CHECK(r.status == 200);
+  CHECK_THAT(r.body, Catch::Contains("1 transactions, 2 blocks logged"));
+  CHECK(route_control(*lab, "GET", "/journal?format=xml").status == 400);
+  CHECK(route_control(*lab, "POST", "/journal").status == 405);
+  CHECK_THAT(route_control(*lab, "GET", "/metrics").body,
+             Catch::Contains("nvjournal_journal_transactions_total 1\n"));
+  CHECK(route_control(*lab, "POST", "/reset-stats").status == 200);
+  CHECK_THAT(route_control(*lab, "GET", "/journal").body, Catch::Contains(R"("committed_transactions":0,)"));
 }

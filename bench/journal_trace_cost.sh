@@ -1,0 +1,275 @@
+#!/usr/bin/env bash
+# journal_trace_cost.sh: what live journal tracing costs the server. The same
+# nvjournal server (data=1G journal=128M data-model=none journal-model=none,
+# so the server's own CPU path and not a timing model) with journal-trace=on
+# against journal-trace=off, in the same run, under two loads at queue depth 16:
+#
+#   journal  a realistic jbd2 log (journal_replay: LogBuilder transactions of
+#            1..64 blocks, revokes, escapes, tail updates, csum v3 + 64bit)
+#            written 4 KiB at a time to the `journal` export, so the tracer
+#            decodes real transactions;
+#   data     4 KiB random writes to the `data` export (fio, nbd engine): the
+#            tracer classes each one (journal/checkpoint/ordered/other).
+#
+# Usage: bench/journal_trace_cost.sh [--plugin PATH] [--replay PATH]
+#                                    [--runtime SECONDS] [--rounds N]
+#                                    [--ios N] [--markdown FILE]
+#
+# IOPS: fresh server per measurement; per round and load, on and off back to
+# back (on first in odd rounds, off first in even ones); the verdict is the
+# median over rounds of the paired ratio on/off (target >= 0.97: tracing
+# costs at most 3%). Instructions: the whole nbdkit process under callgrind,
+# (I(2N writes) - I(N writes)) / N, fresh server per run: deterministic, so it
+# prices the tracer exactly where IOPS on a shared 2-core VM cannot. A first
+# run with control= checks that the tracer decodes the replayed log (every
+# transaction committed, no problem).
+set -euo pipefail
+
+script_dir=$(cd "$(dirname "$0")" && pwd)
+repo_dir=$(cd "$script_dir/.." && pwd)
+plugin="$repo_dir/build/plugins/nbdkit/nbdkit-nvjournal-plugin.so"
+replay="$repo_dir/build/bench/journal_replay"
+runtime=10
+rounds=5
+ios=20000
+markdown=""
+depth=16
+seed=20240601
+target=0.97
+server_args=(data=1G journal=128M data-model=none journal-model=none)
+
+command_line=$(printf '%q ' "$0" "$@")
+command_line=${command_line% }
+
+usage() {
+  sed -n '15,17p' "$0" | sed 's/^# \{0,1\}//'
+  exit "${1:-0}"
+}
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --plugin) plugin=${2:?--plugin needs a path}; shift 2 ;;
+    --replay) replay=${2:?--replay needs a path}; shift 2 ;;
+    --runtime) runtime=${2:?--runtime needs seconds}; shift 2 ;;
+    --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
+    --ios) ios=${2:?--ios needs a number}; shift 2 ;;
+    --markdown) markdown=${2:?--markdown needs a file}; shift 2 ;;
+    -h|--help) usage 0 ;;
+    *) echo "journal_trace_cost.sh: unknown argument: $1" >&2; usage 2 >&2 ;;
+  esac
+done
+for v in runtime rounds ios; do
+  [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "journal_trace_cost.sh: --$v must be a positive integer" >&2; exit 2; }
+done
+[[ -f $plugin ]] || { echo "journal_trace_cost.sh: plugin not found: $plugin (build it with ninja -C build)" >&2; exit 1; }
+[[ -x $replay ]] || { echo "journal_trace_cost.sh: journal_replay not found: $replay (ninja -C build journal_replay)" >&2; exit 1; }
+plugin=$(cd "$(dirname "$plugin")" && pwd)/$(basename "$plugin")
+replay=$(cd "$(dirname "$replay")" && pwd)/$(basename "$replay")
+for tool in nbdkit fio valgrind callgrind_annotate python3 curl; do
+  command -v "$tool" >/dev/null || { echo "journal_trace_cost.sh: $tool not found" >&2; exit 1; }
+done
+
+source "$script_dir/lib/server.sh"
+bench_init journal_trace_cost
+
+# serve TRACE [PREFIX...]: a fresh server with journal-trace=TRACE, run under
+# PREFIX (e.g. valgrind) if given.
+serve() {
+  local trace=$1
+  shift
+  bench_start "$@" nbdkit --foreground -U "$tmp/s.sock" -P "$tmp/s.pid" "$plugin" "${server_args[@]}" \
+    "journal-trace=$trace"
+}
+
+# load LOAD MODE AMOUNT: drives the server; MODE seconds or writes. Prints IOPS.
+load() {
+  local what=$1 mode=$2 amount=$3
+  case $what in
+    journal)
+      local -a limit=(--seconds "$amount")
+      [[ $mode == writes ]] && limit=(--writes "$amount")
+      "$replay" "nbd+unix:///journal?socket=$tmp/s.sock" --depth "$depth" "${limit[@]}" --seed "$seed" \
+        >"$tmp/load.out" 2>"$tmp/load.err" || { cat "$tmp/load.err" >&2; exit 1; }
+      sed -nE 's/.* iops ([0-9.]+).*/\1/p' "$tmp/load.out"
+      ;;
+    data)
+      local -a limit=(--time_based --runtime="$amount")
+      [[ $mode == writes ]] && limit=(--number_ios="$amount")
+      fio --name=w --ioengine=nbd --uri="nbd+unix:///data?socket=$tmp/s.sock" --rw=randwrite --bs=4k \
+          --iodepth="$depth" --numjobs=1 --size=1G "${limit[@]}" --randrepeat=1 --randseed="$seed" \
+          --output-format=json >"$tmp/load.out" 2>"$tmp/load.err" || { cat "$tmp/load.err" "$tmp/load.out" >&2; exit 1; }
+      python3 - "$tmp/load.out" <<'EOF'
+import json, sys
+text = open(sys.argv[1]).read()
+job = json.loads(text[text.index("{"):])["jobs"][0]
+if job.get("error"):
+    sys.exit(f"fio job error {job['error']}")
+print(f"{job['write']['iops']:.0f}")
+EOF
+      ;;
+  esac
+}
+
+# --- does the tracer follow the replayed log? --------------------------------
+bench_start nbdkit --foreground -U "$tmp/s.sock" -P "$tmp/s.pid" "$plugin" "${server_args[@]}" \
+  journal-trace=on "control=$tmp/ctl"
+load journal seconds 2 >/dev/null
+curl -sf --unix-socket "$tmp/ctl" http://lab/journal >"$tmp/journal.json"
+bench_stop
+check=$(python3 - "$tmp/journal.json" "$tmp/load.err" <<'EOF'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+t = d["committed_transactions"]
+ok = d["synchronized"] and t > 0 and d["problems"] == 0 and d["checksum_errors"] == 0
+print(f"{'ok' if ok else 'FAILED'}: {t} transactions, {d['logged_blocks']} logged blocks "
+      f"({d['escaped_blocks']} escaped), {d['revoked_blocks']} revoke records, {d['superblock_writes']} superblock "
+      f"updates decoded in 2 s, {d['checksum_errors']} checksum errors, {d['problems']} problems")
+EOF
+)
+echo "journal_trace_cost: tracer check: $check"
+[[ $check == ok:* ]] || { echo "journal_trace_cost.sh: the tracer does not follow the replayed log" >&2; exit 1; }
+
+# --- IOPS, paired rounds ------------------------------------------------------
+results="$tmp/iops.tsv"
+: >"$results"
+loads=(journal data)
+total=$((rounds * ${#loads[@]} * 2))
+load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+n=0
+echo "journal_trace_cost: $rounds round(s) x loads ${loads[*]} x trace {on,off}, ${runtime} s each at depth $depth"
+for ((round = 1; round <= rounds; round++)); do
+  for what in "${loads[@]}"; do
+    order="on off"
+    ((round % 2 == 0)) && order="off on"
+    for trace in $order; do
+      n=$((n + 1))
+      serve "$trace"
+      iops=$(load "$what" seconds "$runtime")
+      bench_stop
+      printf '%s\t%s\t%s\t%s\n' "$what" "$trace" "$round" "$iops" >>"$results"
+      printf '  [%2d/%d] round %d  %-7s trace=%-3s %8s IOPS\n' "$n" "$total" "$round" "$what" "$trace" "$iops"
+    done
+  done
+done
+load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+
+# --- instructions per write ---------------------------------------------------
+counts="$tmp/instructions.tsv"
+: >"$counts"
+echo "journal_trace_cost: $ios and $((2 * ios)) writes per load and setting, under callgrind"
+for what in "${loads[@]}"; do
+  for trace in on off; do
+    totals=()
+    for k in 1 2; do
+      rm -f "$tmp/cg.out"
+      serve "$trace" valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" -q
+      load "$what" writes $((k * ios)) >/dev/null
+      bench_stop
+      totals+=("$(callgrind_annotate "$tmp/cg.out" 2>/dev/null | sed -nE 's/^ *([0-9,]+) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)")
+      [[ $k == 2 && $trace == on ]] && cp "$tmp/cg.out" "$tmp/cg.$what.on"
+    done
+    per=$(( (totals[1] - totals[0]) / ios ))
+    printf '%s\t%s\t%s\n' "$what" "$trace" "$per" >>"$counts"
+    printf '  %-7s trace=%-3s %7d instructions per write\n' "$what" "$trace" "$per"
+  done
+done
+# Where the tracer's instructions go: its functions, inclusive, in the
+# journal load with tracing on.
+callgrind_annotate --inclusive=yes "$tmp/cg.journal.on" 2>/dev/null |
+  grep -E 'JournalTracer|JournalDecoder|TrafficClassifier|Ext4Layout|crc32c|checksum|parse_|LogFormat|LatencyHistogram' |
+  head -n 15 >"$tmp/hot.txt" || true
+callgrind_annotate "$tmp/cg.journal.on" 2>/dev/null | sed -n '/^-* *$/,$p' | grep -E '^ *[0-9,]+ ' | head -n 12 \
+  >"$tmp/self.txt" || true
+
+git_rev=$(git -C "$repo_dir" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [[ $git_rev != unknown && -n $(git -C "$repo_dir" status --porcelain 2>/dev/null) ]]; then
+  git_rev="$git_rev (working tree has uncommitted changes)"
+fi
+
+JT_RESULTS=$results JT_COUNTS=$counts JT_HOT=$tmp/hot.txt JT_SELF=$tmp/self.txt JT_MARKDOWN=$markdown \
+JT_COMMAND=$command_line JT_DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') \
+JT_NBDKIT=$(nbdkit --version | head -n1) JT_FIO=$(fio --version | head -n1) JT_VALGRIND=$(valgrind --version) \
+JT_GIT=$git_rev JT_CHECK=$check JT_IOS=$ios JT_TARGET=$target \
+JT_SETUP="nbdkit nvjournal ${server_args[*]} journal-trace=on|off (stats on, nbdkit default threads), fresh server per measurement; depth $depth; journal: journal_replay --depth $depth --seconds $runtime --seed $seed on the journal export; data: fio --ioengine=nbd --rw=randwrite --bs=4k --iodepth=$depth --size=1G --time_based --runtime=$runtime --randrepeat=1 --randseed=$seed on the data export; order per load: on then off in odd rounds, off then on in even rounds" \
+JT_LOAD="$load_start at start, $load_end at end ($(nproc) CPUs; other work on the machine adds noise)" \
+BENCH_DIR=$script_dir python3 - <<'EOF'
+import os, re, statistics, subprocess
+
+env = os.environ
+target = float(env["JT_TARGET"])
+by = {}
+for line in open(env["JT_RESULTS"]):
+    what, trace, rnd, iops = line.rstrip("\n").split("\t")
+    by[(what, trace, int(rnd))] = float(iops)
+loads = [w for w in ("journal", "data") if any(k[0] == w for k in by)]
+rounds = sorted({k[2] for k in by})
+per = {}
+for line in open(env["JT_COUNTS"]):
+    what, trace, n = line.rstrip("\n").split("\t")
+    per[(what, trace)] = int(n)
+
+iops_rows, ratio_rows, instr_rows = [], [], []
+for w in loads:
+    for t in ("on", "off"):
+        v = [by[(w, t, r)] for r in rounds]
+        m = statistics.median(v)
+        iops_rows.append((w, t, m, (max(v) - min(v)) / m * 100 if m else 0.0, v))
+    paired = [by[(w, "on", r)] / by[(w, "off", r)] for r in rounds]
+    r = statistics.median(paired)
+    of_medians = statistics.median([by[(w, "on", x)] for x in rounds]) / statistics.median([by[(w, "off", x)] for x in rounds])
+    ratio_rows.append((w, r, paired, of_medians, "PASS" if r >= target else "FAIL"))
+    on, off = per[(w, "on")], per[(w, "off")]
+    cost = (on - off) / off
+    instr_rows.append((w, on, off, on - off, cost, off / on, "PASS" if cost <= 1 - target else "FAIL"))
+
+print()
+for w, t, m, sp, v in iops_rows:
+    print(f"{w:<8} trace={t:<3} median {m:9.0f} IOPS  spread {sp:5.1f}%  " + " ".join(f"{x:.0f}" for x in v))
+for w, r, paired, om, verdict in ratio_rows:
+    print(f"{w}: IOPS on/off {r:.3f} (median of paired: " + " ".join(f"{x:.3f}" for x in paired)
+          + f"; ratio of medians {om:.3f})  {verdict} (target >= {target})")
+for w, on, off, d, cost, implied, verdict in instr_rows:
+    print(f"{w}: instructions per write on {on}, off {off}: +{d} ({cost * 100:.1f}%)  {verdict} (target <= {(1 - target) * 100:.0f}%)")
+
+path = env["JT_MARKDOWN"]
+if not path:
+    raise SystemExit(0)
+hot = [l.rstrip() for l in open(env["JT_HOT"]) if l.strip()]
+lines = [
+    "## journal_trace_cost",
+    "",
+    "What live journal tracing costs: the same nvjournal server with `journal-trace=on` against `journal-trace=off`,"
+    " in the same run, at queue depth 16. `journal`: a realistic jbd2 log (bench/journal_replay: transactions of"
+    " 1 to 64 logged blocks, revokes, escaped blocks, tail updates, csum v3 + 64bit, remounting after 2 wraps)"
+    " written 4 KiB per request to the journal export, so the tracer decodes real transactions; `data`: 4 KiB"
+    " random writes to the data export, which the tracer classes. Target: on/off >= 0.97 (tracing costs at most 3%).",
+    "",
+    f"- Command: `{env['JT_COMMAND']}`",
+    f"- Date: {env['JT_DATE']}",
+    f"- nbdkit: {env['JT_NBDKIT']}; {env['JT_FIO']}; {env['JT_VALGRIND']}",
+    f"- Git commit: {env['JT_GIT']}",
+    f"- Setup: {env['JT_SETUP']}",
+    f"- Tracer check (control= server, journal load, 2 s): {env['JT_CHECK']}",
+    f"- Load average (1/5/15 min): {env['JT_LOAD']}",
+    "",
+    "| load | trace | median IOPS | spread (max-min)/median | all rounds |",
+    "|---|---|---:|---:|---|",
+]
+for w, t, m, sp, v in iops_rows:
+    lines.append(f"| {w} | {t} | {m:.0f} | {sp:.1f}% | " + ", ".join(f"{x:.0f}" for x in v) + " |")
+lines += ["", "| load | IOPS on/off (median of paired rounds) | paired rounds | ratio of medians | target | verdict |",
+          "|---|---:|---|---:|---:|---|"]
+for w, r, paired, om, verdict in ratio_rows:
+    lines.append(f"| {w} | {r:.3f} | " + ", ".join(f"{x:.3f}" for x in paired) + f" | {om:.3f} | >= {target} | {verdict} |")
+lines += ["", f"Instructions of the whole nbdkit process per write (callgrind, (I(2N) - I(N)) / N, N = {env['JT_IOS']}):", "",
+          "| load | trace on | trace off | tracing cost | cost / off | off / on | target | verdict |",
+          "|---|---:|---:|---:|---:|---:|---:|---|"]
+for w, on, off, d, cost, implied, verdict in instr_rows:
+    lines.append(f"| {w} | {on} | {off} | {d} | {cost * 100:.1f}% | {implied:.3f} | <= {(1 - target) * 100:.0f}% | {verdict} |")
+if hot:
+    lines += ["", "The tracer's functions in the journal load with tracing on (callgrind, inclusive instructions of the"
+              f" whole run of {2 * int(env['JT_IOS'])} writes):", "", "```"] + hot + ["```"]
+section = "\n".join(lines) + "\n"
+subprocess.run([os.path.join(env["BENCH_DIR"], "lib", "results_section.py"), "journal_trace_cost", path],
+               input=section, text=True, check=True)
+EOF
