@@ -104,7 +104,10 @@ Seed workload(std::string name, std::uint8_t j, const Workload& w, std::mt19937_
   std::deque<Live> live;
   std::uint32_t used = 0;
   const std::size_t per = b.tags_per_descriptor();
-  const std::uint64_t max_logged = std::max<std::uint64_t>(1, std::min<std::uint64_t>(len / 5, 2 * per + 2));
+  // Mostly small transactions; now and then one of more than a descriptor
+  // block's tags, when the journal has room for it.
+  const std::uint64_t small_tx = std::max<std::uint64_t>(1, std::min<std::uint64_t>(len / 5, 12));
+  const std::uint64_t large_tx = std::max<std::uint64_t>(1, std::min<std::uint64_t>(len / 5, per + 2));
 
   for (int t = 0; t <= w.transactions; ++t) {
     const bool last = t == w.transactions;
@@ -124,7 +127,7 @@ Seed workload(std::string name, std::uint8_t j, const Workload& w, std::mt19937_
       const std::uint64_t n = below(3) == 0 ? bs / 8 + below(bs / 4) : 1 + below(8);
       for (std::uint64_t i = 0; i < n; ++i) b.revoke(f.bit64 && below(4) == 0 ? (std::uint64_t{1} << 33) + i : 500 + i);
     }
-    const std::uint64_t logged = 1 + below(max_logged);
+    const std::uint64_t logged = 1 + below(below(6) == 0 ? large_tx : small_tx);
     for (std::uint64_t i = 0; i < logged; ++i) {
       std::vector<std::uint8_t> content(bs, 0);
       for (std::size_t k = 0; k < 64; ++k) content[k] = static_cast<std::uint8_t>(rng());
@@ -191,8 +194,8 @@ std::vector<Seed> build_seeds() {
     const bool small = c.sb.maxlen <= 128;
     const std::string name = std::to_string(c.sb.block_size / 1024) + "k-" + std::to_string(c.sb.maxlen) + "-j" +
                              std::to_string(j);
-    seeds.push_back(workload(name + "-in-order", id, {.transactions = small ? 40 : 15}, rng));
-    seeds.push_back(workload(name + "-shuffled", id, {.transactions = small ? 40 : 12, .shuffle = true,
+    seeds.push_back(workload(name + "-in-order", id, {.transactions = small ? 40 : 12}, rng));
+    seeds.push_back(workload(name + "-shuffled", id, {.transactions = small ? 40 : 10, .shuffle = true,
                                                       .present = j % 2 == 0, .abandon = true}, rng));
     if (j % 3 == 0)
       seeds.push_back(workload(name + "-remount", id, {.transactions = 10, .remount = true, .tid = 0xFFFFFFFA}, rng));
