@@ -60,9 +60,11 @@ void JournalDecoder::set_format(const JournalSuperblock& sb) {
     format_.reset();
     return;
   }
-  const bool same_size = format_ && format_->maxlen == sb.maxlen && format_->block_size == sb.block_size;
-  format_ = LogFormat::from(sb);
-  if (!same_size) {
+  const LogFormat next = LogFormat::from(sb);
+  const bool same_log = format_ && format_->maxlen == next.maxlen && format_->block_size == next.block_size &&
+                        format_->first == next.first && format_->last == next.last;
+  format_ = next;
+  if (!same_log) {
     arrived_.assign(sb.maxlen, kNever);
     completed_.assign(sb.maxlen, kNever);
     waiting_ = 0;

@@ -229,10 +229,14 @@ class Walk {
   }
 
   // For the inspector: the logged blocks that would fail their checksum.
+  // At most a few passes over the journal in all: a log that loops without
+  // a commit must not cost visits x tags reads.
   void count_bad_tags(ScannedTransaction& tx, std::uint64_t first, std::uint32_t tid) {
     if (!f_.csum_v2_or_v3()) return;
     std::uint64_t b = first;
     for (const Tag& tag : tags_) {
+      if (peeks_ >= 4 * std::uint64_t{f_.maxlen}) return;
+      ++peeks_;
       if (peek(b, logged_) != 0 || !tag_checksum_ok(f_, tag, tid, logged_)) ++tx.bad_block_checksums;
       b = wrap(b + 1);
     }
@@ -274,6 +278,7 @@ class Walk {
   std::vector<Tag> tags_;
   std::vector<std::uint64_t> revoked_;
   std::unordered_map<std::uint64_t, std::uint32_t> revokes_;  // block -> latest revoking tid
+  std::uint64_t peeks_ = 0;
 };
 
 }  // namespace

@@ -58,7 +58,7 @@ struct ReplayResult {
   std::uint32_t revokes = 0;       // revoke records read
   std::uint32_t revoke_hits = 0;   // logged blocks not written because revoked
   std::uint32_t bad_checksums = 0; // logged blocks not written because their checksum is wrong
-  int error = 0;                   // 0, kErrIo, kErrBadCrc or kErrCorrupted
+  int error = 0;                   // 0, kErrIo, kErrBadCrc, kErrCorrupted, or 22 (EINVAL: a bad revoke count)
   std::uint32_t next_tid = 0;      // the journal restarts here: end_tid + 1
   std::vector<std::uint64_t> written;  // home blocks in the order written
 };

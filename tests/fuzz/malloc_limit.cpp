@@ -15,7 +15,7 @@ constexpr std::size_t kMallocLimit = std::size_t{256} << 20;
 
 void* operator new(std::size_t bytes) {
   if (bytes > kMallocLimit) {
-    std::fprintf(stderr, "image_reader_fuzz: an allocation of %zu bytes, more than the %zu MiB limit\n", bytes,
+    std::fprintf(stderr, "fuzz target: an allocation of %zu bytes, more than the %zu MiB limit\n", bytes,
                  kMallocLimit >> 20);
     std::abort();
   }

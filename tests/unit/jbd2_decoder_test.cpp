@@ -407,3 +407,19 @@ TEST_CASE("jbd2 decoder: a journal device, formatted while served", "[jbd2]") {
     CHECK(events.problems.empty());
   }
 }
+
+TEST_CASE("jbd2 decoder: a superblock that moves the log's first block starts over", "[jbd2]") {
+  Lab lab(make_super(1024, 128, feature::kIncompatRevoke | feature::kIncompatCsumV3));
+  lab.superblock(1, 1);
+  REQUIRE(lab.decoder.synchronized());
+  lab.sb.first = 3;
+  lab.superblock(3, 1);  // the same journal, its log now from block 3
+  CHECK(lab.decoder.format()->first == 3);
+  CHECK(lab.decoder.head() == 3);
+  LogBuilder log(lab.sb, 3, 1);
+  log.log(10, block_of(1024, 1));
+  log.commit(0, 0);
+  lab.deliver_all(log.blocks());
+  CHECK(lab.events.commits.size() == 1);
+  CHECK(lab.events.problems.empty());
+}
