@@ -11,7 +11,7 @@
 #   data     4 KiB random writes to the `data` export (fio, nbd engine): the
 #            tracer classes each one (journal/checkpoint/ordered/other).
 #
-# Usage: bench/journal_trace_cost.sh [--plugin PATH] [--replay PATH]
+# Usage: bench/journal_trace_cost.sh [--build DIR] [--plugin PATH] [--replay PATH]
 #                                    [--runtime SECONDS] [--rounds N]
 #                                    [--ios N] [--markdown FILE]
 #
@@ -27,8 +27,9 @@ set -euo pipefail
 
 script_dir=$(cd "$(dirname "$0")" && pwd)
 repo_dir=$(cd "$script_dir/.." && pwd)
-plugin="$repo_dir/build/plugins/nbdkit/nbdkit-nvjournal-plugin.so"
-replay="$repo_dir/build/bench/journal_replay"
+build="$repo_dir/build"
+plugin=""
+replay=""
 runtime=10
 rounds=5
 ios=20000
@@ -42,12 +43,13 @@ command_line=$(printf '%q ' "$0" "$@")
 command_line=${command_line% }
 
 usage() {
-  sed -n '15,17p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '14,16p' "$0" | sed 's/^# \{0,1\}//'
   exit "${1:-0}"
 }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
+    --build) build=${2:?--build needs a directory}; shift 2 ;;
     --plugin) plugin=${2:?--plugin needs a path}; shift 2 ;;
     --replay) replay=${2:?--replay needs a path}; shift 2 ;;
     --runtime) runtime=${2:?--runtime needs seconds}; shift 2 ;;
@@ -58,6 +60,11 @@ while [[ $# -gt 0 ]]; do
     *) echo "journal_trace_cost.sh: unknown argument: $1" >&2; usage 2 >&2 ;;
   esac
 done
+# A build directory outside the repository is shown as BUILD in the report.
+build=$(cd "$build" 2>/dev/null && pwd || echo "$build")
+[[ $build == "$repo_dir"/* ]] || command_line=${command_line//"$build"/BUILD}
+[[ -n $plugin ]] || plugin="$build/plugins/nbdkit/nbdkit-nvjournal-plugin.so"
+[[ -n $replay ]] || replay="$build/bench/journal_replay"
 for v in runtime rounds ios; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "journal_trace_cost.sh: --$v must be a positive integer" >&2; exit 2; }
 done
@@ -166,20 +173,36 @@ for what in "${loads[@]}"; do
       load "$what" writes $((k * ios)) >/dev/null
       bench_stop
       totals+=("$(callgrind_annotate "$tmp/cg.out" 2>/dev/null | sed -nE 's/^ *([0-9,]+) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)")
-      [[ $k == 2 && $trace == on ]] && cp "$tmp/cg.out" "$tmp/cg.$what.on"
+      if [[ $k == 2 && $trace == on ]]; then cp "$tmp/cg.out" "$tmp/cg.$what.on"; fi
     done
     per=$(( (totals[1] - totals[0]) / ios ))
     printf '%s\t%s\t%s\n' "$what" "$trace" "$per" >>"$counts"
     printf '  %-7s trace=%-3s %7d instructions per write\n' "$what" "$trace" "$per"
   done
 done
-# Where the tracer's instructions go: its functions, inclusive, in the
-# journal load with tracing on.
-callgrind_annotate --inclusive=yes "$tmp/cg.journal.on" 2>/dev/null |
-  grep -E 'JournalTracer|JournalDecoder|TrafficClassifier|Ext4Layout|crc32c|checksum|parse_|LogFormat|LatencyHistogram' |
-  head -n 15 >"$tmp/hot.txt" || true
-callgrind_annotate "$tmp/cg.journal.on" 2>/dev/null | sed -n '/^-* *$/,$p' | grep -E '^ *[0-9,]+ ' | head -n 12 \
-  >"$tmp/self.txt" || true
+# Where the tracer's instructions go: its functions (inclusive) in the longer
+# run with tracing on, per write of that run.
+for what in "${loads[@]}"; do
+  callgrind_annotate --inclusive=yes "$tmp/cg.$what.on" 2>/dev/null |
+    python3 -c '
+import re, sys
+n = int(sys.argv[2])
+seen = {}
+pat = re.compile(r"JournalTracer|JournalDecoder|TrafficClassifier|Ext4Layout|LogSource|crc32c|checksum|parse_|"
+                 r"LatencyHistogram|ExtentSet|mutex|futex|lll_lock")
+for line in sys.stdin:
+    m = re.match(r"^\s*([0-9,]+) \([ 0-9.]+%\)\s+(.*)$", line)
+    if not m or " [" not in m.group(2):
+        continue
+    fn = m.group(2).rsplit(" [", 1)[0]
+    fn = fn.split(":", 1)[1] if ":" in fn else fn
+    if not pat.search(fn) or fn in seen:
+        continue
+    seen[fn] = int(m.group(1).replace(",", "")) / n
+for fn, v in list(seen.items())[:12]:
+    print(f"{sys.argv[1]}\t{v:.0f}\t{fn}")
+' "$what" $((2 * ios)) >>"$tmp/hot.txt" || true
+done
 
 git_rev=$(git -C "$repo_dir" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [[ $git_rev != unknown && -n $(git -C "$repo_dir" status --porcelain 2>/dev/null) ]]; then
@@ -234,7 +257,7 @@ for w, on, off, d, cost, implied, verdict in instr_rows:
 path = env["JT_MARKDOWN"]
 if not path:
     raise SystemExit(0)
-hot = [l.rstrip() for l in open(env["JT_HOT"]) if l.strip()]
+hot = [l.rstrip("\n").split("\t") for l in open(env["JT_HOT"]) if l.strip()]
 lines = [
     "## journal_trace_cost",
     "",
@@ -267,8 +290,12 @@ lines += ["", f"Instructions of the whole nbdkit process per write (callgrind, (
 for w, on, off, d, cost, implied, verdict in instr_rows:
     lines.append(f"| {w} | {on} | {off} | {d} | {cost * 100:.1f}% | {implied:.3f} | <= {(1 - target) * 100:.0f}% | {verdict} |")
 if hot:
-    lines += ["", "The tracer's functions in the journal load with tracing on (callgrind, inclusive instructions of the"
-              f" whole run of {2 * int(env['JT_IOS'])} writes):", "", "```"] + hot + ["```"]
+    lines += ["", "Where the tracer's instructions go, tracing on: its functions' inclusive instructions over the run of"
+              f" {2 * int(env['JT_IOS'])} writes, divided by its writes (callgrind_annotate --inclusive=yes):", "",
+              "| load | instructions per write | function |", "|---|---:|---|"]
+    for w, v, fn in hot:
+        fn = fn.replace("|", "\\|")
+        lines.append(f"| {w} | {v} | `{fn}` |")
 section = "\n".join(lines) + "\n"
 subprocess.run([os.path.join(env["BENCH_DIR"], "lib", "results_section.py"), "journal_trace_cost", path],
                input=section, text=True, check=True)
