@@ -21,7 +21,7 @@ stop_tracing() {
   [ "$_tracefs_mounted" = 1 ] && umount "$TRACEFS" && _tracefs_mounted=0
   return 0
 }
-trap 'status=$?; stop_tracing; (exit "$status"); cleanup' EXIT
+trap 'status=$?; set +e; stop_tracing; (exit "$status"); cleanup' EXIT
 
 # start_tracing DEV : jbd2_run_stats of the filesystem on DEV, in a private
 # instance; returns 1 when tracefs is not available.
