@@ -30,12 +30,12 @@ constexpr std::size_t kJSequence = 0x18, kJStart = 0x1C, kJChecksum = 0xFC;
 // s_kbytes_written) when they leave it or at a flush.
 class WriteBackCache final : public jbd2::RecoveryTrace {
  public:
-  // `runs` null: an external journal (its reads use another cache). With
+  // `log` null: an external journal (its reads use another cache). With
   // `root` of an extent tree deeper than the inode, each read first walks
   // the tree as ext2fs_bmap2() does, one block per level.
-  WriteBackCache(const std::vector<jbd2::LogRun>* runs, const std::array<std::uint8_t, 60>* root,
-                 const BlockSource* fs, std::uint32_t block_size)
-      : runs_(runs), root_(root), fs_(fs), block_size_(block_size) {}
+  WriteBackCache(const jbd2::JournalLog* log, const std::array<std::uint8_t, 60>* root, const BlockSource* fs,
+                 std::uint32_t block_size)
+      : log_(log), root_(root), fs_(fs), block_size_(block_size) {}
   void touch(std::uint64_t block, bool write) {
     auto it = std::find_if(lru_.begin(), lru_.end(), [&](const Entry& e) { return e.block == block; });
     if (it != lru_.end()) {
@@ -60,15 +60,12 @@ class WriteBackCache final : public jbd2::RecoveryTrace {
   }
   // An internal journal's blocks are read through the filesystem's cache.
   void read(std::uint32_t log_block) override {
-    if (runs_ == nullptr) return;
+    if (log_ == nullptr) return;
     walk_tree(log_block);
-    std::uint64_t at = log_block;
-    for (const jbd2::LogRun& r : *runs_) {
-      if (at < r.count) {
-        touch(r.first_block + at, false);
-        return;
-      }
-      at -= r.count;
+    try {
+      touch(log_->device_offset(log_block) / block_size_, false);
+    } catch (const std::runtime_error&) {
+      // Not mapped: recovery's own read fails and counts nothing.
     }
   }
   void wrote(std::uint64_t home_block) override { touch(home_block, true); }
@@ -105,7 +102,7 @@ class WriteBackCache final : public jbd2::RecoveryTrace {
     std::uint64_t block;
     bool dirty;
   };
-  const std::vector<jbd2::LogRun>* runs_;
+  const jbd2::JournalLog* log_;
   const std::array<std::uint8_t, 60>* root_;
   const BlockSource* fs_;
   std::uint32_t block_size_;
@@ -164,7 +161,8 @@ ReplayReport replay_journal_like_e2fsck(ImageAccess fs, ImageAccess* journal, st
   // e2fsck's first look at the journal rewrites its superblock unchanged: on
   // an internal journal, a write through the filesystem's cache.
   const std::uint64_t jsb_block = where.superblock_offset / bs;
-  WriteBackCache cache(internal ? &where.runs : nullptr,
+  const jbd2::JournalLog log(jdev.source, bs, where.super.maxlen, where.runs);
+  WriteBackCache cache(internal ? &log : nullptr,
                        internal && where.fs.journal_extents ? &where.fs.journal_root : nullptr, &fs.source, bs);
   report.block_mapped_journal = internal && !where.fs.journal_extents;
   if (internal) {
@@ -174,7 +172,6 @@ ReplayReport replay_journal_like_e2fsck(ImageAccess fs, ImageAccess* journal, st
   }
   const auto before = read_1k(fs.source, kPrimarySuper);
 
-  const jbd2::JournalLog log(jdev.source, bs, where.super.maxlen, where.runs);
   report.scan = jbd2::scan_journal(log, where.super, &cache);
   report.result = jbd2::replay_journal(log, where.super, report.scan, fs.sink, where.fs.blocks, &cache);
   const std::uint64_t raw_writes = cache.flush();

@@ -360,6 +360,7 @@ void JournalDecoder::finish_commit(std::uint32_t block, std::span<const std::uin
   }
   ++totals_.transactions;
   ++totals_.commit_blocks;
+  totals_.log_blocks += tx.log_blocks;
   totals_.log_bytes += tx.bytes(format_->block_size);
   events_.on_commit(tx);
   const Nanos done = tx.commit_completed;

@@ -139,7 +139,8 @@ struct DecoderTotals {
   std::uint64_t superblock_writes = 0;
   std::uint64_t checksum_errors = 0;
   std::uint64_t problems = 0;
-  std::uint64_t log_bytes = 0;  // bytes of the transactions decoded
+  std::uint64_t log_blocks = 0;  // blocks of the transactions decoded (the kernel's "logged blocks")
+  std::uint64_t log_bytes = 0;
   Nanos full_time = 0;          // time the log was at least kFullFill full
   Nanos longest_full = 0;       // the longest such stretch
 };

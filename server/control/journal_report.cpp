@@ -38,7 +38,7 @@ std::string journal_json(const Lab& lab) {
       R"("traffic":{{{}}},"recent":[{}],"recent_problems":[{}]}})",
       r.placement, r.format_known, r.block_size, r.log_blocks, r.synchronized, r.head, r.tail, r.next_tid, r.fill,
       us(static_cast<std::uint64_t>(t.full_time)), us(static_cast<std::uint64_t>(t.longest_full)), t.transactions,
-      t.logged_blocks, t.log_bytes / std::max<std::uint32_t>(r.block_size, 1), t.descriptor_blocks,
+      t.logged_blocks, t.log_blocks, t.descriptor_blocks,
       t.metadata_blocks, t.data_blocks, t.escaped_blocks, t.revoke_blocks, t.revoked, t.fast_commit_blocks,
       t.superblock_writes, t.checksum_errors, t.problems, t.log_bytes, l.count, us(l.p50), us(l.p99), us(l.max),
       l.count == 0 ? 0.0 : us(l.sum) / static_cast<double>(l.count), traffic, recent, problems);
@@ -56,7 +56,7 @@ std::string journal_text(const Lab& lab) {
       "fill {:.1f}% (head {}, tail {}, next tid {}), full for {:.1f} ms (longest {:.1f} ms)\n",
       r.placement, r.format_known ? (r.synchronized ? "following the log" : "looking for the log") : "no journal yet",
       t.transactions, t.logged_blocks, t.metadata_blocks, t.data_blocks, t.revoked,
-      t.log_bytes / std::max<std::uint32_t>(r.block_size, 1), us(l.p50), us(l.p99), us(l.max), r.fill * 100, r.head,
+      t.log_blocks, us(l.p50), us(l.p99), us(l.max), r.fill * 100, r.head,
       r.tail, r.next_tid, ms(t.full_time), ms(t.longest_full));
   out += fmt::format("\n{:<12} {:>14} {:>10} {:>16}\n", "data traffic", "bytes", "writes", "device time ms");
   for (std::size_t i = 0; i < kTrafficNames.size(); ++i)
@@ -89,7 +89,7 @@ std::string journal_prometheus(const Lab& lab) {
   metric("nvjournal_journal_logged_blocks_total", "counter", "Blocks logged by those transactions.", t.logged_blocks);
   metric("nvjournal_journal_log_blocks_total", "counter",
          "Log blocks written by them: logged, descriptor, revoke and commit blocks.",
-         t.log_bytes / std::max<std::uint32_t>(r.block_size, 1));
+         t.log_blocks);
   metric("nvjournal_journal_revoked_blocks_total", "counter", "Revoke records.", t.revoked);
   metric("nvjournal_journal_checksum_errors_total", "counter", "Journal blocks whose checksum did not match.",
          t.checksum_errors);

@@ -104,11 +104,10 @@ void Device::serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t 
   const bool sequential =
       stats_on_ && moves_data && region.last_end.exchange(offset + length, std::memory_order_relaxed) == offset;
   const bool changes = op == IoOp::write || op == IoOp::zero || op == IoOp::trim;
-  auto record = [&](bool failed) {
-    if (stats_on_)
-      stats.record(op, length, static_cast<std::uint64_t>(clock_->now() - arrived), depth, timing, sequential, failed);
+  auto record = [&](bool failed, Nanos now) {
+    if (stats_on_) stats.record(op, length, static_cast<std::uint64_t>(now - arrived), depth, timing, sequential, failed);
   };
-  auto fail = [&] { record(true); };
+  auto fail = [&] { record(true, clock_->now()); };
 
   WriteLog::Id entry = 0;
   std::uint64_t covered = 0;
@@ -146,10 +145,12 @@ void Device::serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t 
     if (changes) log_->acknowledge(entry, durable(region, fua));
     if (op == IoOp::flush) log_->flush_end(covered);
   }
-  record(false);
+  // One clock read serves the statistics and the observer.
+  const Nanos completed = stats_on_ || observer_ != nullptr ? clock_->now() : 0;
+  record(false, completed);
   if (observer_ != nullptr) {
     observer_->observe(ObservedRequest{op, offset, length, fua, static_cast<const std::uint8_t*>(data),
-                                       &region != &base_, arrived, std::max(clock_->now(), timing.done),
+                                       &region != &base_, arrived, std::max(completed, timing.done),
                                        timing.seek + timing.rotation + timing.transfer + timing.destage});
   }
 }

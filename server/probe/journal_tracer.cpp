@@ -31,6 +31,7 @@ fscore::jbd2::DecoderTotals minus(fscore::jbd2::DecoderTotals a, const fscore::j
   a.superblock_writes -= b.superblock_writes;
   a.checksum_errors -= b.checksum_errors;
   a.problems -= b.problems;
+  a.log_blocks -= b.log_blocks;
   a.log_bytes -= b.log_bytes;
   a.full_time -= b.full_time;
   return a;
