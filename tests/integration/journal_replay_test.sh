@@ -439,6 +439,33 @@ snapshot clean "$T/work.img"
 end_scenario
 compare clean clean
 
+echo "### bad input: one clear error, the images left as they were"
+# refuse CODE PATTERN ARGS... : nvj journal ARGS exits CODE with PATTERN said.
+refuse() {
+  local code=$1 pattern=$2 rc=0
+  shift 2
+  "$NVJ" journal "$@" >"$T/refused.out" 2>&1 || rc=$?
+  if [ "$rc" != "$code" ] || ! grep -q -- "$pattern" "$T/refused.out"; then
+    fail "nvj journal $*: exit $rc, expected $code and '$pattern': $(cat "$T/refused.out")"
+  fi
+}
+cp --sparse=always "$T/ext4k.crash.img" "$T/bad.img"
+cp --sparse=always "$T/ext4k.crash.jnl" "$T/bad.jnl"
+head -c 1M /dev/urandom >"$T/junk.img"
+cp "$T/junk.img" "$T/junk.copy"
+refuse 2 "unknown subcommand 'fix'" fix "$T/bad.img"
+refuse 2 "which IMAGE?" replay
+refuse 2 "which server?" top
+refuse 2 "unknown option '--frobnicate'" replay "$T/bad.img" --frobnicate
+refuse 2 "is a journal device already" inspect "$T/bad.jnl" --journal "$T/bad.jnl"
+refuse 1 "$T/missing.img: No such file or directory" replay "$T/missing.img"
+refuse 1 "the journal is external (uuid .*): give its device with --journal" replay "$T/bad.img"
+refuse 1 "the --journal device has uuid .*, the filesystem's journal is" replay "$T/bad.img" --journal "$T/ext1k.crash.jnl"
+refuse 1 "no ext2/3/4 magic number" replay "$T/junk.img"
+cmp -s "$T/bad.img" "$T/ext4k.crash.img" || fail "a refused replay changed the filesystem image"
+cmp -s "$T/bad.jnl" "$T/ext4k.crash.jnl" || fail "a refused replay changed the journal image"
+cmp -s "$T/junk.img" "$T/junk.copy" || fail "a refused replay changed a file that is not ext4"
+
 echo
 echo "passed (${#passed[@]}): ${passed[*]}"
 echo "time: $((SECONDS - started)) s"
