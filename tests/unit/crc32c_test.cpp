@@ -23,9 +23,12 @@ TEST_CASE("crc32c of nothing leaves the register unchanged", "[crc32c]") {
 
 TEST_CASE("crc32c hardware and portable paths agree and updates chain", "[crc32c]") {
   std::mt19937 rng(42);
-  std::vector<unsigned char> buf(5000);
+  std::vector<unsigned char> buf(20000);
   for (auto& b : buf) b = static_cast<unsigned char>(rng());
-  for (std::size_t len : {0u, 1u, 7u, 8u, 9u, 63u, 64u, 1000u, 4096u, 5000u}) {
+  // Lengths around the interleaved pieces (3 x 32, 3 x 256, 3 x 1024 bytes)
+  // and the block sizes the journal checks.
+  for (std::size_t len : {0u, 1u, 7u, 8u, 9u, 63u, 64u, 95u, 96u, 97u, 103u, 767u, 768u, 769u, 1000u, 1024u, 3071u,
+                          3072u, 3080u, 4095u, 4096u, 4097u, 5000u, 12288u, 19990u}) {
     for (std::size_t align : {0u, 1u, 3u}) {
       if (align + len > buf.size()) continue;
       const auto* p = buf.data() + align;
