@@ -1,6 +1,9 @@
 #include "server/probe/traffic_classifier.h"
 
 #include <algorithm>
+#include <bit>
+
+#include "fscore/endian.h"
 
 namespace nvj {
 
@@ -29,17 +32,28 @@ void TrafficClassifier::note_allocations(std::uint32_t group, std::span<const st
   data_->read(home_bitmap_.data(), block_size_, at);
   const std::uint64_t first = layout_->group_first_block(group);
   const std::uint32_t bits = std::min<std::uint32_t>(layout_->blocks_in_group(group), block_size_ * 8);
-  std::uint64_t run_start = 0;
-  bool in_run = false;
-  for (std::uint32_t bit = 0; bit <= bits; ++bit) {
-    const bool fresh = bit < bits && (bitmap[bit / 8] & ~home_bitmap_[bit / 8] & (1u << (bit % 8))) != 0;
-    if (fresh && !in_run) {
-      run_start = first + bit;
-      in_run = true;
-    } else if (!fresh && in_run) {
-      if (allocations_.size() < kMaxAllocations) allocations_.emplace_back(run_start, first + bit);
-      in_run = false;
+  // 64 bits at a time: most words of a bitmap have no new bit.
+  const auto fresh_word = [&](std::uint32_t w) {
+    // Bit i of byte j is block 8j + i: a little-endian load puts it at bit 8j + i.
+    std::uint64_t fresh = fscore::load_le<std::uint64_t>(bitmap.data() + 8 * w) &
+                          ~fscore::load_le<std::uint64_t>(home_bitmap_.data() + 8 * w);
+    const std::uint32_t valid = bits - 64 * w;
+    if (valid < 64) fresh &= (std::uint64_t{1} << valid) - 1;
+    return fresh;
+  };
+  // The first bit at or after `from` that is (or, with set == false, is not) fresh; `bits` if none.
+  const auto next = [&](std::uint32_t from, bool set) {
+    for (std::uint32_t w = from / 64; 64 * w < bits; ++w) {
+      std::uint64_t word = set ? fresh_word(w) : ~fresh_word(w);
+      if (w == from / 64) word &= ~std::uint64_t{0} << (from % 64);
+      if (word != 0) return std::min(bits, 64 * w + static_cast<std::uint32_t>(std::countr_zero(word)));
     }
+    return bits;
+  };
+  for (std::uint32_t bit = next(0, true); bit < bits; bit = next(bit, true)) {
+    const std::uint32_t end = next(bit, false);
+    if (allocations_.size() < kMaxAllocations) allocations_.emplace_back(first + bit, first + end);
+    bit = end;
   }
 }
 
