@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "fscore/endian.h"
 #include "server/probe/journal_json.h"
@@ -107,18 +108,47 @@ fscore::jbd2::LoggedKind JournalTracer::classify(std::uint64_t target, std::span
 }
 
 void JournalTracer::observe(const ObservedRequest& r, bool journal_device) {
-  const bool journal_space = journal_device || r.in_region;
-  if (r.op == IoOp::flush) {
+  if (r.op != IoOp::write && r.op != IoOp::flush) return;
+  if (mutex_.try_lock()) {
+    std::lock_guard lock(mutex_, std::adopt_lock);
+    drain_locked();
+    apply_locked(r, journal_device);
+  } else if (!inbox_.push(r, journal_device)) {  // full: wait this once
     std::lock_guard lock(mutex_);
+    drain_locked();
+    apply_locked(r, journal_device);
+  }
+  // What others left in the inbox while this thread held the mutex. The
+  // fence pairs with push's increment: either this thread sees the entry,
+  // or its owner's try_lock found the mutex free.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (int pass = 0; pass < kDrainPasses && !inbox_.empty() && mutex_.try_lock(); ++pass) {
+    std::lock_guard lock(mutex_, std::adopt_lock);
+    drain_locked();
+  }
+}
+
+void JournalTracer::drain_locked() const {
+  if (inbox_.empty()) return;
+  inbox_.take(draining_);
+  for (const auto& e : draining_) apply_locked(e.request, e.journal_device);
+}
+
+void JournalTracer::apply_locked(const ObservedRequest& r, bool journal_device) const {
+  if (r.op == IoOp::flush) {
     decoder_->flush(r.arrived);
     return;
   }
-  if (r.op != IoOp::write) return;
-  std::lock_guard lock(mutex_);
-  if (journal_space) {
+  if (journal_device || r.in_region) {
     if (internal_) classifier_->journal_write(r.length, r.device_time);
-    decoder_->write(LogWrite{source_.log_offset(r.offset), std::span<const std::uint8_t>(r.data, r.length), r.fua,
-                             r.arrived, r.completed});
+    const std::uint64_t at = source_.log_offset(r.offset);
+    std::span<const std::uint8_t> bytes(r.data, r.length);
+    if (r.data == nullptr) {
+      fetched_.resize(r.length);
+      source_.read(at, fetched_);
+      bytes = fetched_;
+    }
+    decoder_->write(LogWrite{at, bytes, r.fua, r.arrived, r.completed});
   } else {
     classifier_->data_write(r.offset, r.length, r.device_time);
   }
@@ -162,6 +192,7 @@ void JournalTracer::write_trace_line(const fscore::jbd2::Transaction& t) {
 
 JournalReport JournalTracer::report() const {
   std::lock_guard lock(mutex_);
+  drain_locked();
   JournalReport r;
   r.placement = internal_ ? "internal" : "external";
   if (const auto* f = decoder_->format()) {
@@ -185,6 +216,7 @@ JournalReport JournalTracer::report() const {
 
 void JournalTracer::reset() {
   std::lock_guard lock(mutex_);
+  drain_locked();
   baseline_ = decoder_->totals(clock_.now());
   baseline_.longest_full = 0;
   commit_latency_.reset();

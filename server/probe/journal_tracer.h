@@ -6,7 +6,13 @@
 // recent transactions and problems, and writes one JSON line per
 // transaction to a trace file when asked.
 //
-// Observers run on serving threads; one mutex orders the decoder's input.
+// Observers run on serving threads. One thread at a time feeds the decoder
+// and the classifier (a mutex); a thread that finds it taken leaves its
+// request in an inbox and goes on serving, and whoever feeds takes the inbox
+// up first, so requests are decoded in the order they were observed and no
+// serving thread sleeps on another's decoding. Queued journal writes are
+// read back from the store (they are still there: the log is a ring far
+// longer than the queue).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +29,7 @@
 #include "server/model/clock.h"
 #include "server/probe/ext4_layout.h"
 #include "server/probe/latency_histogram.h"
+#include "server/probe/request_inbox.h"
 #include "server/probe/request_observer.h"
 #include "server/probe/traffic_classifier.h"
 #include "server/store/store.h"
@@ -98,6 +105,10 @@ class JournalTracer final : public fscore::jbd2::DecoderEvents, public fscore::j
   };
 
   void observe(const ObservedRequest& r, bool journal_device);
+  // With mutex_ held. A reader (report) takes the inbox up too: the requests
+  // in it have been served, so they belong in what it reads.
+  void drain_locked() const;
+  void apply_locked(const ObservedRequest& r, bool journal_device) const;
   void on_superblock(const fscore::jbd2::SuperblockUpdate& u) override;
   void on_logged_block(const fscore::jbd2::LoggedBlock& b) override;
   void on_commit(const fscore::jbd2::Transaction& t) override;
@@ -114,6 +125,10 @@ class JournalTracer final : public fscore::jbd2::DecoderEvents, public fscore::j
   Observer journal_observer_{*this, true};
   Observer data_observer_{*this, false};
 
+  static constexpr int kDrainPasses = 4;  // a feeder's turns at the inbox after its own request
+  mutable RequestInbox inbox_;
+  mutable std::vector<RequestInbox::Entry> draining_;
+  mutable std::vector<std::uint8_t> fetched_;  // a queued journal write's bytes, read back
   mutable std::mutex mutex_;
   std::unique_ptr<fscore::jbd2::JournalDecoder> decoder_;
   std::unique_ptr<TrafficClassifier> classifier_;
