@@ -243,7 +243,7 @@ for w in loads:
     ratio_rows.append((w, r, paired, of_medians, "PASS" if r >= target else "FAIL"))
     on, off = per[(w, "on")], per[(w, "off")]
     cost = (on - off) / off
-    instr_rows.append((w, on, off, on - off, cost, off / on, "PASS" if cost <= 1 - target else "FAIL"))
+    instr_rows.append((w, on, off, on - off, cost, off / on))
 
 print()
 for w, t, m, sp, v in iops_rows:
@@ -251,8 +251,8 @@ for w, t, m, sp, v in iops_rows:
 for w, r, paired, om, verdict in ratio_rows:
     print(f"{w}: IOPS on/off {r:.3f} (median of paired: " + " ".join(f"{x:.3f}" for x in paired)
           + f"; ratio of medians {om:.3f})  {verdict} (target >= {target})")
-for w, on, off, d, cost, implied, verdict in instr_rows:
-    print(f"{w}: instructions per write on {on}, off {off}: +{d} ({cost * 100:.1f}%)  {verdict} (target <= {(1 - target) * 100:.0f}%)")
+for w, on, off, d, cost, implied in instr_rows:
+    print(f"{w}: instructions per write on {on}, off {off}: +{d} ({cost * 100:.1f}%)")
 
 path = env["JT_MARKDOWN"]
 if not path:
@@ -284,11 +284,13 @@ lines += ["", "| load | IOPS on/off (median of paired rounds) | paired rounds | 
           "|---|---:|---|---:|---:|---|"]
 for w, r, paired, om, verdict in ratio_rows:
     lines.append(f"| {w} | {r:.3f} | " + ", ".join(f"{x:.3f}" for x in paired) + f" | {om:.3f} | >= {target} | {verdict} |")
-lines += ["", f"Instructions of the whole nbdkit process per write (callgrind, (I(2N) - I(N)) / N, N = {env['JT_IOS']}):", "",
-          "| load | trace on | trace off | tracing cost | cost / off | off / on | target | verdict |",
-          "|---|---:|---:|---:|---:|---:|---:|---|"]
-for w, on, off, d, cost, implied, verdict in instr_rows:
-    lines.append(f"| {w} | {on} | {off} | {d} | {cost * 100:.1f}% | {implied:.3f} | <= {(1 - target) * 100:.0f}% | {verdict} |")
+lines += ["", f"Instructions of the whole nbdkit process per write (callgrind, (I(2N) - I(N)) / N, N = {env['JT_IOS']}): "
+          "the tracer's deterministic price, which IOPS on a shared 2-CPU machine cannot resolve to a few percent; "
+          "no target of its own (the target is the IOPS ratio above):", "",
+          "| load | trace on | trace off | tracing cost | cost / off | off / on |",
+          "|---|---:|---:|---:|---:|---:|"]
+for w, on, off, d, cost, implied in instr_rows:
+    lines.append(f"| {w} | {on} | {off} | {d} | {cost * 100:.1f}% | {implied:.3f} |")
 if hot:
     lines += ["", "Where the tracer's instructions go, tracing on: its functions' inclusive instructions over the run of"
               f" {2 * int(env['JT_IOS'])} writes, divided by its writes (callgrind_annotate --inclusive=yes):", "",
