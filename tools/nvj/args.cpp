@@ -1,6 +1,9 @@
 #include "tools/nvj/args.h"
 
+#include "server/lab/size.h"
+
 #include <charconv>
+#include <stdexcept>
 #include <utility>
 
 namespace nvj::cli {
@@ -32,6 +35,20 @@ std::uint64_t Args::number(const std::string& option, std::uint64_t min, std::ui
   if (ec != std::errc() || end != text.data() + text.size() || n < min || n > max)
     throw UsageError("nvj " + command_ + ": " + option + "=" + text + ": expected a whole number from " +
                      std::to_string(min) + " to " + std::to_string(max));
+  return n;
+}
+
+std::uint64_t Args::bytes(const std::string& option, std::uint64_t min, std::uint64_t max) {
+  const std::string text = value(option);
+  std::uint64_t n = 0;
+  try {
+    n = parse_size(text);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("nvj " + command_ + ": " + option + "=" + text + ": " + e.what());
+  }
+  if (n < min || n > max)
+    throw UsageError("nvj " + command_ + ": " + option + "=" + text + ": expected a size from " + format_size(min) +
+                     " to " + format_size(max));
   return n;
 }
 

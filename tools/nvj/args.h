@@ -24,6 +24,8 @@ class Args {
   // The value of the option just read (the next word, or after '=').
   std::string value(const std::string& option);
   std::uint64_t number(const std::string& option, std::uint64_t min, std::uint64_t max);
+  // A size in bytes: "250K", "1G", "4096" (binary suffixes, as the plugin's parameters).
+  std::uint64_t bytes(const std::string& option, std::uint64_t min, std::uint64_t max);
   [[noreturn]] void unknown(const std::string& item) const;
 
  private:

@@ -6,6 +6,7 @@
 
 #include "tools/nvj/args.h"
 #include "tools/nvj/commands.h"
+#include "tools/workloads/workload_commands.h"
 
 namespace {
 
@@ -21,6 +22,8 @@ Commands:
   detach    undo an attach
   stats     a running server's statistics, from its control socket
   bench     latency and IOPS of one export, through libnbd
+  synctest  the MTA simulator of Morton's ext3 tests, on a directory
+  writers   the parallel writer of the Tux3 out-of-space tests, on a directory
 
 nvj COMMAND --help describes each one; man nvj has the details.
 )";
@@ -47,6 +50,8 @@ int main(int argc, char** argv) {
     if (command == "bench") return nvj::cli::bench_command(args);
     if (command == "mkfs") return nvj::cli::mkfs_command(args);
     if (command == "journal") return nvj::cli::journal_command(args);
+    if (command == "synctest") return nvj::workloads::synctest_command(args);
+    if (command == "writers") return nvj::workloads::writers_command(args);
     std::fprintf(stderr, "nvj: unknown command '%s' (nvj --help lists them)\n", command.c_str());
     return 2;
   } catch (const nvj::cli::UsageError& e) {

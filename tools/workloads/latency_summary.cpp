@@ -1,0 +1,56 @@
+#include "tools/workloads/latency_summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+namespace nvj::workloads {
+namespace {
+
+// The nearest-rank percentile.
+double percentile_us(const std::vector<std::uint64_t>& sorted, double p) {
+  const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  return static_cast<double>(sorted[std::max<std::size_t>(rank, 1) - 1]) / 1000.0;
+}
+
+std::string duration(double us) {
+  char buf[32];
+  if (us >= 1e6) std::snprintf(buf, sizeof buf, "%.2f s", us / 1e6);
+  else if (us >= 1e3) std::snprintf(buf, sizeof buf, "%.2f ms", us / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.1f us", us);
+  return buf;
+}
+
+}  // namespace
+
+LatencySummary LatencySummary::of(std::vector<std::uint64_t>& nanos) {
+  LatencySummary s;
+  if (nanos.empty()) return s;
+  std::sort(nanos.begin(), nanos.end());
+  s.count = nanos.size();
+  s.mean_us = static_cast<double>(std::accumulate(nanos.begin(), nanos.end(), 0.0L) /
+                                  static_cast<long double>(nanos.size())) /
+              1000.0;
+  s.p50_us = percentile_us(nanos, 50);
+  s.p90_us = percentile_us(nanos, 90);
+  s.p99_us = percentile_us(nanos, 99);
+  s.max_us = static_cast<double>(nanos.back()) / 1000.0;
+  return s;
+}
+
+std::string LatencySummary::json() const {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                R"({"count":%llu,"mean_us":%.1f,"p50_us":%.1f,"p90_us":%.1f,"p99_us":%.1f,"max_us":%.1f})",
+                static_cast<unsigned long long>(count), mean_us, p50_us, p90_us, p99_us, max_us);
+  return buf;
+}
+
+std::string LatencySummary::text() const {
+  if (count == 0) return "none";
+  return std::to_string(count) + " calls, mean " + duration(mean_us) + ", p50 " + duration(p50_us) + ", p90 " +
+         duration(p90_us) + ", p99 " + duration(p99_us) + ", max " + duration(max_us);
+}
+
+}  // namespace nvj::workloads

@@ -1,0 +1,194 @@
+#include "tools/workloads/task_group.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+namespace nvj::workloads {
+namespace {
+
+enum : std::uint16_t { kProgress = 1, kReport = 2, kFailure = 3 };
+
+struct Header {
+  std::uint32_t task;
+  std::uint16_t type;
+  std::uint16_t length;
+};
+constexpr std::size_t kPiece = PIPE_BUF - sizeof(Header);
+
+void write_all(int fd, const void* p, std::size_t n) {
+  const auto* b = static_cast<const char*>(p);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, b, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) ::_exit(3);  // the parent is gone
+    b += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+bool read_all(int fd, void* p, std::size_t n) {
+  auto* b = static_cast<char*>(p);
+  while (n > 0) {
+    const ssize_t r = ::read(fd, b, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    b += r;
+    n -= static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+std::string error_text(int error) {
+  char buf[128];
+  return ::strerror_r(error, buf, sizeof buf);  // GNU: returns the message
+}
+
+}  // namespace
+
+void TaskChannel::send(std::uint16_t type, const void* bytes, std::size_t n) {
+  const auto* b = static_cast<const char*>(bytes);
+  do {
+    const std::size_t piece = std::min(n, kPiece);
+    char message[PIPE_BUF];
+    const Header h{task_, type, static_cast<std::uint16_t>(piece)};
+    std::memcpy(message, &h, sizeof h);
+    if (piece > 0) std::memcpy(message + sizeof h, b, piece);
+    write_all(fd_, message, sizeof h + piece);  // <= PIPE_BUF: one atomic write
+    b += piece;
+    n -= piece;
+  } while (n > 0);
+}
+
+void TaskChannel::progress() { send(kProgress, nullptr, 0); }
+void TaskChannel::report(const void* bytes, std::size_t n) {
+  if (n > 0) send(kReport, bytes, n);
+}
+
+void TaskChannel::fail(int error, const std::string& what) {
+  std::string payload(sizeof error, '\0');
+  std::memcpy(payload.data(), &error, sizeof error);
+  payload += what.substr(0, kPiece - sizeof error);
+  send(kFailure, payload.data(), payload.size());
+}
+
+std::string errno_name(int error) {
+  static const std::map<int, const char*> kNames = {
+      {ENOSPC, "ENOSPC"}, {EDQUOT, "EDQUOT"}, {EIO, "EIO"},       {EROFS, "EROFS"},   {ENOENT, "ENOENT"},
+      {EEXIST, "EEXIST"}, {EACCES, "EACCES"}, {EINVAL, "EINVAL"}, {EMFILE, "EMFILE"}, {ENOMEM, "ENOMEM"},
+      {EFBIG, "EFBIG"},   {EINTR, "EINTR"},   {ENOTDIR, "ENOTDIR"}, {EISDIR, "EISDIR"}, {EPERM, "EPERM"}};
+  const auto it = kNames.find(error);
+  return it != kNames.end() ? it->second : "errno " + std::to_string(error);
+}
+
+std::string failure_json(const std::optional<TaskFailure>& failure) {
+  if (!failure) return "null";
+  std::string s = "\"";
+  for (char c : failure->describe()) {
+    if (c == '"' || c == '\\') s += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) s += c;
+  }
+  return s + "\"";
+}
+
+std::string TaskFailure::describe() const {
+  std::string s = "task " + std::to_string(task) + ": " + what;
+  if (error != 0) s += ": " + error_text(error) + " (" + errno_name(error) + ")";
+  return s;
+}
+
+TaskOutcome run_tasks(std::uint32_t n, const std::function<void(std::uint32_t, TaskChannel&)>& task,
+                      const std::function<void(std::uint64_t)>& on_progress) {
+  int results[2];
+  int go[2];
+  if (::pipe2(results, O_CLOEXEC) != 0 || ::pipe2(go, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("pipe: ") + error_text(errno));
+  std::fflush(nullptr);
+  std::vector<pid_t> pids;
+  const auto kill_all = [&] {
+    for (pid_t p : pids) ::kill(p, SIGKILL);
+  };
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      const int e = errno;
+      kill_all();
+      for (pid_t p : pids) ::waitpid(p, nullptr, 0);
+      throw std::runtime_error("fork of task " + std::to_string(i) + ": " + error_text(e));
+    }
+    if (pid == 0) {
+      ::close(results[0]);
+      ::close(go[1]);
+      char c;
+      while (::read(go[0], &c, 1) < 0 && errno == EINTR) {
+      }
+      TaskChannel channel(results[1], i);
+      try {
+        task(i, channel);
+      } catch (const TaskError& e) {
+        channel.fail(e.error(), e.what());
+        ::_exit(1);
+      } catch (const std::exception& e) {
+        channel.fail(0, e.what());
+        ::_exit(1);
+      }
+      ::_exit(0);
+    }
+    pids.push_back(pid);
+  }
+  ::close(results[1]);
+  ::close(go[0]);
+  const auto start = std::chrono::steady_clock::now();
+  ::close(go[1]);  // everyone starts now
+
+  TaskOutcome out;
+  out.reports.resize(n);
+  out.progress.resize(n);
+  std::uint64_t progress = 0;
+  Header h{};
+  char payload[PIPE_BUF];
+  while (read_all(results[0], &h, sizeof h)) {
+    if (h.length > kPiece || !read_all(results[0], payload, h.length) || h.task >= n) break;
+    if (h.type == kProgress) {
+      ++out.progress[h.task];
+      if (on_progress) on_progress(++progress);
+    } else if (h.type == kReport) {
+      out.reports[h.task].append(payload, h.length);
+    } else if (h.type == kFailure && !out.failure && h.length >= sizeof(int)) {
+      TaskFailure f;
+      f.task = h.task;
+      std::memcpy(&f.error, payload, sizeof(int));
+      f.what.assign(payload + sizeof(int), h.length - sizeof(int));
+      out.failure = f;
+      kill_all();  // the first error ends the run
+    }
+  }
+  ::close(results[0]);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    int status = 0;
+    while (::waitpid(pids[i], &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!out.failure && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+      TaskFailure f;
+      f.task = i;
+      f.what = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                   : "exited with status " + std::to_string(WEXITSTATUS(status));
+      out.failure = f;
+      kill_all();
+    }
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace nvj::workloads

@@ -1,0 +1,66 @@
+// writers: the parallel writer of the Tux3 out-of-space tests
+// (experiments.md, E5, "blurt"): N tasks, each in its own process, each
+// creating its own file and writing it in K chunks of 1 KiB, optionally
+// fsyncing; the first error ends the run, naming the task and the errno.
+// Rounds rewrite the same files. Every chunk holds a pattern of (task,
+// chunk, round), and each task reports how many chunks were acknowledged
+// (written, and fsynced when asked), so a check after a remount can tell
+// whether an acknowledged write was lost (verify_writers).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/workloads/task_group.h"
+
+namespace nvj::workloads {
+
+enum class WritersSync { none, each, end };  // fsync after no chunk, every chunk, the last chunk
+
+struct WritersOptions {
+  std::string directory;  // created if missing; the files are dK/tI
+  std::uint32_t tasks = 1000;
+  std::uint32_t chunks = 40;
+  std::uint32_t chunk_size = 1024;
+  std::uint32_t directories = 9;
+  std::uint32_t rounds = 1;
+  WritersSync sync = WritersSync::none;
+};
+
+struct WritersResult {
+  double seconds = 0;
+  std::uint32_t rounds_done = 0;  // complete rounds
+  std::uint64_t bytes = 0;        // written and acknowledged, all rounds
+  double fill = 0;                // used / total blocks of the filesystem at the end
+  std::optional<TaskFailure> failure;
+  // Per task, what must still be there: the chunks of which round were
+  // acknowledged (none: the task never created its file).
+  struct Ledger {
+    bool exists = false;
+    std::uint32_t round = 0;
+    std::uint32_t chunks = 0;
+  };
+  std::vector<Ledger> ledger;
+  std::string json() const;
+};
+
+// Throws std::invalid_argument naming a bad option.
+WritersResult run_writers(const WritersOptions& o,
+                          const std::function<void(std::uint64_t, std::uint64_t)>& on_progress = {});
+
+// The path of task i's file and the pattern of one of its chunks.
+std::string writers_file(const WritersOptions& o, std::uint32_t task);
+void writers_chunk(std::uint32_t task, std::uint32_t chunk, std::uint32_t round, std::vector<unsigned char>& out);
+
+struct WritersLoss {
+  std::uint32_t task;
+  std::string detail;  // "t17: chunk 12 differs" / "t17: 8192 bytes, 12288 acknowledged"
+};
+// Compares the files with what a run acknowledged: every acknowledged chunk
+// must read back as written.
+std::vector<WritersLoss> verify_writers(const WritersOptions& o, const std::vector<WritersResult::Ledger>& ledger);
+
+}  // namespace nvj::workloads
