@@ -1,0 +1,164 @@
+// The workload generators on a real directory: what synctest leaves behind
+// and counts, what the parallel writer writes and how a lost acknowledged
+// chunk is found.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tools/workloads/synctest.h"
+#include "tools/workloads/writers.h"
+
+namespace fs = std::filesystem;
+using namespace nvj::workloads;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "nvj-workloads-XXXXXX").string();
+    REQUIRE(::mkdtemp(t.data()) != nullptr);
+    path = t;
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+}  // namespace
+
+TEST_CASE("synctest keeps the last unlink-lag files of each process, with the drawn sizes", "[workloads]") {
+  TempDir tmp;
+  SynctestOptions o;
+  o.directory = (tmp.path / "tree").string();
+  o.processes = 6;
+  o.per_directory = 3;
+  o.passes = 12;
+  o.unlink_lag = 5;
+  o.fsync_file = true;
+  o.fsync_directory = true;
+  o.seed = 7;
+  const SynctestResult r = run_synctest(o);
+  REQUIRE_FALSE(r.failure);
+  CHECK(r.files == 72);
+  // Per pass: create, write, fsync, close-fsync of the directory, 3 renames
+  // each with a directory fsync, and (after the lag) an unlink.
+  CHECK(r.operations == 72 * (2 + 1 + 1 + 3 * 2) + 6 * (12 - 5));
+  CHECK(r.fsync_file.count == 72);
+  CHECK(r.fsync_directory.count == 72 * 4);
+  CHECK(r.fsync_file.p50_us <= r.fsync_file.p99_us);
+  CHECK(r.fsync_file.p99_us <= r.fsync_file.max_us);
+
+  std::uint64_t bytes = 0;
+  for (std::uint32_t p = 0; p < o.processes; ++p)
+    for (std::uint32_t pass = 0; pass < o.passes; ++pass) {
+      const fs::path f = tmp.path / "tree" / ("d" + std::to_string(p / 3)) /
+                         ("p" + std::to_string(p) + "-" + std::to_string(pass) + ".r3");
+      const std::uint64_t size = synctest_file_size(o, p, pass);
+      CHECK(size >= o.min_size);
+      CHECK(size <= o.max_size);
+      bytes += size;
+      CHECK(fs::exists(f) == (pass >= o.passes - o.unlink_lag));
+      if (fs::exists(f)) CHECK(fs::file_size(f) == size);
+    }
+  CHECK(r.bytes == bytes);
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::recursive_directory_iterator(tmp.path / "tree")) ++entries;
+  CHECK(entries == 2 + 6 * 5);  // two directories, five files of each process
+
+  // Seeded: the same seed draws the same sizes, another seed others.
+  SynctestOptions other = o;
+  other.seed = 8;
+  std::vector<std::uint64_t> a, b;
+  for (std::uint32_t pass = 0; pass < o.passes; ++pass) {
+    a.push_back(synctest_file_size(o, 0, pass));
+    b.push_back(synctest_file_size(other, 0, pass));
+  }
+  CHECK(a != b);
+
+  // A second run into the same tree is refused before anything is touched.
+  CHECK_THROWS_WITH(run_synctest(o), Catch::Contains("is not empty"));
+}
+
+TEST_CASE("synctest draws sizes whose mean is the asked mean", "[workloads]") {
+  SynctestOptions o;
+  o.passes = 20000;
+  double sum = 0;
+  for (std::uint32_t pass = 0; pass < o.passes; ++pass) sum += static_cast<double>(synctest_file_size(o, 3, pass));
+  // The cut at 250 KiB lowers the mean a little: well within 5% at 30 KiB.
+  CHECK(sum / o.passes == Approx(30 * 1024).epsilon(0.05));
+}
+
+TEST_CASE("synctest refuses bad options naming them", "[workloads]") {
+  SynctestOptions o;
+  o.directory = "/nonexistent/never";
+  o.per_directory = 101;
+  CHECK_THROWS_WITH(run_synctest(o), Catch::Contains("--per-dir"));
+  o.per_directory = 1;
+  o.mean_size = 1024;
+  CHECK_THROWS_WITH(run_synctest(o), Catch::Contains("--mean-size"));
+}
+
+TEST_CASE("writers write every acknowledged chunk and the check finds a damaged one", "[workloads]") {
+  TempDir tmp;
+  WritersOptions o;
+  o.directory = tmp.path.string();
+  o.tasks = 12;
+  o.chunks = 9;
+  o.directories = 3;
+  o.rounds = 2;
+  o.sync = WritersSync::end;
+  const WritersResult r = run_writers(o);
+  REQUIRE_FALSE(r.failure);
+  CHECK(r.rounds_done == 2);
+  CHECK(r.bytes == 2ull * 12 * 9 * 1024);
+  CHECK(r.fill > 0);
+  REQUIRE(r.ledger.size() == 12);
+  for (const auto& l : r.ledger) {
+    CHECK(l.exists);
+    CHECK(l.round == 1);
+    CHECK(l.chunks == 9);
+  }
+  CHECK(fs::file_size(writers_file(o, 5)) == 9 * 1024);
+  CHECK(writers_file(o, 5) == (tmp.path / "d2" / "t5").string());
+  CHECK(verify_writers(o, r.ledger).empty());
+
+  // One byte of task 4's chunk 6 changed: found, named.
+  {
+    std::fstream f(writers_file(o, 4), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(6 * 1024 + 100);
+    f.put('\x5a');
+  }
+  auto losses = verify_writers(o, r.ledger);
+  REQUIRE(losses.size() == 1);
+  CHECK(losses[0].task == 4);
+  CHECK_THAT(losses[0].detail, Catch::Contains("chunk 6 of round 1 differs"));
+
+  // A file cut short loses its acknowledged tail.
+  fs::resize_file(writers_file(o, 7), 3 * 1024);
+  losses = verify_writers(o, r.ledger);
+  REQUIRE(losses.size() == 2);
+  CHECK_THAT(losses[1].detail, Catch::Contains("chunk 3 of round 1 is missing"));
+}
+
+TEST_CASE("writers: the first error ends the run naming the task and the errno", "[workloads]") {
+  TempDir tmp;
+  WritersOptions o;
+  o.directory = tmp.path.string();
+  o.tasks = 4;
+  o.chunks = 3;
+  o.directories = 1;
+  // Task 2's file is a directory already: its create fails with EISDIR.
+  fs::create_directories(tmp.path / "d0" / "t2");
+  const WritersResult r = run_writers(o);
+  REQUIRE(r.failure);
+  CHECK(r.failure->task == 2);
+  CHECK(r.failure->error == EISDIR);
+  CHECK_THAT(r.failure->describe(), Catch::Contains("task 2: create d0/t2") && Catch::Contains("(EISDIR)"));
+  CHECK(r.rounds_done == 0);
+  CHECK_FALSE(r.ledger[2].exists);
+  CHECK_THAT(r.json(), Catch::Contains(R"("failure_errno":"EISDIR")"));
+}
