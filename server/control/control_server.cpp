@@ -153,6 +153,7 @@ void ControlServer::start() {
   listen_fd_ = -1;  // the acceptor owns it now
   impl_->accept(lab_);
   impl_->thread = std::thread([io = &impl_->io] { io->run(); });
+  served_ = true;
 }
 
 void ControlServer::stop() {
@@ -165,7 +166,7 @@ void ControlServer::stop() {
     ::close(listen_fd_);
     listen_fd_ = -1;
   }
-  if (!path_.empty()) ::unlink(path_.c_str());
+  if (served_ && !path_.empty()) ::unlink(path_.c_str());
   path_.clear();
 }
 

@@ -27,7 +27,10 @@ class ControlServer {
   ControlServer& operator=(const ControlServer&) = delete;
 
   void start();
-  void stop();  // joins the thread, removes the socket file
+  // Joins the thread; removes the socket file if this process served it.
+  // (nbdkit binds in one process and serves in its child when it goes into
+  // the background: the parent's exit must not remove the child's socket.)
+  void stop();
   const std::string& path() const { return path_; }
 
  private:
@@ -35,6 +38,7 @@ class ControlServer {
   Lab& lab_;
   std::string path_;
   int listen_fd_ = -1;
+  bool served_ = false;  // start() ran in this process
   std::unique_ptr<Impl> impl_;
 };
 

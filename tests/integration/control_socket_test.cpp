@@ -10,11 +10,15 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
+#include <filesystem>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "server_fixture.h"
+#include "tools/nvj/control_client.h"
 #include "tools/nvj/text_file.h"
 #include "tools/nvj/process.h"
 
@@ -164,6 +168,34 @@ TEST_CASE("bad control= parameters are refused at start-up", "[control][paramete
   CHECK(r.status != 0);
   CHECK_THAT(r.output, Catch::Contains("control=" + taken + ": another server is listening on it"));
   CHECK(first->stop() == 0);
+}
+
+TEST_CASE("the control socket outlives nbdkit's fork into the background", "[control]") {
+  // nbdkit's default: bind, fork, the parent exits. Its exit must not take
+  // the child's socket file with it.
+  TempDir dir;
+  const std::string control = dir.file("control.sock");
+  const std::string pidfile = dir.file("nbdkit.pid");
+  auto r = nvj::cli::run({"nbdkit", "-U", dir.file("nbd.sock"), "-P", pidfile, nvj::cli::ServerProcess::default_plugin(),
+                          "data=64M", "data-model=none", "journal-model=none", "control=" + control},
+                         nvj::test::server_env(), std::chrono::seconds(30));
+  REQUIRE(r.status == 0);
+  const pid_t pid = std::stoi(nvj::cli::read_text_file(pidfile));
+  struct Stop {  // also when a check below throws
+    pid_t pid;
+    bool now() {  // true once the server is gone
+      if (pid <= 0) return true;
+      ::kill(pid, SIGTERM);
+      for (int i = 0; i < 100 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      return ::kill(std::exchange(pid, -1), 0) != 0;
+    }
+    ~Stop() { now(); }
+  } stop{pid};
+  const auto stats = nvj::cli::control_request(control, "GET", "/stats");
+  CHECK(stats.status == 200);
+  CHECK_THAT(stats.body, Catch::Contains("\"exports\""));
+  CHECK(stop.now());
+  CHECK_FALSE(std::filesystem::exists(control));  // the server that served it removed it
 }
 
 TEST_CASE("nvj stats shows a running server's statistics", "[control][nvj]") {
