@@ -14,5 +14,6 @@ int stats_command(const std::vector<std::string>& args);
 int bench_command(const std::vector<std::string>& args);
 int mkfs_command(const std::vector<std::string>& args);
 int journal_command(const std::vector<std::string>& args);
+int experiment_command(const std::vector<std::string>& args);
 
 }  // namespace nvj::cli

@@ -24,6 +24,7 @@ Commands:
   bench     latency and IOPS of one export, through libnbd
   synctest  the MTA simulator of Morton's ext3 tests, on a directory
   writers   the parallel writer of the Tux3 out-of-space tests, on a directory
+  experiment  a classic experiment end to end: tables and plots (morton2001)
 
 nvj COMMAND --help describes each one; man nvj has the details.
 )";
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
     if (command == "bench") return nvj::cli::bench_command(args);
     if (command == "mkfs") return nvj::cli::mkfs_command(args);
     if (command == "journal") return nvj::cli::journal_command(args);
+    if (command == "experiment") return nvj::cli::experiment_command(args);
     if (command == "synctest") return nvj::workloads::synctest_command(args);
     if (command == "writers") return nvj::workloads::writers_command(args);
     std::fprintf(stderr, "nvj: unknown command '%s' (nvj --help lists them)\n", command.c_str());

@@ -127,6 +127,9 @@ TaskOutcome run_tasks(std::uint32_t n, const std::function<void(std::uint32_t, T
       throw std::runtime_error("fork of task " + std::to_string(i) + ": " + error_text(e));
     }
     if (pid == 0) {
+      // A Ctrl-C ends the tasks even where the parent catches it to tear down.
+      ::signal(SIGINT, SIG_DFL);
+      ::signal(SIGTERM, SIG_DFL);
       ::close(results[0]);
       ::close(go[1]);
       char c;

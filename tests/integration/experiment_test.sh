@@ -1,0 +1,70 @@
+#!/bin/bash
+# nvj experiment morton2001 --quick, the README's main job, end to end: the
+# 4 journal placements x 2 rows of synctest on the kernel's ext4 through the
+# server, each filesystem e2fsck-clean afterwards; results.json, table.md
+# and the plots (PNG and SVG) written; the effects the seed reports present
+# in the figures (the NVRAM journal beats the internal one on the disk); no
+# leftovers. Bad input is refused before anything starts. Also the workload
+# generators' usage errors.
+source "$(dirname "$0")/lib.sh"
+require_kernel_lab
+
+out="$T/out"
+"$NVJ" experiment morton2001 --quick --out "$out" | tee "$T/log"
+for f in results.json table.md completion.png completion.svg device_time.png device_time.svg; do
+  [ -s "$out/$f" ] || { echo "$f missing or empty"; exit 1; }
+done
+grep -q '^| processes/dir | directories | internal, hdd | external, nvram | external, hdd | internal 4M, hdd |$' "$T/log"
+python3 - "$out/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+runs = r["runs"]
+assert len(runs) == 8, len(runs)
+for x in runs:
+    assert x["fsck_clean"], x
+    assert x["synctest"]["failure"] is None, x
+    assert x["synctest"]["files"] == 20 * 15, x
+    assert x["transactions"] > 0, x
+    assert x["device_time_s"]["journal"] > 0, x
+time = {(x["config"], x["processes_per_dir"]): x["synctest"]["seconds"] for x in runs}
+# The NVRAM journal is faster than the internal journal on the disk model in both rows.
+for per in (10, 1):
+    assert time[("external-nvram", per)] < time[("internal-hdd", per)], time
+print("results.json: 8 runs, clean, NVRAM ahead of the internal journal")
+PY
+head -c 4 "$out/completion.png" | grep -q PNG
+grep -q '<svg' "$out/completion.svg"
+if losetup -a | grep -q '/run/nvjournal/experiment-'; then echo "a loop device is left"; exit 1; fi
+if grep -q '/run/nvjournal/experiment-' /proc/self/mountinfo; then echo "a mount is left"; exit 1; fi
+if ls -d /run/nvjournal/experiment-* 2>/dev/null; then echo "the run folder is left"; exit 1; fi
+
+# Bad input: usage errors (exit 2) naming what is wrong, nothing started.
+expect_usage() {  # expect_usage PATTERN ARGS...
+  local pattern=$1 status=0; shift
+  "$NVJ" "$@" >/dev/null 2>"$T/err" || status=$?
+  [ "$status" = 2 ] || { echo "nvj $*: exit $status, expected 2"; cat "$T/err"; exit 1; }
+  grep -q -- "$pattern" "$T/err" || { echo "nvj $*: no '$pattern' in:"; cat "$T/err"; exit 1; }
+}
+expect_usage "unknown experiment 'nosuch'" experiment nosuch
+expect_usage "which one" experiment
+expect_usage "unknown option '--bogus'" experiment morton2001 --bogus
+expect_usage "no directory given" synctest
+expect_usage "--per-dir must be between 1 and --processes" synctest "$T/st" --processes 4 --per-dir 5
+expect_usage "--mean-size=x" synctest "$T/st" --mean-size x
+expect_usage "--fsync=often: expected none, each or end" writers "$T/w" --fsync often
+expect_usage "--dirs must be between 1 and --tasks" writers "$T/w" --tasks 2 --dirs 3
+echo data > "$T/file"
+status=0; "$NVJ" experiment morton2001 --quick --out "$T/file" 2>"$T/err" || status=$?
+[ "$status" = 1 ] && grep -q "exists and is not a folder" "$T/err"
+[ "$(cat "$T/file")" = data ]
+
+# The writers' first error ends the run naming the task and the errno.
+mkdir "$T/small"
+mount -t tmpfs -o size=1m nvj-writers "$T/small" && _mounts+=("$T/small")
+status=0
+"$NVJ" writers "$T/small/w" --tasks 20 --chunks 200 --dirs 2 >"$T/wout" 2>"$T/err" || status=$?
+umount "$T/small"
+[ "$status" = 1 ] || { echo "writers on a full tmpfs: exit $status"; exit 1; }
+grep -Eq '^nvj writers: task [0-9]+: write of chunk [0-9]+ to d[01]/t[0-9]+: No space left on device \(ENOSPC\)$' "$T/err"
+grep -q 'fill        100.0%' "$T/wout"
+echo "PASS"

@@ -1,0 +1,24 @@
+// The classic experiments (experiments.md), each end to end on this host:
+// servers with the devices the experiment compares, attached and mounted,
+// the seed's workload, and what the devices saw, written as results.json,
+// table.md and plots into the output folder.
+#pragma once
+
+#include <csignal>
+#include <filesystem>
+#include <string>
+
+namespace nvj::cli {
+
+struct ExperimentOptions {
+  bool quick = false;                 // the short version: minutes, what the tests run
+  bool shortest = false;              // nvj demo's: one row of the matrix
+  std::filesystem::path out;          // the output folder
+  std::filesystem::path run_dir;      // servers, mounts (removed afterwards)
+  const volatile std::sig_atomic_t* interrupted = nullptr;  // set by a signal: stop between runs
+};
+
+// Runs the experiment, prints its table; returns the exit status.
+int morton2001(const ExperimentOptions& options);
+
+}  // namespace nvj::cli

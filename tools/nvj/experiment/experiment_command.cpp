@@ -1,0 +1,84 @@
+// nvj experiment NAME [--quick] [--out DIR] [--keep]
+#include <signal.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+
+#include "tools/nvj/args.h"
+#include "tools/nvj/commands.h"
+#include "tools/nvj/experiment/experiment.h"
+
+namespace nvj::cli {
+namespace fs = std::filesystem;
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+void on_signal(int) { g_interrupted = 1; }
+
+constexpr const char* kHelp = R"(Usage: nvj experiment NAME [OPTION]...
+
+A classic experiment end to end on this host: servers with the devices it
+compares, their exports attached and the filesystem mounted, the seed's
+workload, and what the devices saw. Writes results.json, table.md and plots
+(PNG and SVG) into the output folder and prints the table. Needs root.
+
+Experiments:
+  morton2001   synctest (an MTA) over processes per directory, full data
+               journalling, journal internal on a disk vs external on NVRAM
+               vs external on a disk vs a smaller internal one (Morton 2001)
+
+  --quick      the short version (a few minutes)
+  --out DIR    output folder (default ./nvj-NAME)
+)";
+
+}  // namespace
+
+int experiment_command(const std::vector<std::string>& argv) {
+  Args args("experiment", argv);
+  ExperimentOptions o;
+  std::string name;
+  std::string item;
+  while (args.next(item)) {
+    if (item == "--help" || item == "-h") {
+      std::fputs(kHelp, stdout);
+      return 0;
+    } else if (item == "--quick") {
+      o.quick = true;
+    } else if (item == "--out") {
+      o.out = args.value(item);
+    } else if (item.rfind('-', 0) != 0 && name.empty()) {
+      name = item;
+    } else {
+      args.unknown(item);
+    }
+  }
+  if (name.empty()) throw UsageError("nvj experiment: which one? (nvj experiment --help lists them)");
+  if (name != "morton2001")
+    throw UsageError("nvj experiment: unknown experiment '" + name + "' (nvj experiment --help lists them)");
+  if (o.out.empty()) o.out = "nvj-" + name;
+  if (fs::exists(o.out) && !fs::is_directory(o.out))
+    throw std::runtime_error("--out " + o.out.string() + " exists and is not a folder");
+  if (::geteuid() != 0) throw std::runtime_error("nvj experiment needs root: it attaches block devices and mounts them");
+  o.out = fs::absolute(o.out);
+  // Ctrl-C: the workload's tasks die, the run in progress fails and
+  // everything is torn down (unmount, detach, stop) before nvj exits.
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  o.interrupted = &g_interrupted;
+  o.run_dir = fs::path("/run/nvjournal") / ("experiment-" + std::to_string(::getpid()));
+  struct RemoveRunDir {
+    fs::path dir;
+    ~RemoveRunDir() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } remove{o.run_dir};
+  return morton2001(o);
+}
+
+}  // namespace nvj::cli

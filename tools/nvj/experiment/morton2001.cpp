@@ -1,0 +1,237 @@
+// E1, Morton 2001: synctest (the MTA simulator) on a tree with synchronous
+// semantics (chattr +S), full data journalling, over the processes-per-
+// directory matrix, with the journal internal on the disk model, external
+// on NVRAM, external on a second disk, and internal but smaller. Per run:
+// completion time, and the device time split into journal writes,
+// checkpoint writes and data, and the longest time the journal was full.
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tools/nvj/experiment/experiment.h"
+#include "tools/nvj/experiment/report.h"
+#include "tools/nvj/host_lab.h"
+#include "tools/nvj/process.h"
+#include "tools/workloads/progress_line.h"
+#include "tools/workloads/synctest.h"
+
+namespace nvj::cli {
+namespace fs = std::filesystem;
+namespace {
+
+struct Config {
+  std::string key, label;
+  std::vector<std::string> parameters;
+  bool external;
+};
+
+struct Run {
+  const Config* config;
+  std::uint32_t per_dir, dirs;
+  workloads::SynctestResult synctest;
+  double transactions = 0, logged_blocks = 0, commit_p50_us = 0, commit_p99_us = 0;
+  double journal_s = 0, checkpoint_s = 0, data_s = 0, flush_s = 0, longest_full_s = 0, full_s = 0;
+  bool fsck_clean = false;
+};
+
+std::string fixed(double v, int decimals) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", decimals, v);
+  return b;
+}
+
+std::string minutes(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%d:%04.1f", static_cast<int>(s) / 60, s - 60 * (static_cast<int>(s) / 60));
+  return b;
+}
+
+Run measure(const Config& c, const workloads::SynctestOptions& base, std::uint32_t per_dir, const fs::path& run_dir,
+            workloads::ProgressLine& bar, std::uint64_t& done, std::uint64_t total) {
+  HostLab lab(HostLabOptions{run_dir, c.parameters, "data=journal"});
+  lab.post("/reset-stats");  // what mkfs and mount did is not the workload's
+  workloads::SynctestOptions o = base;
+  o.directory = (lab.mount_point() / "spool").string();
+  o.per_directory = per_dir;
+  const std::uint64_t before = done;
+  Run r{&c, per_dir, o.directories(), workloads::run_synctest(o, [&](std::uint64_t d, std::uint64_t) {
+          done = before + d;
+          bar.update(done, total);
+        })};
+  if (r.synctest.failure) throw std::runtime_error("synctest: " + r.synctest.failure->describe());
+  const JsonFigures j(lab.get("/journal"));
+  const JsonFigures s(lab.get("/stats"));
+  r.transactions = j.number("committed_transactions");
+  r.logged_blocks = j.number("logged_blocks");
+  r.commit_p50_us = j.number("commit_latency_us.p50");
+  r.commit_p99_us = j.number("commit_latency_us.p99");
+  r.longest_full_s = j.number("longest_full_us") / 1e6;
+  r.full_s = j.number("full_time_us") / 1e6;
+  r.checkpoint_s = j.number("traffic.checkpoint.device_time_us") / 1e6;
+  r.data_s = (j.number("traffic.ordered.device_time_us") + j.number("traffic.other.device_time_us")) / 1e6;
+  // Writes land in the disk model's write cache; a flush destages them
+  // (seeks, rotation): that time belongs to the flush, not to a class.
+  r.flush_s = s.number("exports.data.flush_device_time_us") / 1e6;
+  if (c.external) {
+    r.flush_s += s.number("exports.journal.flush_device_time_us") / 1e6;
+    for (const char* part : {"seek", "rotation", "transfer", "destage"})
+      r.journal_s += s.number(std::string("exports.journal.device_time_us.") + part) / 1e6;
+  } else {
+    r.journal_s = j.number("traffic.journal.device_time_us") / 1e6;
+  }
+  const std::string data_dev = lab.data_device(), journal_dev = lab.journal_device();
+  lab.unmount();
+  std::vector<std::string> fsck{"e2fsck", "-fn"};
+  if (!journal_dev.empty()) fsck.insert(fsck.end(), {"-j", journal_dev});
+  fsck.push_back(data_dev);
+  r.fsck_clean = run(fsck).status == 0;
+  if (!lab.teardown()) throw std::runtime_error("teardown failed (see above)");
+  return r;
+}
+
+std::string results_json(const std::vector<Run>& runs, const workloads::SynctestOptions& o, bool quick) {
+  std::string s = "{\"experiment\":\"morton2001\",\"quick\":" + std::string(quick ? "true" : "false") +
+                  ",\"synctest\":{\"processes\":" + std::to_string(o.processes) +
+                  ",\"passes\":" + std::to_string(o.passes) + ",\"sync_tree\":true,\"data\":\"journal\"},\"runs\":[";
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const Run& r = runs[i];
+    s += (i ? "," : "") + std::string("{\"config\":\"") + r.config->key + "\",\"parameters\":\"";
+    for (const auto& p : r.config->parameters) s += p + " ";
+    s += "\",\"processes_per_dir\":" + std::to_string(r.per_dir) + ",\"directories\":" + std::to_string(r.dirs) +
+         ",\"synctest\":" + r.synctest.json() + ",\"transactions\":" + fixed(r.transactions, 0) +
+         ",\"logged_blocks\":" + fixed(r.logged_blocks, 0) + ",\"commit_latency_us\":{\"p50\":" +
+         fixed(r.commit_p50_us, 1) + ",\"p99\":" + fixed(r.commit_p99_us, 1) +
+         "},\"device_time_s\":{\"journal\":" + fixed(r.journal_s, 3) + ",\"checkpoint\":" +
+         fixed(r.checkpoint_s, 3) + ",\"data\":" + fixed(r.data_s, 3) + ",\"flush_destage\":" + fixed(r.flush_s, 3) + "},\"journal_full_s\":" +
+         fixed(r.full_s, 3) + ",\"longest_full_stall_s\":" + fixed(r.longest_full_s, 3) +
+         ",\"fsck_clean\":" + (r.fsck_clean ? "true" : "false") + "}";
+  }
+  return s + "]}\n";
+}
+
+std::string table_md(const std::vector<Run>& runs, const std::vector<Config>& configs,
+                     const std::vector<std::uint32_t>& rows, const workloads::SynctestOptions& o) {
+  std::string t = "# morton2001: synctest, " + std::to_string(o.processes) + " processes x " +
+                  std::to_string(o.passes) + " files, chattr +S, data=journal\n\nCompletion time (m:ss.s):\n\n" +
+                  "| processes/dir | directories |";
+  for (const auto& c : configs) t += " " + c.label + " |";
+  t += "\n|---:|---:|";
+  for (std::size_t i = 0; i < configs.size(); ++i) t += "---:|";
+  t += "\n";
+  for (std::uint32_t per : rows) {
+    t += "| " + std::to_string(per) + " | " + std::to_string((o.processes + per - 1) / per) + " |";
+    for (const auto& c : configs)
+      for (const Run& r : runs)
+        if (r.config == &c && r.per_dir == per) t += " " + minutes(r.synctest.seconds) + " |";
+    t += "\n";
+  }
+  t += "\nWhat the devices did (device time in seconds: journal, checkpoint (journalled blocks written home) and "
+       "data writes as the devices took them, into the disk's write cache when it has one; flush: the flushes' "
+       "destaging of that cache, seeks and rotation included; longest stall = longest time the journal was "
+       "full):\n\n"
+       "| journal | processes/dir | time s | files/s | transactions | blocks/transaction | commit p50 ms | "
+       "journal s | checkpoint s | data s | flush s | journal full s | longest stall s | e2fsck |\n"
+       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+  for (const Run& r : runs)
+    t += "| " + r.config->label + " | " + std::to_string(r.per_dir) + " | " + fixed(r.synctest.seconds, 2) +
+         " | " + fixed(r.synctest.files_per_second(), 1) + " | " + fixed(r.transactions, 0) + " | " +
+         fixed(r.transactions > 0 ? r.logged_blocks / r.transactions : 0, 1) + " | " +
+         fixed(r.commit_p50_us / 1000, 2) + " | " + fixed(r.journal_s, 2) + " | " +
+         fixed(r.checkpoint_s, 2) + " | " + fixed(r.data_s, 2) + " | " + fixed(r.flush_s, 2) + " | " + fixed(r.full_s, 2) + " | " +
+         fixed(r.longest_full_s, 2) + " | " + (r.fsck_clean ? "clean" : "NOT CLEAN") + " |\n";
+  return t;
+}
+
+void draw(const fs::path& out, const std::vector<Run>& runs, const std::vector<Config>& configs,
+          const std::vector<std::uint32_t>& rows) {
+  // Completion time against processes per directory, one line per journal.
+  std::string dat = "# processes_per_dir";
+  for (const auto& c : configs) dat += " " + c.key;
+  dat += "\n";
+  for (std::uint32_t per : rows) {
+    dat += std::to_string(per);
+    for (const auto& c : configs)
+      for (const Run& r : runs)
+        if (r.config == &c && r.per_dir == per) dat += " " + fixed(r.synctest.seconds, 3);
+    dat += "\n";
+  }
+  write_report_file(out, "completion.dat", dat);
+  std::string script =
+      "set title 'synctest completion time (lower is better)'\nset xlabel 'processes per directory'\n"
+      "set ylabel 'seconds'\nset logscale x\nset key top left\nset grid\nset yrange [0:*]\nplot ";
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    script += std::string(i ? ", " : "") + "'completion.dat' using 1:" + std::to_string(i + 2) +
+              " with linespoints lw 2 title '" + configs[i].label + "'";
+  plot(out, "completion", script);
+
+  // Device time split per run, stacked.
+  std::string split = "# run journal checkpoint data flush\n";
+  for (const Run& r : runs)
+    split += "\"" + r.config->key + "\\n" + std::to_string(r.per_dir) + "/dir\" " + fixed(r.journal_s, 3) + " " +
+             fixed(r.checkpoint_s, 3) + " " + fixed(r.data_s, 3) + " " + fixed(r.flush_s, 3) + "\n";
+  write_report_file(out, "device_time.dat", split);
+  plot(out, "device_time",
+       "set title 'where the device time went'\nset ylabel 'device seconds'\nset style data histograms\n"
+       "set style histogram rowstacked\nset style fill solid 0.8 border -1\nset boxwidth 0.7\nset key top left\n"
+       "set xtics rotate by -30 font ',8'\nset grid ytics\n"
+       "plot 'device_time.dat' using 2:xtic(1) title 'journal writes', '' using 3 title 'checkpoint writes', "
+       "'' using 4 title 'data (ordered and other)', '' using 5 title 'flush (cache destage)'");
+}
+
+}  // namespace
+
+int morton2001(const ExperimentOptions& options) {
+  // Sizes: the full run writes ~300 MB through a 64 MiB journal (it fills
+  // and is checkpointed several times over); quick and shortest keep the
+  // same shape at a fraction.
+  const bool small = options.quick || options.shortest;
+  const std::string journal = small ? "16M" : "64M";
+  const std::string small_journal = small ? "4M" : "16M";
+  const std::string data = small ? "1G" : "2G";
+  const std::vector<Config> configs = {
+      {"internal-hdd", "internal, hdd", {"data=" + data, "fs-journal=internal:" + journal, "journal-model=data"}, false},
+      {"external-nvram", "external, nvram", {"data=" + data, "journal=" + journal, "journal-model=nvram"}, true},
+      {"external-hdd", "external, hdd", {"data=" + data, "journal=" + journal, "journal-model=hdd"}, true},
+      {"internal-hdd-small", "internal " + small_journal + ", hdd",
+       {"data=" + data, "fs-journal=internal:" + small_journal, "journal-model=data"}, false}};
+  workloads::SynctestOptions o;
+  o.sync_tree = true;
+  std::vector<std::uint32_t> rows{50, 20, 10, 5, 1};
+  if (options.quick) {
+    o.processes = 20;
+    o.passes = 15;
+    rows = {10, 1};
+  }
+  if (options.shortest) {
+    o.processes = 10;
+    o.passes = 10;
+    rows = {1};
+  }
+  std::printf("morton2001: synctest, %u processes x %u files (5..250 KiB), chattr +S, data=journal; "
+              "%zu journal placements x %zu rows\n",
+              o.processes, o.passes, configs.size(), rows.size());
+  std::fflush(stdout);
+  std::vector<Run> runs;
+  const std::uint64_t total = std::uint64_t{o.processes} * o.passes * configs.size() * rows.size();
+  std::uint64_t done = 0;
+  {
+    workloads::ProgressLine bar(stderr, "files");
+    for (const auto& c : configs)
+      for (std::uint32_t per : rows) {
+        if (options.interrupted != nullptr && *options.interrupted != 0) throw std::runtime_error("interrupted");
+        runs.push_back(measure(c, o, per, options.run_dir / (c.key + "-" + std::to_string(per)), bar, done, total));
+      }
+  }
+  write_report_file(options.out, "results.json", results_json(runs, o, options.quick));
+  const std::string table = table_md(runs, configs, rows, o);
+  write_report_file(options.out, "table.md", table);
+  if (rows.size() > 1) draw(options.out, runs, configs, rows);
+  std::printf("\n%s\nResults in %s (results.json, table.md%s)\n", table.c_str(), options.out.c_str(),
+              rows.size() > 1 ? ", completion.png/svg, device_time.png/svg" : "");
+  for (const Run& r : runs)
+    if (!r.fsck_clean) return 1;
+  return 0;
+}
+
+}  // namespace nvj::cli

@@ -1,0 +1,75 @@
+#include "tools/nvj/host_lab.h"
+
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "tools/nvj/attach.h"
+#include "tools/nvj/control_client.h"
+#include "tools/nvj/server_address.h"
+
+namespace nvj::cli {
+namespace fs = std::filesystem;
+
+HostLab::HostLab(HostLabOptions options) : options_(std::move(options)) {
+  fs::create_directories(options_.run_dir);
+  control_ = (options_.run_dir / "control.sock").string();
+  try {
+    auto params = options_.parameters;
+    params.push_back("control=" + control_);
+    server_ = std::make_unique<ServerProcess>(ServerOptions{options_.run_dir / "server", params, "", {}, {}, false});
+    teardown_.add("stop the server", [this] {
+      if (const int status = server_->stop(); status != 0)
+        throw std::runtime_error("nbdkit exited with status " + std::to_string(status) + ": " + server_->log());
+    });
+    std::vector<std::string> names;
+    for (const auto& e : ServerAddress::parse(server_->socket()).list_exports()) names.push_back(e.name);
+    const fs::path state = options_.run_dir / "attach";
+    teardown_.add("detach", [state] {
+      if (fs::exists(state / "attach.log")) detach(state);
+    });
+    for (const auto& a : attach(AttachOptions{server_->socket(), state, names, AttachMethod::automatic})) {
+      if (a.name == "data") data_device_ = a.device;
+      if (a.name == "journal") journal_device_ = a.device;
+    }
+    if (data_device_.empty()) throw std::runtime_error("the server has no data export");
+    mount_ = options_.run_dir / "mnt";
+    fs::create_directories(mount_);
+    std::string opts = options_.mount_options;
+    if (!journal_device_.empty()) opts += (opts.empty() ? "" : ",") + ("journal_path=" + journal_device_);
+    if (::mount(data_device_.c_str(), mount_.c_str(), "ext4", 0, opts.c_str()) != 0)
+      throw std::runtime_error("mount " + data_device_ + " -o " + opts + ": " + std::strerror(errno));
+    mounted_ = true;
+    teardown_.add("unmount " + mount_.string(), [this] {
+      if (mounted_) unmount();
+    });
+  } catch (...) {
+    teardown_.run();
+    throw;
+  }
+}
+
+HostLab::~HostLab() { teardown_.run(); }
+
+std::string HostLab::get(const std::string& target) const {
+  const auto r = control_request(control_, "GET", target);
+  if (r.status != 200) throw std::runtime_error("GET " + target + ": status " + std::to_string(r.status) + ": " + r.body);
+  return r.body;
+}
+
+void HostLab::post(const std::string& target) const {
+  const auto r = control_request(control_, "POST", target);
+  if (r.status != 200) throw std::runtime_error("POST " + target + ": status " + std::to_string(r.status) + ": " + r.body);
+}
+
+void HostLab::unmount() {
+  if (!mounted_) return;
+  if (::umount2(mount_.c_str(), 0) != 0) throw std::runtime_error("umount " + mount_.string() + ": " + std::strerror(errno));
+  mounted_ = false;
+}
+
+bool HostLab::teardown() { return teardown_.run(); }
+
+}  // namespace nvj::cli

@@ -1,0 +1,55 @@
+// HostLab: one nvjournal server attached to this host and its filesystem
+// mounted, for as long as the object lives: start nbdkit with the given
+// parameters (and a control socket), attach the exports, mount the ext4 the
+// server built. Torn down newest first (unmount, detach, stop) by
+// teardown(), by the destructor, and after a failure half-way through.
+// Used by nvj demo and nvj experiment.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tools/nvj/server_process.h"
+#include "tools/nvj/teardown.h"
+
+namespace nvj::cli {
+
+struct HostLabOptions {
+  std::filesystem::path run_dir;        // created; the server's files, the mount point
+  std::vector<std::string> parameters;  // the plugin's; control= is added
+  std::string mount_options;            // "data=journal"; journal_path= is added for an external journal
+};
+
+class HostLab {
+ public:
+  explicit HostLab(HostLabOptions options);  // throws, having undone what it did
+  ~HostLab();
+  HostLab(const HostLab&) = delete;
+  HostLab& operator=(const HostLab&) = delete;
+
+  const std::filesystem::path& mount_point() const { return mount_; }
+  const std::string& data_device() const { return data_device_; }
+  const std::string& journal_device() const { return journal_device_; }  // "" with an internal journal
+  const std::string& control() const { return control_; }
+  const ServerProcess& server() const { return *server_; }
+
+  // The control API; throws unless it answers 200.
+  std::string get(const std::string& target) const;
+  void post(const std::string& target) const;
+
+  void unmount();   // throws if the kernel refuses
+  bool teardown();  // false if a step failed (each step says why on stderr)
+
+ private:
+  HostLabOptions options_;
+  std::string control_;
+  std::unique_ptr<ServerProcess> server_;
+  std::string data_device_, journal_device_;
+  std::filesystem::path mount_;
+  bool mounted_ = false;
+  Teardown teardown_;
+};
+
+}  // namespace nvj::cli
