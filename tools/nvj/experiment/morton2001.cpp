@@ -173,7 +173,7 @@ void draw(const fs::path& out, const std::vector<Run>& runs, const std::vector<C
   write_report_file(out, "device_time.dat", split);
   plot(out, "device_time",
        "set title 'where the device time went'\nset ylabel 'device seconds'\nset style data histograms\n"
-       "set style histogram rowstacked\nset style fill solid 0.8 border -1\nset boxwidth 0.7\nset key top left\n"
+       "set style histogram rowstacked\nset style fill solid 0.8 border -1\nset boxwidth 0.7\nset key outside top center horizontal\n"
        "set xtics rotate by -30 font ',8'\nset grid ytics\n"
        "plot 'device_time.dat' using 2:xtic(1) title 'journal writes', '' using 3 title 'checkpoint writes', "
        "'' using 4 title 'data (ordered and other)', '' using 5 title 'flush (cache destage)'");
