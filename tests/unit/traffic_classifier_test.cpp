@@ -41,7 +41,7 @@ struct Formatted {
     const auto bitmap = home_bitmap(0);
     std::uint32_t length = 0;
     for (std::uint32_t bit = static_cast<std::uint32_t>(from); bit < layout->blocks_in_group(0); ++bit) {
-      length = (bitmap[bit / 8] >> (bit % 8)) & 1u ? 0 : length + 1;
+      length = ((static_cast<unsigned>(bitmap[bit / 8]) >> (bit % 8)) & 1u) != 0 ? 0 : length + 1;
       if (length == n) return layout->group_first_block(0) + bit + 1 - n;
     }
     FAIL("no free run");
