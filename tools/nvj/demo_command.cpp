@@ -4,13 +4,10 @@
 // with full data journalling, run fs_mark, check the filesystem, print what
 // happened, and take everything down again, also after a failure or Ctrl-C.
 #include <signal.h>
-#include <sys/mount.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <regex>
 #include <stdexcept>
@@ -18,12 +15,10 @@
 #include <vector>
 
 #include "tools/nvj/args.h"
-#include "tools/nvj/attach.h"
 #include "tools/nvj/commands.h"
-#include "tools/nvj/control_client.h"
+#include "tools/nvj/host_lab.h"
 #include "tools/nvj/jbd2_info.h"
 #include "tools/nvj/process.h"
-#include "tools/nvj/server_process.h"
 #include "tools/nvj/teardown.h"
 
 namespace nvj::cli {
@@ -134,40 +129,18 @@ int demo_command(const std::vector<std::string>& argv) {
   if (!keep) teardown.add("remove " + run_dir.string(), [run_dir] { fs::remove_all(run_dir); });
   Step step{6};
 
-  const std::string control = (run_dir / "control.sock").string();
-  const std::vector<std::string> params{"data=" + data_size, "journal=" + journal_size, "data-model=" + data_model,
-                                        "journal-model=" + journal_model, "control=" + control};
-  step("starting nbdkit nvjournal " + quote(params));
-  ServerProcess server(ServerOptions{run_dir / "server", params, "", {}, {}, false});
-  teardown.add("stop the server", [&server] {
-    if (const int status = server.stop(); status != 0)
-      throw std::runtime_error("nbdkit exited with status " + std::to_string(status) + ": " + server.log());
-  });
-  const auto exports = ServerAddress::parse(server.socket()).list_exports();
-
-  step("attaching its exports to this host");
-  const fs::path state = run_dir / "attach";
-  teardown.add("detach", [state] {
-    if (fs::exists(state / "attach.log")) detach(state);
-  });
-  const auto devices = attach(AttachOptions{server.socket(), state, {"data", "journal"}, AttachMethod::automatic});
-  const std::string data_dev = devices.at(0).device;
-  const std::string journal_dev = devices.at(1).device;
-
-  step("mounting the ext4 the server built on " + data_dev + " (journal on " + journal_dev + ") with data=journal");
-  const fs::path mnt = run_dir / "mnt";
-  fs::create_directories(mnt);
-  const std::string mount_options = "data=journal,journal_path=" + journal_dev;
-  if (::mount(data_dev.c_str(), mnt.c_str(), "ext4", 0, mount_options.c_str()) != 0)
-    throw std::runtime_error("mount " + data_dev + " -o " + mount_options + ": " + std::strerror(errno));
-  teardown.add("unmount " + mnt.string(), [mnt] {
-    if (::umount2(mnt.c_str(), 0) != 0 && errno != EINVAL)
-      throw std::runtime_error(std::string("umount: ") + std::strerror(errno));
-  });
+  HostLab lab(HostLabOptions{run_dir,
+                             {"data=" + data_size, "journal=" + journal_size, "data-model=" + data_model,
+                              "journal-model=" + journal_model},
+                             "data=journal",
+                             [&step](const std::string& what) { step(what); }});
+  const std::string& data_dev = lab.data_device();
+  const std::string& journal_dev = lab.journal_device();
+  const fs::path mnt = lab.mount_point();
+  const auto& exports = lab.exports();
 
   // What mkfs and mount did is not the workload's: count from here.
-  if (control_request(control, "POST", "/reset-stats").status != 200)
-    throw std::runtime_error("the server refused to reset its statistics");
+  lab.post("/reset-stats");
   step("fs_mark: " + std::to_string(threads) + " threads x " + std::to_string(files) + " files of " +
        std::to_string(file_size) + " bytes, fsync before close");
   fs::create_directories(mnt / "fs_mark");
@@ -180,12 +153,12 @@ int demo_command(const std::vector<std::string>& argv) {
   const auto journal = read_jbd2_info(journal_dev);
 
   step("unmounting");
-  if (::umount2(mnt.c_str(), 0) != 0) throw std::runtime_error("umount " + mnt.string() + ": " + std::strerror(errno));
+  lab.unmount();
   // The devices' side of the run, unmount included.
-  const auto device_view = control_request(control, "GET", "/stats?format=text");
+  const std::string device_view = lab.get("/stats?format=text");
 
   step("checking both devices with e2fsck -fn");
-  const auto fsck = run({"e2fsck", "-fn", "-j", journal_dev, data_dev});
+  const auto fsck = lab.check();
   const bool clean = fsck.status == 0;
 
   std::printf("\nnvjournal demo\n");
@@ -203,14 +176,15 @@ int demo_command(const std::vector<std::string>& argv) {
                 static_cast<unsigned long long>(journal->commit_time_us));
   std::printf("  e2fsck      %s\n", clean ? "clean" : ("NOT clean:\n" + fsck.output).c_str());
   std::printf("\nWhat the devices saw (the server's statistics, from fs_mark to unmount):\n");
-  for (std::size_t at = 0; at < device_view.body.size();) {  // indented
-    const std::size_t end = std::min(device_view.body.find('\n', at), device_view.body.size());
-    std::printf("  %s\n", device_view.body.substr(at, end - at).c_str());
+  for (std::size_t at = 0; at < device_view.size();) {  // indented
+    const std::size_t end = std::min(device_view.find('\n', at), device_view.size());
+    std::printf("  %s\n", device_view.substr(at, end - at).c_str());
     at = end + 1;
   }
   std::fflush(stdout);
 
-  const bool torn_down = teardown.run();
+  const bool lab_down = lab.teardown();
+  const bool torn_down = teardown.run() && lab_down;
   std::printf("\n  teardown    %s\n", torn_down ? "unmounted, detached, server stopped" : "FAILED (see above)");
   return clean && torn_down ? 0 : 1;
 }

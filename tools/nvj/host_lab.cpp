@@ -8,7 +8,6 @@
 
 #include "tools/nvj/attach.h"
 #include "tools/nvj/control_client.h"
-#include "tools/nvj/server_address.h"
 
 namespace nvj::cli {
 namespace fs = std::filesystem;
@@ -16,16 +15,22 @@ namespace fs = std::filesystem;
 HostLab::HostLab(HostLabOptions options) : options_(std::move(options)) {
   fs::create_directories(options_.run_dir);
   control_ = (options_.run_dir / "control.sock").string();
+  const auto step = [this](const std::string& what) {
+    if (options_.on_step) options_.on_step(what);
+  };
   try {
     auto params = options_.parameters;
     params.push_back("control=" + control_);
+    step("starting nbdkit nvjournal " + quote(params));
     server_ = std::make_unique<ServerProcess>(ServerOptions{options_.run_dir / "server", params, "", {}, {}, false});
     teardown_.add("stop the server", [this] {
       if (const int status = server_->stop(); status != 0)
         throw std::runtime_error("nbdkit exited with status " + std::to_string(status) + ": " + server_->log());
     });
+    exports_ = ServerAddress::parse(server_->socket()).list_exports();
     std::vector<std::string> names;
-    for (const auto& e : ServerAddress::parse(server_->socket()).list_exports()) names.push_back(e.name);
+    for (const auto& e : exports_) names.push_back(e.name);
+    step("attaching its exports to this host");
     const fs::path state = options_.run_dir / "attach";
     teardown_.add("detach", [state] {
       if (fs::exists(state / "attach.log")) detach(state);
@@ -39,6 +44,9 @@ HostLab::HostLab(HostLabOptions options) : options_(std::move(options)) {
     fs::create_directories(mount_);
     std::string opts = options_.mount_options;
     if (!journal_device_.empty()) opts += (opts.empty() ? "" : ",") + ("journal_path=" + journal_device_);
+    step("mounting the ext4 the server built on " + data_device_ +
+         (journal_device_.empty() ? " (journal inside)" : " (journal on " + journal_device_ + ")") +
+         (options_.mount_options.empty() ? "" : " with " + options_.mount_options));
     if (::mount(data_device_.c_str(), mount_.c_str(), "ext4", 0, opts.c_str()) != 0)
       throw std::runtime_error("mount " + data_device_ + " -o " + opts + ": " + std::strerror(errno));
     mounted_ = true;
@@ -68,6 +76,14 @@ void HostLab::unmount() {
   if (!mounted_) return;
   if (::umount2(mount_.c_str(), 0) != 0) throw std::runtime_error("umount " + mount_.string() + ": " + std::strerror(errno));
   mounted_ = false;
+}
+
+RunResult HostLab::check() const {
+  if (mounted_) throw std::logic_error("e2fsck of a mounted filesystem: unmount first");
+  std::vector<std::string> argv{"e2fsck", "-fn"};
+  if (!journal_device_.empty()) argv.insert(argv.end(), {"-j", journal_device_});
+  argv.push_back(data_device_);
+  return run(argv);
 }
 
 bool HostLab::teardown() { return teardown_.run(); }

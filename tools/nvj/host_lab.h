@@ -7,10 +7,13 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "tools/nvj/process.h"
+#include "tools/nvj/server_address.h"
 #include "tools/nvj/server_process.h"
 #include "tools/nvj/teardown.h"
 
@@ -20,6 +23,9 @@ struct HostLabOptions {
   std::filesystem::path run_dir;        // created; the server's files, the mount point
   std::vector<std::string> parameters;  // the plugin's; control= is added
   std::string mount_options;            // "data=journal"; journal_path= is added for an external journal
+  // Called before each phase with what it is about to do ("attaching its
+  // exports to this host"); may throw to give up (the lab is undone).
+  std::function<void(const std::string&)> on_step;
 };
 
 class HostLab {
@@ -33,6 +39,7 @@ class HostLab {
   const std::string& data_device() const { return data_device_; }
   const std::string& journal_device() const { return journal_device_; }  // "" with an internal journal
   const std::string& control() const { return control_; }
+  const std::vector<ExportInfo>& exports() const { return exports_; }
   const ServerProcess& server() const { return *server_; }
 
   // The control API; throws unless it answers 200.
@@ -40,12 +47,15 @@ class HostLab {
   void post(const std::string& target) const;
 
   void unmount();   // throws if the kernel refuses
+  // e2fsck -fn of the filesystem (with its external journal), after unmount().
+  RunResult check() const;
   bool teardown();  // false if a step failed (each step says why on stderr)
 
  private:
   HostLabOptions options_;
   std::string control_;
   std::unique_ptr<ServerProcess> server_;
+  std::vector<ExportInfo> exports_;
   std::string data_device_, journal_device_;
   std::filesystem::path mount_;
   bool mounted_ = false;

@@ -12,7 +12,6 @@
 #include "tools/nvj/experiment/experiment.h"
 #include "tools/nvj/experiment/report.h"
 #include "tools/nvj/host_lab.h"
-#include "tools/nvj/process.h"
 #include "tools/workloads/progress_line.h"
 #include "tools/workloads/synctest.h"
 
@@ -49,7 +48,7 @@ std::string minutes(double s) {
 
 Run measure(const Config& c, const workloads::SynctestOptions& base, std::uint32_t per_dir, const fs::path& run_dir,
             workloads::ProgressLine& bar, std::uint64_t& done, std::uint64_t total) {
-  HostLab lab(HostLabOptions{run_dir, c.parameters, "data=journal"});
+  HostLab lab(HostLabOptions{run_dir, c.parameters, "data=journal", {}});
   lab.post("/reset-stats");  // what mkfs and mount did is not the workload's
   workloads::SynctestOptions o = base;
   o.directory = (lab.mount_point() / "spool").string();
@@ -80,12 +79,8 @@ Run measure(const Config& c, const workloads::SynctestOptions& base, std::uint32
   } else {
     r.journal_s = j.number("traffic.journal.device_time_us") / 1e6;
   }
-  const std::string data_dev = lab.data_device(), journal_dev = lab.journal_device();
   lab.unmount();
-  std::vector<std::string> fsck{"e2fsck", "-fn"};
-  if (!journal_dev.empty()) fsck.insert(fsck.end(), {"-j", journal_dev});
-  fsck.push_back(data_dev);
-  r.fsck_clean = run(fsck).status == 0;
+  r.fsck_clean = lab.check().status == 0;
   if (!lab.teardown()) throw std::runtime_error("teardown failed (see above)");
   return r;
 }
