@@ -115,15 +115,17 @@ TaskOutcome run_tasks(std::uint32_t n, const std::function<void(std::uint32_t, T
     throw std::runtime_error(std::string("pipe: ") + error_text(errno));
   std::fflush(nullptr);
   std::vector<pid_t> pids;
-  const auto kill_all = [&] {
-    for (pid_t p : pids) ::kill(p, SIGKILL);
+  // Only tasks not reaped yet: a reaped task's pid may belong to another process by now.
+  const auto kill_from = [&](std::size_t first) {
+    for (std::size_t i = first; i < pids.size(); ++i) ::kill(pids[i], SIGKILL);
   };
   for (std::uint32_t i = 0; i < n; ++i) {
     const pid_t pid = ::fork();
     if (pid < 0) {
       const int e = errno;
-      kill_all();
+      kill_from(0);
       for (pid_t p : pids) ::waitpid(p, nullptr, 0);
+      for (int fd : {results[0], results[1], go[0], go[1]}) ::close(fd);
       throw std::runtime_error("fork of task " + std::to_string(i) + ": " + error_text(e));
     }
     if (pid == 0) {
@@ -173,7 +175,7 @@ TaskOutcome run_tasks(std::uint32_t n, const std::function<void(std::uint32_t, T
       std::memcpy(&f.error, payload, sizeof(int));
       f.what.assign(payload + sizeof(int), h.length - sizeof(int));
       out.failure = f;
-      kill_all();  // the first error ends the run
+      kill_from(0);  // the first error ends the run (no task is reaped yet)
     }
   }
   ::close(results[0]);
@@ -187,7 +189,7 @@ TaskOutcome run_tasks(std::uint32_t n, const std::function<void(std::uint32_t, T
       f.what = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
                                    : "exited with status " + std::to_string(WEXITSTATUS(status));
       out.failure = f;
-      kill_all();
+      kill_from(i + 1);
     }
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
