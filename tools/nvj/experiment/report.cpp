@@ -24,10 +24,10 @@ void plot(const fs::path& dir, const std::string& name, const std::string& scrip
   for (const auto& [terminal, ext] : {std::pair{"pngcairo size 960,600 font 'sans,11'", "png"},
                                        std::pair{"svg size 960,600 dynamic font 'sans,11'", "svg"}}) {
     const std::string file = name + "." + ext;
-    write_report_file(dir, name + ".gp",
-                      std::string("set terminal ") + terminal + "\nset output '" + file + "'\n" + script + "\n");
-    const auto r = run({"sh", "-c", "cd \"$0\" && gnuplot \"$1\"", dir.string(), name + ".gp"});
-    if (r.status != 0) throw std::runtime_error("gnuplot " + (dir / (name + ".gp")).string() + ": " + r.output);
+    const std::string gp = file + ".gp";  // one script per picture, to redraw either
+    write_report_file(dir, gp, std::string("set terminal ") + terminal + "\nset output '" + file + "'\n" + script + "\n");
+    const auto r = run({"sh", "-c", "cd \"$0\" && gnuplot \"$1\"", dir.string(), gp});
+    if (r.status != 0) throw std::runtime_error("gnuplot " + (dir / gp).string() + ": " + r.output);
   }
 }
 
