@@ -9,13 +9,13 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <regex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "tools/nvj/args.h"
 #include "tools/nvj/commands.h"
+#include "tools/nvj/fs_mark.h"
 #include "tools/nvj/host_lab.h"
 #include "tools/nvj/jbd2_info.h"
 #include "tools/nvj/process.h"
@@ -61,17 +61,6 @@ struct Step {
     std::fflush(stdout);
   }
 };
-
-// fs_mark's result line: FSUse% Count Size Files/sec App-Overhead.
-double files_per_second(const std::string& output) {
-  std::smatch m;
-  const std::regex row(R"(^\s*\d+\s+\d+\s+\d+\s+([0-9.]+)\s+\d+\s*$)", std::regex::multiline);
-  double best = -1;
-  for (auto it = std::sregex_iterator(output.begin(), output.end(), row); it != std::sregex_iterator(); ++it)
-    best = std::stod((*it)[1].str());
-  if (best < 0) throw std::runtime_error("no result in fs_mark's output: " + output);
-  return best;
-}
 
 std::string description_of(const std::vector<ExportInfo>& exports, const std::string& name) {
   for (const auto& e : exports)
@@ -144,12 +133,9 @@ int demo_command(const std::vector<std::string>& argv) {
   step("fs_mark: " + std::to_string(threads) + " threads x " + std::to_string(files) + " files of " +
        std::to_string(file_size) + " bytes, fsync before close");
   fs::create_directories(mnt / "fs_mark");
-  const auto result = run({"fs_mark", "-d", (mnt / "fs_mark").string(), "-s", std::to_string(file_size), "-n",
-                           std::to_string(files), "-t", std::to_string(threads), "-S", "1", "-k", "-l",
-                           (run_dir / "fs_mark.log").string()});
+  const double rate = run_fs_mark(FsMarkOptions{mnt / "fs_mark", threads, files, file_size, 1, run_dir / "fs_mark.log"})
+                          .files_per_second;
   check_interrupted();
-  if (result.status != 0) throw std::runtime_error("fs_mark failed: " + result.output);
-  const double rate = files_per_second(result.output);
   const auto journal = read_jbd2_info(journal_dev);
 
   step("unmounting");

@@ -42,14 +42,10 @@ HostLab::HostLab(HostLabOptions options) : options_(std::move(options)) {
     if (data_device_.empty()) throw std::runtime_error("the server has no data export");
     mount_ = options_.run_dir / "mnt";
     fs::create_directories(mount_);
-    std::string opts = options_.mount_options;
-    if (!journal_device_.empty()) opts += (opts.empty() ? "" : ",") + ("journal_path=" + journal_device_);
     step("mounting the ext4 the server built on " + data_device_ +
          (journal_device_.empty() ? " (journal inside)" : " (journal on " + journal_device_ + ")") +
          (options_.mount_options.empty() ? "" : " with " + options_.mount_options));
-    if (::mount(data_device_.c_str(), mount_.c_str(), "ext4", 0, opts.c_str()) != 0)
-      throw std::runtime_error("mount " + data_device_ + " -o " + opts + ": " + std::strerror(errno));
-    mounted_ = true;
+    mount();
     teardown_.add("unmount " + mount_.string(), [this] {
       if (mounted_) unmount();
     });
@@ -70,6 +66,15 @@ std::string HostLab::get(const std::string& target) const {
 void HostLab::post(const std::string& target) const {
   const auto r = control_request(control_, "POST", target);
   if (r.status != 200) throw std::runtime_error("POST " + target + ": status " + std::to_string(r.status) + ": " + r.body);
+}
+
+void HostLab::mount() {
+  if (mounted_) return;
+  std::string opts = options_.mount_options;
+  if (!journal_device_.empty()) opts += (opts.empty() ? "" : ",") + ("journal_path=" + journal_device_);
+  if (::mount(data_device_.c_str(), mount_.c_str(), "ext4", 0, opts.c_str()) != 0)
+    throw std::runtime_error("mount " + data_device_ + " -o " + opts + ": " + std::strerror(errno));
+  mounted_ = true;
 }
 
 void HostLab::unmount() {

@@ -47,6 +47,7 @@ class HostLab {
   void post(const std::string& target) const;
 
   void unmount();   // throws if the kernel refuses
+  void mount();     // again, after unmount(), with the same options
   // e2fsck -fn of the filesystem (with its external journal), after unmount().
   RunResult check() const;
   bool teardown();  // false if a step failed (each step says why on stderr)

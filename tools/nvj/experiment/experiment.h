@@ -19,6 +19,8 @@ struct ExperimentOptions {
 };
 
 // Runs the experiment, prints its table; returns the exit status.
-int morton2001(const ExperimentOptions& options);
+int morton2001(const ExperimentOptions& options);   // E1: synctest, journal placement
+int wheeler2007(const ExperimentOptions& options);  // E2: fs_mark threads, journal latency, batching
+int enospc2015(const ExperimentOptions& options);   // E5: out of space
 
 }  // namespace nvj::cli

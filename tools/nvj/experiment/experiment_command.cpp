@@ -29,6 +29,13 @@ Experiments:
   morton2001   synctest (an MTA) over processes per directory, full data
                journalling, journal internal on a disk vs external on NVRAM
                vs external on a disk vs a smaller internal one (Morton 2001)
+  wheeler2007  fs_mark, 10240-byte files in one directory, threads 1..40,
+               journal on NVRAM, SSD and disk models, max_batch_time
+               default and 0: files/s and the transactions behind them
+               (Wheeler 2007)
+  enospc2015   small volumes filled by dd, by untarring a tree again and
+               again, and by 1000 parallel writers: time to fail, fill
+               reached, acknowledged writes checked (Phillips 2015)
 
   --quick      the short version (a few minutes)
   --out DIR    output folder (default ./nvj-NAME)
@@ -56,7 +63,11 @@ int experiment_command(const std::vector<std::string>& argv) {
     }
   }
   if (name.empty()) throw UsageError("nvj experiment: which one? (nvj experiment --help lists them)");
-  if (name != "morton2001")
+  int (*const experiment)(const ExperimentOptions&) = name == "morton2001"    ? morton2001
+                                                       : name == "wheeler2007" ? wheeler2007
+                                                       : name == "enospc2015"  ? enospc2015
+                                                                               : nullptr;
+  if (experiment == nullptr)
     throw UsageError("nvj experiment: unknown experiment '" + name + "' (nvj experiment --help lists them)");
   if (o.out.empty()) o.out = "nvj-" + name;
   if (fs::exists(o.out) && !fs::is_directory(o.out))
@@ -78,7 +89,7 @@ int experiment_command(const std::vector<std::string>& argv) {
       fs::remove_all(dir, ignored);
     }
   } remove{o.run_dir};
-  return morton2001(o);
+  return experiment(o);
 }
 
 }  // namespace nvj::cli

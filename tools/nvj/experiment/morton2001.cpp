@@ -34,12 +34,6 @@ struct Run {
   bool fsck_clean = false;
 };
 
-std::string fixed(double v, int decimals) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", decimals, v);
-  return b;
-}
-
 std::string minutes(double s) {
   char b[32];
   std::snprintf(b, sizeof b, "%d:%04.1f", static_cast<int>(s) / 60, s - 60 * (static_cast<int>(s) / 60));

@@ -2,6 +2,7 @@
 
 #include <boost/property_tree/json_parser.hpp>
 #include <boost/property_tree/ptree.hpp>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -10,6 +11,12 @@
 
 namespace nvj::cli {
 namespace fs = std::filesystem;
+
+std::string fixed(double value, int decimals) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", decimals, value);
+  return b;
+}
 
 void write_report_file(const fs::path& dir, const std::string& name, const std::string& text) {
   fs::create_directories(dir);
@@ -21,8 +28,8 @@ void write_report_file(const fs::path& dir, const std::string& name, const std::
 }
 
 void plot(const fs::path& dir, const std::string& name, const std::string& script) {
-  for (const auto& [terminal, ext] : {std::pair{"pngcairo size 960,600 font 'sans,11'", "png"},
-                                       std::pair{"svg size 960,600 dynamic font 'sans,11'", "svg"}}) {
+  for (const auto& [terminal, ext] : {std::pair{"pngcairo noenhanced size 960,600 font 'sans,11'", "png"},
+                                       std::pair{"svg noenhanced size 960,600 dynamic font 'sans,11'", "svg"}}) {
     const std::string file = name + "." + ext;
     const std::string gp = file + ".gp";  // one script per picture, to redraw either
     write_report_file(dir, gp, std::string("set terminal ") + terminal + "\nset output '" + file + "'\n" + script + "\n");

@@ -9,6 +9,9 @@
 
 namespace nvj::cli {
 
+// "12.35" for fixed(12.345, 2): numbers in tables and JSON.
+std::string fixed(double value, int decimals);
+
 // Writes `text` to dir/name (replacing it), throwing with the path on error.
 void write_report_file(const std::filesystem::path& dir, const std::string& name, const std::string& text);
 

@@ -1,0 +1,48 @@
+#!/bin/bash
+# nvj experiment enospc2015 --quick end to end: small ext4 volumes on the
+# NVRAM and disk models filled by dd, by untar after untar and by 1000
+# parallel writers. Runs meant to fit finish; runs meant to overflow end on
+# ENOSPC near full; after a clean remount every acknowledged write reads
+# back (dd's bytes, every complete tree, every writer's chunks); every
+# filesystem e2fsck-clean; the report's files written; no leftovers.
+source "$(dirname "$0")/lib.sh"
+require_kernel_lab
+
+out="$T/out"
+# In the background to know its PID, hence its run folder (others may run).
+"$NVJ" experiment enospc2015 --quick --out "$out" >"$T/log" &
+pid=$!
+_servers+=("$pid")  # stopped (it tears down on SIGTERM) if this test fails first
+status=0; wait $pid || status=$?
+_servers=()
+cat "$T/log"
+[ "$status" = 0 ] || { echo "nvj experiment enospc2015 exited $status"; exit 1; }
+for f in results.json table.md time.png time.svg fill.png fill.svg untar.png untar.svg; do
+  [ -s "$out/$f" ] || { echo "$f missing or empty"; exit 1; }
+done
+grep -q '^| test | volume | size | ended | time s | fill |' "$T/log"
+python3 - "$out/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+runs = r["runs"]
+assert len(runs) == 10, len(runs)
+for x in runs:
+    assert x["fsck_clean"], x
+    assert x["acknowledged_intact"], x
+    if x["test"] in ("dd-far", "writers-far"):
+        assert not x["failed"], x
+    else:
+        assert x["enospc"], x
+        assert x["fill"] > 0.9, x
+    if x["test"] == "writers-far":
+        assert x["fill"] < 0.5, x
+    if x["test"] == "untar":
+        assert len(x["copy_seconds"]) >= 3, x
+print("results.json: 10 runs, overflows end on ENOSPC above 90% full, nothing acknowledged lost, clean")
+PY
+head -c 4 "$out/untar.png" | grep -q PNG
+grep -q '<svg' "$out/fill.svg"
+if losetup -a | grep -q "/run/nvjournal/experiment-$pid/"; then echo "a loop device is left"; exit 1; fi
+if grep -q "/run/nvjournal/experiment-$pid/" /proc/self/mountinfo; then echo "a mount is left"; exit 1; fi
+if [ -e "/run/nvjournal/experiment-$pid" ]; then echo "the run folder is left"; exit 1; fi
+echo "PASS"

@@ -1,0 +1,52 @@
+#!/bin/bash
+# nvj experiment wheeler2007 --quick end to end: fs_mark over threads 1..16
+# with the journal on the NVRAM, SSD and disk models at two max_batch_time
+# settings, through the kernel's ext4 and jbd2; every filesystem clean; the
+# report's files written; the figures behind each point consistent with
+# what the kernel did (one commit per fsync for a single thread, commits
+# shared by many threads), and the device latency ordering the curves.
+source "$(dirname "$0")/lib.sh"
+require_kernel_lab
+
+out="$T/out"
+# In the background to know its PID, hence its run folder (others may run).
+"$NVJ" experiment wheeler2007 --quick --out "$out" >"$T/log" &
+pid=$!
+_servers+=("$pid")  # stopped (it tears down on SIGTERM) if this test fails first
+status=0; wait $pid || status=$?
+_servers=()
+cat "$T/log"
+[ "$status" = 0 ] || { echo "nvj experiment wheeler2007 exited $status"; exit 1; }
+for f in results.json table.md files_per_second.png files_per_second.svg files_per_transaction.png \
+         files_per_transaction.svg; do
+  [ -s "$out/$f" ] || { echo "$f missing or empty"; exit 1; }
+done
+grep -q '^| threads | NVRAM, max_batch_time default | NVRAM, max_batch_time=0 | SSD, max_batch_time default |' "$T/log"
+python3 - "$out/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+lines = r["lines"]
+assert len(lines) == 6, len(lines)
+rate = {}
+for l in lines:
+    assert l["fsck_clean"], l
+    assert [p["threads"] for p in l["points"]] == [1, 2, 4, 8, 16], l
+    for p in l["points"]:
+        assert p["files"] == 320, p
+        assert p["transactions"] > 0 and p["logged_blocks"] > 0, p
+        rate[(l["journal_model"], l["max_batch_time"], p["threads"])] = p["files_per_second"]
+    one, many = l["points"][0], l["points"][-1]
+    # A lone thread's fsync commits its own transaction; 16 threads share commits.
+    assert one["files_per_transaction"] >= 0.95, one
+    assert many["files_per_transaction"] > 2, many
+for b in ("default", "0"):
+    assert rate[("nvram", b, 1)] > 2 * rate[("hdd", b, 1)], rate
+    assert rate[("hdd", b, 16)] > 2 * rate[("hdd", b, 1)], rate
+print("results.json: 6 curves x 5 points, clean, commits shared as threads grow, NVRAM ahead of the disk")
+PY
+head -c 4 "$out/files_per_second.png" | grep -q PNG
+grep -q '<svg' "$out/files_per_transaction.svg"
+if losetup -a | grep -q "/run/nvjournal/experiment-$pid/"; then echo "a loop device is left"; exit 1; fi
+if grep -q "/run/nvjournal/experiment-$pid/" /proc/self/mountinfo; then echo "a mount is left"; exit 1; fi
+if [ -e "/run/nvjournal/experiment-$pid" ]; then echo "the run folder is left"; exit 1; fi
+echo "PASS"

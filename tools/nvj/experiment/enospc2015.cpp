@@ -1,0 +1,358 @@
+// E5, Phillips 2015 ("How fast can we fail?"): small volumes on a RAM-like
+// (NVRAM model) and a disk model, filled three ways: dd of 20 MiB far from
+// full and just over full, a source tree untarred again and again until tar
+// fails, and the parallel writer (1000 tasks x 40 KiB into 9 directories)
+// far from full and over full. Per run: the time (to finish or to fail),
+// the error, the fill level reached, whether files can still be removed
+// when full, and after a clean unmount and mount whether every
+// acknowledged write reads back.
+#include <sys/statvfs.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tools/nvj/experiment/experiment.h"
+#include "tools/nvj/experiment/report.h"
+#include "tools/nvj/host_lab.h"
+#include "tools/nvj/process.h"
+#include "tools/workloads/progress_line.h"
+#include "tools/workloads/writers.h"
+
+namespace nvj::cli {
+namespace fs = std::filesystem;
+namespace {
+
+struct Volume {
+  std::string key, label, model;
+};
+
+struct Outcome {
+  std::string test, label;  // "dd-over", "dd 20 MiB, just over full"
+  const Volume* volume;
+  std::string size;         // the volume's
+  double seconds = 0;       // to finish, or to fail
+  bool enospc = false;      // ended on "No space left on device"
+  std::string error;        // the failing command's message
+  double fill = 0;          // used / all blocks when it ended
+  std::string detail;
+  bool intact = false;      // every acknowledged write read back after a remount
+  std::string check;        // what was compared
+  bool fsck_clean = false;
+  std::vector<double> copy_seconds;  // untar: each copy's time, the failing one last
+
+  Outcome(std::string t, std::string l, const Volume& v, std::string s)
+      : test(std::move(t)), label(std::move(l)), volume(&v), size(std::move(s)) {}
+};
+
+struct Sizes {
+  std::string dd_far, dd_over, untar, writers_far, writers_over;
+  std::uint32_t tree_files, tree_dirs, writer_rounds;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// As df counts it: blocks in use over all blocks (root may use the reserve,
+// so a full volume reaches 100%).
+double fill_of(const fs::path& dir) {
+  struct statvfs v {};
+  if (::statvfs(dir.c_str(), &v) != 0 || v.f_blocks == 0) return 0;
+  return static_cast<double>(v.f_blocks - v.f_bfree) / static_cast<double>(v.f_blocks);
+}
+
+std::uint64_t next_random(std::uint64_t& state) {  // splitmix64: the same tree on every machine
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+void write_random_file(const fs::path& path, std::uint64_t size, std::uint64_t& state) {
+  std::vector<char> bytes((size + 7) / 8 * 8);
+  for (std::size_t i = 0; i < bytes.size(); i += 8) {
+    const std::uint64_t r = next_random(state);
+    for (std::size_t b = 0; b < 8; ++b) bytes[i + b] = static_cast<char>(r >> (8 * b));
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(size));
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+// A source-like tree (sizes log-uniform from 256 B to 64 KiB, in nested
+// folders), seeded, packed as tree.tar in `dir`.
+fs::path make_tree_archive(const fs::path& dir, std::uint32_t files, std::uint32_t folders) {
+  const fs::path root = dir / "tree";
+  std::uint64_t state = 2015;
+  for (std::uint32_t i = 0; i < files; ++i) {
+    const std::uint32_t f = i % folders;
+    const fs::path folder = root / ("dir" + std::to_string(f % 8)) / ("sub" + std::to_string(f));
+    fs::create_directories(folder);
+    const int bits = 8 + static_cast<int>(next_random(state) % 8);  // 256 B .. 64 KiB
+    const std::uint64_t size = (1ull << bits) + next_random(state) % (1ull << bits);
+    write_random_file(folder / ("file" + std::to_string(i) + ".c"), size, state);
+  }
+  const fs::path archive = dir / "tree.tar";
+  run_checked({"tar", "-cf", archive.string(), "-C", root.string(), "."});
+  fs::remove_all(root);
+  return archive;
+}
+
+HostLab open_volume(const fs::path& run_dir, const Volume& v, const std::string& size) {
+  return HostLab(HostLabOptions{run_dir, {"data=" + size, "data-model=" + v.model, "fs-journal=internal"}, "", {}});
+}
+
+// Unmount and mount again (the kernel now reads from the device what it
+// acknowledged), run `verify`, unmount, e2fsck, tear down.
+void finish(HostLab& lab, Outcome& r, const std::function<void()>& verify) {
+  lab.unmount();
+  lab.mount();
+  verify();
+  lab.unmount();
+  r.fsck_clean = lab.check().status == 0;
+  if (!lab.teardown()) throw std::runtime_error("teardown failed (see above)");
+}
+
+bool is_enospc(const std::string& message) { return message.find("No space left on device") != std::string::npos; }
+
+// dd of 20 MiB (a seeded pattern, so what it wrote can be compared) with
+// conv=fsync.
+Outcome run_dd(const fs::path& run_dir, const Volume& v, const std::string& size, const fs::path& source, bool over) {
+  Outcome r{over ? "dd-over" : "dd-far", over ? "dd 20 MiB, just over full" : "dd 20 MiB, far from full", v, size};
+  HostLab lab = open_volume(run_dir, v, size);
+  const fs::path target = lab.mount_point() / "fill";
+  const auto start = std::chrono::steady_clock::now();
+  const auto dd = run({"dd", "if=" + source.string(), "of=" + target.string(), "bs=1M", "conv=fsync"});
+  r.seconds = seconds_since(start);
+  r.fill = fill_of(lab.mount_point());
+  std::smatch m;
+  const std::uint64_t copied =
+      std::regex_search(dd.output, m, std::regex(R"((\d+) bytes)")) ? std::stoull(m[1].str()) : 0;
+  if (dd.status != 0) {
+    r.enospc = is_enospc(dd.output);
+    r.error = dd.output.substr(0, dd.output.find('\n'));
+  }
+  r.detail = std::to_string(copied >> 10) + " KiB written";
+  finish(lab, r, [&] {
+    const auto cmp = run({"cmp", "-n", std::to_string(copied), source.string(), target.string()});
+    r.intact = cmp.status == 0;
+    r.check = std::to_string(copied >> 10) + " KiB compared with the source";
+    // Still full after the remount: can the file be removed?
+    if (dd.status != 0) r.detail += fs::remove(target) ? "; rm when full: ok" : "; rm when full: FAILED";
+  });
+  return r;
+}
+
+// Untars the tree into c1, c2, ... until tar fails (or `limit` copies).
+Outcome run_untar(const fs::path& run_dir, const Volume& v, const std::string& size, const fs::path& archive) {
+  Outcome r{"untar", "untar a source tree until full", v, size};
+  HostLab lab = open_volume(run_dir, v, size);
+  constexpr int kLimit = 1000;
+  int copies = 0;
+  RunResult tar;
+  for (int i = 1; i <= kLimit; ++i) {
+    const fs::path copy = lab.mount_point() / ("c" + std::to_string(i));
+    fs::create_directory(copy);
+    const auto start = std::chrono::steady_clock::now();
+    tar = run({"tar", "-xf", archive.string(), "-C", copy.string()});
+    r.copy_seconds.push_back(seconds_since(start));
+    if (tar.status != 0) break;
+    copies = i;
+  }
+  r.fill = fill_of(lab.mount_point());
+  r.seconds = r.copy_seconds.back();
+  double all = 0;
+  for (std::size_t i = 0; i + 1 < r.copy_seconds.size(); ++i) all += r.copy_seconds[i];
+  r.detail = std::to_string(copies) + " copies in " + fixed(all, 2) + " s";
+  if (tar.status != 0) {
+    r.enospc = is_enospc(tar.output);
+    r.error = tar.output.substr(0, tar.output.find('\n'));
+    r.detail += ", copy " + std::to_string(copies + 1) + " failed after " + fixed(r.seconds, 3) + " s";
+    const fs::path partial = lab.mount_point() / ("c" + std::to_string(copies + 1));
+    const auto start = std::chrono::steady_clock::now();
+    std::error_code ec;
+    fs::remove_all(partial, ec);
+    r.detail += ec ? "; rm -r when full: FAILED (" + ec.message() + ")"
+                   : "; rm -r when full: " + fixed(seconds_since(start), 3) + " s";
+  }
+  finish(lab, r, [&] {
+    int same = 0;
+    for (int i = 1; i <= copies; ++i)
+      same += run({"tar", "-df", archive.string(), "-C", (lab.mount_point() / ("c" + std::to_string(i))).string()})
+                  .status == 0;
+    r.intact = same == copies;
+    r.check = std::to_string(same) + " of " + std::to_string(copies) + " copies equal to the archive (tar -d)";
+  });
+  return r;
+}
+
+// The parallel writer: 1000 tasks, each its own file of 40 x 1 KiB chunks,
+// in 9 directories, `rounds` rewrites.
+Outcome run_writers(const fs::path& run_dir, const Volume& v, const std::string& size, std::uint32_t rounds,
+                    bool over) {
+  Outcome r{over ? "writers-over" : "writers-far",
+            "writers 1000 x 40 KiB, " + std::string(over ? "over full" : std::to_string(rounds) + " rounds"), v, size};
+  HostLab lab = open_volume(run_dir, v, size);
+  workloads::WritersOptions o;
+  o.directory = (lab.mount_point() / "w").string();
+  o.rounds = rounds;
+  const auto w = workloads::run_writers(o);
+  r.seconds = w.seconds;
+  r.fill = w.fill;
+  if (w.failure) {
+    r.enospc = w.failure->error == ENOSPC;
+    r.error = w.failure->describe();
+  }
+  r.detail = std::to_string(w.bytes >> 10) + " KiB acknowledged, " + std::to_string(w.rounds_done) + " rounds done";
+  finish(lab, r, [&] {
+    const auto losses = workloads::verify_writers(o, w.ledger);
+    r.intact = losses.empty();
+    std::uint64_t chunks = 0;
+    for (const auto& l : w.ledger) chunks += l.chunks;
+    r.check = std::to_string(chunks) + " chunks of the last round checked" +
+              (losses.empty() ? "" : ", " + std::to_string(losses.size()) + " files differ: " + losses.front().detail);
+  });
+  return r;
+}
+
+std::string results_json(const std::vector<Outcome>& runs, bool quick) {
+  std::string s = "{\"experiment\":\"enospc2015\",\"quick\":" + std::string(quick ? "true" : "false") + ",\"runs\":[";
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const Outcome& r = runs[i];
+    s += (i ? "," : "") + std::string("{\"test\":\"") + r.test + "\",\"volume_model\":\"" + r.volume->model +
+         "\",\"volume_size\":\"" + r.size + "\",\"seconds\":" + fixed(r.seconds, 4) +
+         ",\"enospc\":" + (r.enospc ? "true" : "false") + ",\"failed\":" + (r.error.empty() ? "false" : "true") +
+         ",\"fill\":" + fixed(r.fill, 4) + ",\"acknowledged_intact\":" + (r.intact ? "true" : "false") +
+         ",\"fsck_clean\":" + (r.fsck_clean ? "true" : "false");
+    if (!r.copy_seconds.empty()) {
+      s += ",\"copy_seconds\":[";
+      for (std::size_t c = 0; c < r.copy_seconds.size(); ++c) s += (c ? "," : "") + fixed(r.copy_seconds[c], 4);
+      s += "]";
+    }
+    s += "}";
+  }
+  return s + "]}\n";
+}
+
+std::string table_md(const std::vector<Outcome>& runs) {
+  std::string t =
+      "# enospc2015: how fast can we fail? ext4, internal journal\n\n"
+      "| test | volume | size | ended | time s | fill | what happened | acknowledged writes after remount | e2fsck |\n"
+      "|---|---|---:|---|---:|---:|---|---|---|\n";
+  for (const Outcome& r : runs)
+    t += "| " + r.label + " | " + r.volume->label + " | " + r.size + " | " +
+         (r.error.empty() ? "finished" : r.enospc ? "ENOSPC" : "FAILED: " + r.error) + " | " + fixed(r.seconds, 3) +
+         " | " + fixed(100 * r.fill, 1) + "% | " + r.detail + " | " + (r.intact ? "intact: " : "LOST: ") + r.check +
+         " | " + (r.fsck_clean ? "clean" : "NOT CLEAN") + " |\n";
+  t += "\nTime: to finish, or to fail (for untar: the failing copy). Fill: used blocks over all blocks "
+       "(root may use the reserve).\n";
+  return t;
+}
+
+void draw(const fs::path& out, const std::vector<Outcome>& runs, const std::vector<Volume>& volumes) {
+  // Time per test, one bar per volume model.
+  std::string dat = "# test";
+  for (const auto& v : volumes) dat += " " + v.key + "-seconds " + v.key + "-fill";
+  dat += "\n";
+  for (const Outcome& r : runs) {
+    if (r.volume != &volumes.front()) continue;
+    dat += "\"" + r.label + "\"";
+    for (const auto& v : volumes)
+      for (const Outcome& o : runs)
+        if (o.volume == &v && o.test == r.test) dat += " " + fixed(o.seconds, 4) + " " + fixed(100 * o.fill, 2);
+    dat += "\n";
+  }
+  write_report_file(out, "runs.dat", dat);
+  std::string bars, fills;
+  for (std::size_t i = 0; i < volumes.size(); ++i) {
+    bars += std::string(i ? ", '' " : "'runs.dat' ") + "using " + std::to_string(2 + 2 * i) +
+            (i ? "" : ":xtic(1)") + " title '" + volumes[i].label + "'";
+    fills += std::string(i ? ", '' " : "'runs.dat' ") + "using " + std::to_string(3 + 2 * i) +
+             (i ? "" : ":xtic(1)") + " title '" + volumes[i].label + "'";
+  }
+  const std::string style =
+      "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
+      "set key top left\nset xtics rotate by -20 font ',9'\nset grid ytics\n";
+  plot(out, "time", "set title 'time to finish or to fail'\nset ylabel 'seconds'\nset logscale y\n" + style +
+                        "plot " + bars);
+  plot(out, "fill", "set title 'fill level reached'\nset ylabel 'percent of blocks in use'\nset yrange [0:105]\n" +
+                        style + "plot " + fills);
+  // Untar: each copy's time as the volume fills.
+  std::string copies = "# copy";
+  for (const auto& v : volumes) copies += " " + v.key;
+  copies += "\n";
+  std::size_t most = 0;
+  for (const Outcome& r : runs) most = std::max(most, r.copy_seconds.size());
+  for (std::size_t c = 0; c < most; ++c) {
+    copies += std::to_string(c + 1);
+    for (const auto& v : volumes)
+      for (const Outcome& r : runs)
+        if (r.volume == &v && r.test == "untar")
+          copies += " " + (c < r.copy_seconds.size() ? fixed(r.copy_seconds[c], 4) : std::string("NaN"));
+    copies += "\n";
+  }
+  write_report_file(out, "untar.dat", copies);
+  std::string lines;
+  for (std::size_t i = 0; i < volumes.size(); ++i)
+    lines += std::string(i ? ", " : "") + "'untar.dat' using 1:" + std::to_string(2 + i) +
+             " with linespoints lw 2 title '" + volumes[i].label + "'";
+  plot(out, "untar", "set title 'untar, copy after copy until the volume is full (the last one fails)'\n"
+                     "set xlabel 'copy'\nset ylabel 'seconds'\nset grid\nset yrange [0:*]\nset key top left\nplot " +
+                         lines);
+}
+
+}  // namespace
+
+int enospc2015(const ExperimentOptions& options) {
+  static const std::vector<Volume> volumes = {{"ram", "RAM (nvram model)", "nvram"},
+                                              {"disk", "disk (hdd model)", "hdd"}};
+  Sizes sizes{"256M", "16M", "256M", "128M", "32M", 1000, 40, 9};
+  if (options.quick || options.shortest) sizes = Sizes{"256M", "16M", "48M", "128M", "32M", 300, 15, 2};
+  std::printf("enospc2015: ext4 on small volumes (RAM-like and disk), filled by dd, by untarring a %u-file tree "
+              "until full, and by 1000 parallel writers; time to fail, fill, acknowledged writes checked after a "
+              "remount\n",
+              sizes.tree_files);
+  std::fflush(stdout);
+  fs::create_directories(options.run_dir);
+  const fs::path source = options.run_dir / "dd-source";
+  std::uint64_t state = 20;
+  write_random_file(source, 20ull << 20, state);
+  const fs::path archive = make_tree_archive(options.run_dir, sizes.tree_files, sizes.tree_dirs);
+
+  std::vector<Outcome> runs;
+  const std::uint64_t total = 5 * volumes.size();
+  {
+    workloads::ProgressLine bar(stderr, "runs");
+    for (const Volume& v : volumes) {
+      const fs::path dir = options.run_dir / v.key;
+      const auto next = [&](Outcome r) {
+        runs.push_back(std::move(r));
+        bar.update(runs.size(), total);
+        if (options.interrupted != nullptr && *options.interrupted != 0) throw std::runtime_error("interrupted");
+      };
+      next(run_dd(dir / "dd-far", v, sizes.dd_far, source, false));
+      next(run_dd(dir / "dd-over", v, sizes.dd_over, source, true));
+      next(run_untar(dir / "untar", v, sizes.untar, archive));
+      next(run_writers(dir / "writers-far", v, sizes.writers_far, sizes.writer_rounds, false));
+      next(run_writers(dir / "writers-over", v, sizes.writers_over, 1, true));
+    }
+  }
+  write_report_file(options.out, "results.json", results_json(runs, options.quick));
+  const std::string table = table_md(runs);
+  write_report_file(options.out, "table.md", table);
+  draw(options.out, runs, volumes);
+  std::printf("\n%s\nResults in %s (results.json, table.md, time.png/svg, fill.png/svg, untar.png/svg)\n",
+              table.c_str(), options.out.c_str());
+  for (const Outcome& r : runs)
+    if (!r.intact || !r.fsck_clean) return 1;
+  return 0;
+}
+
+}  // namespace nvj::cli

@@ -1,0 +1,222 @@
+// E2, Wheeler 2007: fs_mark writing 10240-byte files, fsync before close,
+// into one shared directory, threads 1..40, with the journal external on an
+// NVRAM, an SSD and a disk model (the data on NVRAM, like the seed's
+// low-latency array), each at the default max_batch_time and at zero. Per
+// point: files/s, and the journal transactions behind it (how many files
+// each commit carried, blocks per transaction, commit latency).
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tools/nvj/experiment/experiment.h"
+#include "tools/nvj/experiment/report.h"
+#include "tools/nvj/fs_mark.h"
+#include "tools/nvj/host_lab.h"
+#include "tools/workloads/progress_line.h"
+
+namespace nvj::cli {
+namespace fs = std::filesystem;
+namespace {
+
+struct Journal {
+  std::string key, label, model;
+};
+
+struct Batch {
+  std::string key, label, mount_options;
+};
+
+struct Point {
+  const Journal* journal;
+  const Batch* batch;
+  std::uint64_t threads;
+  FsMarkResult fs_mark;
+  double transactions = 0, logged_blocks = 0, commit_p50_us = 0;
+  double files_per_transaction() const { return transactions > 0 ? static_cast<double>(fs_mark.files) / transactions : 0; }
+  double blocks_per_transaction() const { return transactions > 0 ? logged_blocks / transactions : 0; }
+};
+
+struct Line {  // one curve: a journal device at one max_batch_time
+  const Journal* journal;
+  const Batch* batch;
+  bool fsck_clean = false;
+  std::string key() const { return journal->key + "-" + batch->key; }
+  std::string label() const { return journal->label + ", " + batch->label; }
+};
+
+struct Plan {
+  std::vector<std::uint64_t> threads;
+  std::uint64_t files_per_point;  // split evenly over the threads
+  std::string data, journal;
+};
+
+// One server per curve; every thread count of the curve runs on it, each
+// in a fresh directory, the statistics reset before each.
+void measure_line(Line& line, const Plan& plan, const fs::path& run_dir, std::vector<Point>& points,
+                  workloads::ProgressLine& bar, std::uint64_t& done, std::uint64_t total,
+                  const volatile std::sig_atomic_t* interrupted) {
+  HostLab lab(HostLabOptions{run_dir,
+                             {"data=" + plan.data, "data-model=nvram", "journal=" + plan.journal,
+                              "journal-model=" + line.journal->model},
+                             line.batch->mount_options,
+                             {}});
+  for (std::uint64_t t : plan.threads) {
+    if (interrupted != nullptr && *interrupted != 0) throw std::runtime_error("interrupted");
+    const fs::path dir = lab.mount_point() / ("t" + std::to_string(t));
+    fs::create_directory(dir);
+    lab.post("/reset-stats");
+    Point p{line.journal, line.batch, t,
+            run_fs_mark(FsMarkOptions{dir, t, plan.files_per_point / t, 10240, 1, run_dir / "fs_mark.log"})};
+    const JsonFigures j(lab.get("/journal"));
+    p.transactions = j.number("committed_transactions");
+    p.logged_blocks = j.number("logged_blocks");
+    p.commit_p50_us = j.number("commit_latency_us.p50");
+    points.push_back(p);
+    done += plan.files_per_point;
+    bar.update(done, total);
+  }
+  lab.unmount();
+  line.fsck_clean = lab.check().status == 0;
+  if (!lab.teardown()) throw std::runtime_error("teardown failed (see above)");
+}
+
+const Point* find(const std::vector<Point>& points, const Line& line, std::uint64_t threads) {
+  for (const Point& p : points)
+    if (p.journal == line.journal && p.batch == line.batch && p.threads == threads) return &p;
+  return nullptr;
+}
+
+std::string results_json(const std::vector<Point>& points, const std::vector<Line>& lines, const Plan& plan,
+                         bool quick) {
+  std::string s = "{\"experiment\":\"wheeler2007\",\"quick\":" + std::string(quick ? "true" : "false") +
+                  ",\"fs_mark\":{\"file_size\":10240,\"sync\":\"fsync before close\",\"files_per_point\":" +
+                  std::to_string(plan.files_per_point) + "},\"data\":\"" + plan.data +
+                  " nvram\",\"journal_size\":\"" + plan.journal + "\",\"lines\":[";
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const Line& l = lines[i];
+    s += (i ? "," : "") + std::string("{\"journal_model\":\"") + l.journal->model + "\",\"max_batch_time\":\"" +
+         l.batch->key + "\",\"fsck_clean\":" + (l.fsck_clean ? "true" : "false") + ",\"points\":[";
+    bool first = true;
+    for (std::uint64_t t : plan.threads) {
+      const Point* p = find(points, l, t);
+      if (p == nullptr) continue;
+      s += (first ? "" : ",") + std::string("{\"threads\":") + std::to_string(t) +
+           ",\"files\":" + std::to_string(p->fs_mark.files) +
+           ",\"files_per_second\":" + fixed(p->fs_mark.files_per_second, 1) +
+           ",\"transactions\":" + fixed(p->transactions, 0) + ",\"logged_blocks\":" + fixed(p->logged_blocks, 0) +
+           ",\"files_per_transaction\":" + fixed(p->files_per_transaction(), 2) +
+           ",\"commit_latency_us_p50\":" + fixed(p->commit_p50_us, 1) + "}";
+      first = false;
+    }
+    s += "]}";
+  }
+  return s + "]}\n";
+}
+
+std::string table_md(const std::vector<Point>& points, const std::vector<Line>& lines, const Plan& plan) {
+  std::string t = "# wheeler2007: fs_mark, 10240-byte files, fsync before close, one shared directory, " +
+                  std::to_string(plan.files_per_point) + " files per point\n\nFiles/s (higher is better):\n\n| threads |";
+  for (const Line& l : lines) t += " " + l.label() + " |";
+  t += "\n|---:|";
+  for (std::size_t i = 0; i < lines.size(); ++i) t += "---:|";
+  t += "\n";
+  for (std::uint64_t n : plan.threads) {
+    t += "| " + std::to_string(n) + " |";
+    for (const Line& l : lines) {
+      const Point* p = find(points, l, n);
+      t += " " + (p ? fixed(p->fs_mark.files_per_second, 0) : std::string("-")) + " |";
+    }
+    t += "\n";
+  }
+  t += "\nBehind each point (the server's journal decoder): transactions committed, files per transaction (how "
+       "many fsyncs one commit served), journal blocks per transaction, median commit latency (first log write to "
+       "the commit block's acknowledgement):\n\n"
+       "| journal | max_batch_time | threads | files/s | transactions | files/transaction | blocks/transaction | "
+       "commit p50 ms |\n|---|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const Line& l : lines)
+    for (std::uint64_t n : plan.threads)
+      if (const Point* p = find(points, l, n))
+        t += "| " + l.journal->label + " | " + l.batch->label + " | " + std::to_string(n) + " | " +
+             fixed(p->fs_mark.files_per_second, 1) + " | " + fixed(p->transactions, 0) + " | " +
+             fixed(p->files_per_transaction(), 2) + " | " + fixed(p->blocks_per_transaction(), 1) + " | " +
+             fixed(p->commit_p50_us / 1000, 3) + " |\n";
+  t += "\ne2fsck after each curve:";
+  for (const Line& l : lines) t += " " + l.key() + " " + (l.fsck_clean ? "clean" : "NOT CLEAN") + ";";
+  t.back() = '\n';
+  return t;
+}
+
+void draw(const fs::path& out, const std::vector<Point>& points, const std::vector<Line>& lines, const Plan& plan) {
+  std::string dat = "# threads, then per line: files/s files/transaction\n# threads";
+  for (const Line& l : lines) dat += " " + l.key() + " " + l.key() + "-files-per-transaction";
+  dat += "\n";
+  for (std::uint64_t n : plan.threads) {
+    dat += std::to_string(n);
+    for (const Line& l : lines) {
+      const Point* p = find(points, l, n);
+      dat += p ? " " + fixed(p->fs_mark.files_per_second, 2) + " " + fixed(p->files_per_transaction(), 3) : " NaN NaN";
+    }
+    dat += "\n";
+  }
+  write_report_file(out, "points.dat", dat);
+  // One colour per journal device; solid at the default max_batch_time,
+  // dashed at zero.
+  const auto curves = [&](std::size_t column_offset) {
+    std::string s;
+    for (std::size_t i = 0; i < lines.size(); ++i)
+      s += std::string(i ? ", " : "") + "'points.dat' using 1:" + std::to_string(2 + 2 * i + column_offset) +
+           " with linespoints lw 2 lc " + std::to_string(1 + i / 2) + " dt " + (i % 2 ? "2" : "1") + " title '" +
+           lines[i].label() + "'";
+    return s;
+  };
+  std::string xtics = "set xtics (";
+  for (std::size_t i = 0; i < plan.threads.size(); ++i) xtics += (i ? "," : "") + std::to_string(plan.threads[i]);
+  xtics += ")\nset xrange [" + fixed(0.9 * static_cast<double>(plan.threads.front()), 2) + ":" +
+           fixed(1.1 * static_cast<double>(plan.threads.back()), 2) + "]\n";
+  plot(out, "files_per_second",
+       "set title 'fs_mark, 10240-byte files, fsync, one directory (higher is better)'\nset xlabel 'threads'\n"
+       "set ylabel 'files/s'\nset logscale xy\nset key outside right\nset grid\n" + xtics + "plot " + curves(0));
+  plot(out, "files_per_transaction",
+       "set title 'files per journal transaction (what one commit carried)'\nset xlabel 'threads'\n"
+       "set ylabel 'files per transaction'\nset logscale x\nset key outside right\nset grid\nset yrange [0:*]\n" +
+           xtics + "plot " + curves(1));
+}
+
+}  // namespace
+
+int wheeler2007(const ExperimentOptions& options) {
+  static const std::vector<Journal> journals = {
+      {"nvram", "NVRAM", "nvram"}, {"ssd", "SSD", "ssd"}, {"hdd", "disk", "hdd"}};
+  static const std::vector<Batch> batches = {{"default", "max_batch_time default", ""},
+                                             {"0", "max_batch_time=0", "max_batch_time=0"}};
+  Plan plan{{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 40}, 2400, "1G", "64M"};  // 2400 splits evenly over each
+  if (options.quick || options.shortest) plan = Plan{{1, 2, 4, 8, 16}, 320, "512M", "32M"};
+  std::vector<Line> lines;
+  for (const auto& j : journals)
+    for (const auto& b : batches) lines.push_back(Line{&j, &b});
+  std::printf("wheeler2007: fs_mark, 10240-byte files, fsync before close, one directory, %llu files per point; "
+              "threads %llu..%llu; journal external on NVRAM, SSD, disk models, max_batch_time default and 0\n",
+              static_cast<unsigned long long>(plan.files_per_point),
+              static_cast<unsigned long long>(plan.threads.front()), static_cast<unsigned long long>(plan.threads.back()));
+  std::fflush(stdout);
+  std::vector<Point> points;
+  const std::uint64_t total = plan.files_per_point * plan.threads.size() * lines.size();
+  std::uint64_t done = 0;
+  {
+    workloads::ProgressLine bar(stderr, "files");
+    for (Line& l : lines)
+      measure_line(l, plan, options.run_dir / l.key(), points, bar, done, total, options.interrupted);
+  }
+  write_report_file(options.out, "results.json", results_json(points, lines, plan, options.quick));
+  const std::string table = table_md(points, lines, plan);
+  write_report_file(options.out, "table.md", table);
+  draw(options.out, points, lines, plan);
+  std::printf("\n%s\nResults in %s (results.json, table.md, files_per_second.png/svg, files_per_transaction.png/svg)\n",
+              table.c_str(), options.out.c_str());
+  for (const Line& l : lines)
+    if (!l.fsck_clean) return 1;
+  return 0;
+}
+
+}  // namespace nvj::cli
