@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -37,11 +38,17 @@ void write_all(int fd, const void* p, std::size_t n) {
   }
 }
 
+volatile std::sig_atomic_t g_stop = 0;  // set by stop_tasks()
+
+// False at the end of the pipe, or when stop_tasks() interrupted the read.
 bool read_all(int fd, void* p, std::size_t n) {
   auto* b = static_cast<char*>(p);
   while (n > 0) {
     const ssize_t r = ::read(fd, b, n);
-    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && errno == EINTR) {
+      if (g_stop != 0) return false;
+      continue;
+    }
     if (r <= 0) return false;
     b += r;
     n -= static_cast<std::size_t>(r);
@@ -107,6 +114,8 @@ std::string TaskFailure::describe() const {
   return s;
 }
 
+void stop_tasks() { g_stop = 1; }
+
 TaskOutcome run_tasks(std::uint32_t n, const std::function<void(std::uint32_t, TaskChannel&)>& task,
                       const std::function<void(std::uint64_t)>& on_progress) {
   int results[2];
@@ -153,6 +162,7 @@ TaskOutcome run_tasks(std::uint32_t n, const std::function<void(std::uint32_t, T
   }
   ::close(results[1]);
   ::close(go[0]);
+  g_stop = 0;  // a stop before this run is its caller's to notice
   const auto start = std::chrono::steady_clock::now();
   ::close(go[1]);  // everyone starts now
 
@@ -162,7 +172,7 @@ TaskOutcome run_tasks(std::uint32_t n, const std::function<void(std::uint32_t, T
   std::uint64_t progress = 0;
   Header h{};
   char payload[PIPE_BUF];
-  while (read_all(results[0], &h, sizeof h)) {
+  while (g_stop == 0 && read_all(results[0], &h, sizeof h)) {
     if (h.length > kPiece || !read_all(results[0], payload, h.length) || h.task >= n) break;
     if (h.type == kProgress) {
       ++out.progress[h.task];
@@ -177,6 +187,10 @@ TaskOutcome run_tasks(std::uint32_t n, const std::function<void(std::uint32_t, T
       out.failure = f;
       kill_from(0);  // the first error ends the run (no task is reaped yet)
     }
+  }
+  if (g_stop != 0 && !out.failure) {
+    out.failure = TaskFailure{0, "stopped by a signal", 0};
+    kill_from(0);
   }
   ::close(results[0]);
   for (std::uint32_t i = 0; i < n; ++i) {

@@ -60,6 +60,12 @@ struct TaskOutcome {
 TaskOutcome run_tasks(std::uint32_t n, const std::function<void(std::uint32_t, TaskChannel&)>& task,
                       const std::function<void(std::uint64_t)>& on_progress = {});
 
+// Async-signal-safe, for the signal handlers of commands that run workloads:
+// a run_tasks() in progress kills its tasks and returns, its failure
+// "stopped by a signal". (A signal to the parent alone would otherwise
+// leave the tasks running to their end.)
+void stop_tasks();
+
 // A JSON string (quoted, escaped) of a failure's description, or null.
 std::string failure_json(const std::optional<TaskFailure>& failure);
 

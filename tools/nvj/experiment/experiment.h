@@ -5,6 +5,7 @@
 #pragma once
 
 #include <csignal>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -13,6 +14,7 @@ namespace nvj::cli {
 struct ExperimentOptions {
   bool quick = false;                 // the short version: minutes, what the tests run
   bool shortest = false;              // nvj demo's: one row of the matrix
+  std::uint32_t passes = 0;           // morton2001: files per process (0: the experiment's own)
   std::filesystem::path out;          // the output folder
   std::filesystem::path run_dir;      // servers, mounts (removed afterwards)
   const volatile std::sig_atomic_t* interrupted = nullptr;  // set by a signal: stop between runs

@@ -10,13 +10,17 @@
 #include "tools/nvj/args.h"
 #include "tools/nvj/commands.h"
 #include "tools/nvj/experiment/experiment.h"
+#include "tools/workloads/task_group.h"
 
 namespace nvj::cli {
 namespace fs = std::filesystem;
 namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;
-void on_signal(int) { g_interrupted = 1; }
+void on_signal(int) {
+  g_interrupted = 1;
+  workloads::stop_tasks();  // a synctest or writers run in progress ends now
+}
 
 constexpr const char* kHelp = R"(Usage: nvj experiment NAME [OPTION]...
 
@@ -38,7 +42,10 @@ Experiments:
                reached, acknowledged writes checked (Phillips 2015)
 
   --quick      the short version (a few minutes)
-  --out DIR    output folder (default ./nvj-NAME)
+  --out DIR    output folder (default ./nvj-NAME); results.json and
+               table.md are rewritten after every run, so a run stopped
+               half-way keeps what it measured
+  --passes N   morton2001: files per process (default 100, quick 15)
 )";
 
 }  // namespace
@@ -54,6 +61,8 @@ int experiment_command(const std::vector<std::string>& argv) {
       return 0;
     } else if (item == "--quick") {
       o.quick = true;
+    } else if (item == "--passes") {
+      o.passes = static_cast<std::uint32_t>(args.number(item, 1, 100000));
     } else if (item == "--out") {
       o.out = args.value(item);
     } else if (item.rfind('-', 0) != 0 && name.empty()) {
@@ -69,13 +78,14 @@ int experiment_command(const std::vector<std::string>& argv) {
                                                                                : nullptr;
   if (experiment == nullptr)
     throw UsageError("nvj experiment: unknown experiment '" + name + "' (nvj experiment --help lists them)");
+  if (o.passes != 0 && name != "morton2001") throw UsageError("nvj experiment: --passes is morton2001's");
   if (o.out.empty()) o.out = "nvj-" + name;
   if (fs::exists(o.out) && !fs::is_directory(o.out))
     throw std::runtime_error("--out " + o.out.string() + " exists and is not a folder");
   if (::geteuid() != 0) throw std::runtime_error("nvj experiment needs root: it attaches block devices and mounts them");
   o.out = fs::absolute(o.out);
-  // Ctrl-C: the workload's tasks die, the run in progress fails and
-  // everything is torn down (unmount, detach, stop) before nvj exits.
+  // Ctrl-C or SIGTERM: the workload's tasks die, the run in progress fails
+  // and everything is torn down (unmount, detach, stop) before nvj exits.
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);

@@ -197,6 +197,7 @@ int morton2001(const ExperimentOptions& options) {
     o.passes = 10;
     rows = {1};
   }
+  if (options.passes != 0) o.passes = options.passes;
   std::printf("morton2001: synctest, %u processes x %u files (5..250 KiB), chattr +S, data=journal; "
               "%zu journal placements x %zu rows\n",
               o.processes, o.passes, configs.size(), rows.size());
@@ -210,11 +211,12 @@ int morton2001(const ExperimentOptions& options) {
       for (std::uint32_t per : rows) {
         if (options.interrupted != nullptr && *options.interrupted != 0) throw std::runtime_error("interrupted");
         runs.push_back(measure(c, o, per, options.run_dir / (c.key + "-" + std::to_string(per)), bar, done, total));
+        // After every run: a long experiment stopped half-way keeps what it measured.
+        write_report_file(options.out, "results.json", results_json(runs, o, options.quick));
+        write_report_file(options.out, "table.md", table_md(runs, configs, rows, o));
       }
   }
-  write_report_file(options.out, "results.json", results_json(runs, o, options.quick));
   const std::string table = table_md(runs, configs, rows, o);
-  write_report_file(options.out, "table.md", table);
   if (rows.size() > 1) draw(options.out, runs, configs, rows);
   std::printf("\n%s\nResults in %s (results.json, table.md%s)\n", table.c_str(), options.out.c_str(),
               rows.size() > 1 ? ", completion.png/svg, device_time.png/svg" : "");
