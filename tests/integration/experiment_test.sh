@@ -4,7 +4,8 @@
 # server, each filesystem e2fsck-clean afterwards; results.json, table.md
 # and the plots (PNG and SVG) written; the effects the seed reports present
 # in the figures (the NVRAM journal beats the internal one on the disk); no
-# leftovers. Bad input is refused before anything starts. Also the workload
+# leftovers. SIGTERM mid-run stops it at once and tears down. Bad input is
+# refused before anything starts. Also the workload
 # generators' usage errors.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
@@ -45,6 +46,29 @@ if losetup -a | grep -q "/run/nvjournal/experiment-$pid/"; then echo "a loop dev
 if grep -q "/run/nvjournal/experiment-$pid/" /proc/self/mountinfo; then echo "a mount is left"; exit 1; fi
 if [ -e "/run/nvjournal/experiment-$pid" ]; then echo "the run folder is left"; exit 1; fi
 
+# SIGTERM while synctest runs: the tasks stop at once, everything is torn
+# down, exit 1 naming why.
+"$NVJ" experiment morton2001 --quick --out "$T/stopped" >"$T/slog" 2>&1 &
+pid=$!
+_servers+=("$pid")
+for _ in $(seq 300); do
+  grep -q "/run/nvjournal/experiment-$pid/.*/mnt " /proc/self/mountinfo && break
+  sleep 0.1
+done
+grep -q "/run/nvjournal/experiment-$pid/.*/mnt " /proc/self/mountinfo || { echo "never mounted"; cat "$T/slog"; exit 1; }
+sleep 2  # synctest under way
+kill -TERM "$pid"
+for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$pid" 2>/dev/null; then echo "still running 10 s after SIGTERM"; exit 1; fi
+status=0; wait "$pid" || status=$?
+_servers=()
+[ "$status" = 1 ] || { echo "exit $status after SIGTERM"; cat "$T/slog"; exit 1; }
+grep -q "stopped by a signal" "$T/slog" || { cat "$T/slog"; exit 1; }
+if losetup -a | grep -q "/run/nvjournal/experiment-$pid/"; then echo "a loop device is left"; exit 1; fi
+if grep -q "/run/nvjournal/experiment-$pid/" /proc/self/mountinfo; then echo "a mount is left"; exit 1; fi
+if [ -e "/run/nvjournal/experiment-$pid" ]; then echo "the run folder is left"; exit 1; fi
+if pgrep -f "nvjournal/experiment-$pid/" >/dev/null; then echo "a server is left"; exit 1; fi
+
 # Bad input: usage errors (exit 2) naming what is wrong, nothing started.
 expect_usage() {  # expect_usage PATTERN ARGS...
   local pattern=$1 status=0; shift
@@ -55,6 +79,8 @@ expect_usage() {  # expect_usage PATTERN ARGS...
 expect_usage "unknown experiment 'nosuch'" experiment nosuch
 expect_usage "which one" experiment
 expect_usage "unknown option '--bogus'" experiment morton2001 --bogus
+expect_usage "--passes is morton2001's" experiment wheeler2007 --passes 3
+expect_usage "--passes" experiment morton2001 --passes 0
 expect_usage "no directory given" synctest
 expect_usage "--per-dir must be between 1 and --processes" synctest "$T/st" --processes 4 --per-dir 5
 expect_usage "--mean-size=x" synctest "$T/st" --mean-size x
