@@ -68,18 +68,6 @@ void validate(const SynctestOptions& o) {
     bad("--mean-size must be above --min-size and at most --max-size");
 }
 
-void set_sync_flag(const fs::path& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + dir.string());
-  int flags = 0;
-  const bool ok = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && ((flags |= FS_SYNC_FL), true) &&
-                  ::ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
-  const int e = errno;
-  ::close(fd);
-  if (!ok)
-    throw std::system_error(e, std::generic_category(),
-                            "chattr +S " + dir.string() + " (--sync-tree needs a filesystem with inode flags)");
-}
 
 // What one process does. Its report: files, operations, bytes, then the
 // numbers of file and directory fsyncs, then their latencies in ns.
@@ -150,6 +138,20 @@ void run_process(const SynctestOptions& o, std::uint32_t process, TaskChannel& c
 }
 
 }  // namespace
+
+void set_sync_flag(const std::string& directory) {
+  const fs::path dir(directory);
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + dir.string());
+  int flags = 0;
+  const bool ok = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && ((flags |= FS_SYNC_FL), true) &&
+                  ::ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
+  const int e = errno;
+  ::close(fd);
+  if (!ok)
+    throw std::system_error(e, std::generic_category(),
+                            "chattr +S " + dir.string() + " (needs a filesystem with inode flags)");
+}
 
 std::uint64_t synctest_file_size(const SynctestOptions& o, std::uint32_t process, std::uint32_t pass) {
   return sizes_of(o, process).at(pass);

@@ -48,6 +48,11 @@ struct SynctestResult {
   std::string json() const;
 };
 
+// chattr +S: synchronous semantics for the folder and what is made in it
+// (on ext4 every operation in it is a synchronous journal handle). Throws
+// std::system_error naming the folder.
+void set_sync_flag(const std::string& directory);
+
 // The size of process `process`'s file of pass `pass` (what the run writes).
 std::uint64_t synctest_file_size(const SynctestOptions& o, std::uint32_t process, std::uint32_t pass);
 

@@ -4,6 +4,13 @@
 // low-latency array), each at the default max_batch_time and at zero. Per
 // point: files/s, and the journal transactions behind it (how many files
 // each commit carried, blocks per transaction, commit latency).
+//
+// Two kinds of synchronous writes: plain fsync, which in today's ext4 kicks
+// a commit and waits for it without a journal handle, so jbd2's batching
+// wait (what max_batch_time bounds) never runs; and the same files in a
+// `chattr +S` directory, where every create and write is a synchronous
+// handle, and jbd2_journal_stop waits for other handles to join as ext3's
+// fsync did in the seed's day.
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -14,6 +21,7 @@
 #include "tools/nvj/fs_mark.h"
 #include "tools/nvj/host_lab.h"
 #include "tools/workloads/progress_line.h"
+#include "tools/workloads/synctest.h"
 
 namespace nvj::cli {
 namespace fs = std::filesystem;
@@ -27,9 +35,15 @@ struct Batch {
   std::string key, label, mount_options;
 };
 
+struct Sync {
+  std::string key, label;
+  bool sync_directory;  // chattr +S on the point's directory
+};
+
 struct Point {
   const Journal* journal;
   const Batch* batch;
+  const Sync* sync;
   std::uint64_t threads;
   FsMarkResult fs_mark;
   double transactions = 0, logged_blocks = 0, commit_p50_us = 0;
@@ -37,11 +51,12 @@ struct Point {
   double blocks_per_transaction() const { return transactions > 0 ? logged_blocks / transactions : 0; }
 };
 
-struct Line {  // one curve: a journal device at one max_batch_time
+struct Line {  // one curve: a journal device at one max_batch_time, one kind of sync
   const Journal* journal;
   const Batch* batch;
+  const Sync* sync;
   bool fsck_clean = false;
-  std::string key() const { return journal->key + "-" + batch->key; }
+  std::string key() const { return sync->key + "-" + journal->key + "-" + batch->key; }
   std::string label() const { return journal->label + ", " + batch->label; }
 };
 
@@ -65,8 +80,9 @@ void measure_line(Line& line, const Plan& plan, const fs::path& run_dir, std::ve
     if (interrupted != nullptr && *interrupted != 0) throw std::runtime_error("interrupted");
     const fs::path dir = lab.mount_point() / ("t" + std::to_string(t));
     fs::create_directory(dir);
+    if (line.sync->sync_directory) workloads::set_sync_flag(dir.string());
     lab.post("/reset-stats");
-    Point p{line.journal, line.batch, t,
+    Point p{line.journal, line.batch, line.sync, t,
             run_fs_mark(FsMarkOptions{dir, t, plan.files_per_point / t, 10240, 1, run_dir / "fs_mark.log"})};
     const JsonFigures j(lab.get("/journal"));
     p.transactions = j.number("committed_transactions");
@@ -83,7 +99,7 @@ void measure_line(Line& line, const Plan& plan, const fs::path& run_dir, std::ve
 
 const Point* find(const std::vector<Point>& points, const Line& line, std::uint64_t threads) {
   for (const Point& p : points)
-    if (p.journal == line.journal && p.batch == line.batch && p.threads == threads) return &p;
+    if (p.journal == line.journal && p.batch == line.batch && p.sync == line.sync && p.threads == threads) return &p;
   return nullptr;
 }
 
@@ -95,7 +111,8 @@ std::string results_json(const std::vector<Point>& points, const std::vector<Lin
                   " nvram\",\"journal_size\":\"" + plan.journal + "\",\"lines\":[";
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const Line& l = lines[i];
-    s += (i ? "," : "") + std::string("{\"journal_model\":\"") + l.journal->model + "\",\"max_batch_time\":\"" +
+    s += (i ? "," : "") + std::string("{\"sync\":\"") + l.sync->key + "\",\"journal_model\":\"" + l.journal->model +
+         "\",\"max_batch_time\":\"" +
          l.batch->key + "\",\"fsck_clean\":" + (l.fsck_clean ? "true" : "false") + ",\"points\":[";
     bool first = true;
     for (std::uint64_t t : plan.threads) {
@@ -114,31 +131,42 @@ std::string results_json(const std::vector<Point>& points, const std::vector<Lin
   return s + "]}\n";
 }
 
-std::string table_md(const std::vector<Point>& points, const std::vector<Line>& lines, const Plan& plan) {
-  std::string t = "# wheeler2007: fs_mark, 10240-byte files, fsync before close, one shared directory, " +
-                  std::to_string(plan.files_per_point) + " files per point\n\nFiles/s (higher is better):\n\n| threads |";
-  for (const Line& l : lines) t += " " + l.label() + " |";
-  t += "\n|---:|";
-  for (std::size_t i = 0; i < lines.size(); ++i) t += "---:|";
-  t += "\n";
-  for (std::uint64_t n : plan.threads) {
-    t += "| " + std::to_string(n) + " |";
-    for (const Line& l : lines) {
-      const Point* p = find(points, l, n);
-      t += " " + (p ? fixed(p->fs_mark.files_per_second, 0) : std::string("-")) + " |";
-    }
+std::vector<const Line*> lines_of(const std::vector<Line>& lines, const Sync& sync) {
+  std::vector<const Line*> mine;
+  for (const Line& l : lines)
+    if (l.sync == &sync) mine.push_back(&l);
+  return mine;
+}
+
+std::string table_md(const std::vector<Point>& points, const std::vector<Line>& lines, const std::vector<Sync>& syncs,
+                     const Plan& plan) {
+  std::string t = "# wheeler2007: fs_mark, 10240-byte files, one shared directory, " +
+                  std::to_string(plan.files_per_point) + " files per point\n";
+  for (const Sync& sync : syncs) {
+    t += "\nFiles/s, " + sync.label + " (higher is better):\n\n| threads |";
+    for (const Line* l : lines_of(lines, sync)) t += " " + l->label() + " |";
+    t += "\n|---:|";
+    for (std::size_t i = 0; i < lines_of(lines, sync).size(); ++i) t += "---:|";
     t += "\n";
+    for (std::uint64_t n : plan.threads) {
+      t += "| " + std::to_string(n) + " |";
+      for (const Line* l : lines_of(lines, sync)) {
+        const Point* p = find(points, *l, n);
+        t += " " + (p ? fixed(p->fs_mark.files_per_second, 0) : std::string("-")) + " |";
+      }
+      t += "\n";
+    }
   }
   t += "\nBehind each point (the server's journal decoder): transactions committed, files per transaction (how "
-       "many fsyncs one commit served), journal blocks per transaction, median commit latency (first log write to "
+       "many files one commit carried), journal blocks per transaction, median commit latency (first log write to "
        "the commit block's acknowledgement):\n\n"
-       "| journal | max_batch_time | threads | files/s | transactions | files/transaction | blocks/transaction | "
-       "commit p50 ms |\n|---|---|---:|---:|---:|---:|---:|---:|\n";
+       "| sync | journal | max_batch_time | threads | files/s | transactions | files/transaction | "
+       "blocks/transaction | commit p50 ms |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n";
   for (const Line& l : lines)
     for (std::uint64_t n : plan.threads)
       if (const Point* p = find(points, l, n))
-        t += "| " + l.journal->label + " | " + l.batch->label + " | " + std::to_string(n) + " | " +
-             fixed(p->fs_mark.files_per_second, 1) + " | " + fixed(p->transactions, 0) + " | " +
+        t += "| " + l.sync->key + " | " + l.journal->label + " | " + l.batch->label + " | " + std::to_string(n) +
+             " | " + fixed(p->fs_mark.files_per_second, 1) + " | " + fixed(p->transactions, 0) + " | " +
              fixed(p->files_per_transaction(), 2) + " | " + fixed(p->blocks_per_transaction(), 1) + " | " +
              fixed(p->commit_p50_us / 1000, 3) + " |\n";
   t += "\ne2fsck after each curve:";
@@ -147,38 +175,43 @@ std::string table_md(const std::vector<Point>& points, const std::vector<Line>& 
   return t;
 }
 
-void draw(const fs::path& out, const std::vector<Point>& points, const std::vector<Line>& lines, const Plan& plan) {
-  std::string dat = "# threads, then per line: files/s files/transaction\n# threads";
-  for (const Line& l : lines) dat += " " + l.key() + " " + l.key() + "-files-per-transaction";
+// Per kind of sync: NAME.dat, files_per_second[_KEY] and
+// files_per_transaction[_KEY] plots.
+void draw(const fs::path& out, const std::vector<Point>& points, const std::vector<const Line*>& lines,
+          const Sync& sync, const std::string& suffix, const Plan& plan) {
+  const std::string data = "points" + suffix + ".dat";
+  std::string dat = "# " + sync.label + "; threads, then per line: files/s files/transaction\n# threads";
+  for (const Line* l : lines) dat += " " + l->key() + " " + l->key() + "-files-per-transaction";
   dat += "\n";
   for (std::uint64_t n : plan.threads) {
     dat += std::to_string(n);
-    for (const Line& l : lines) {
-      const Point* p = find(points, l, n);
+    for (const Line* l : lines) {
+      const Point* p = find(points, *l, n);
       dat += p ? " " + fixed(p->fs_mark.files_per_second, 2) + " " + fixed(p->files_per_transaction(), 3) : " NaN NaN";
     }
     dat += "\n";
   }
-  write_report_file(out, "points.dat", dat);
+  write_report_file(out, data, dat);
   // One colour per journal device; solid at the default max_batch_time,
   // dashed at zero.
   const auto curves = [&](std::size_t column_offset) {
     std::string s;
     for (std::size_t i = 0; i < lines.size(); ++i)
-      s += std::string(i ? ", " : "") + "'points.dat' using 1:" + std::to_string(2 + 2 * i + column_offset) +
+      s += std::string(i ? ", " : "") + "'" + data + "' using 1:" + std::to_string(2 + 2 * i + column_offset) +
            " with linespoints lw 2 lc " + std::to_string(1 + i / 2) + " dt " + (i % 2 ? "2" : "1") + " title '" +
-           lines[i].label() + "'";
+           lines[i]->label() + "'";
     return s;
   };
   std::string xtics = "set xtics (";
   for (std::size_t i = 0; i < plan.threads.size(); ++i) xtics += (i ? "," : "") + std::to_string(plan.threads[i]);
   xtics += ")\nset xrange [" + fixed(0.9 * static_cast<double>(plan.threads.front()), 2) + ":" +
            fixed(1.1 * static_cast<double>(plan.threads.back()), 2) + "]\n";
-  plot(out, "files_per_second",
-       "set title 'fs_mark, 10240-byte files, fsync, one directory (higher is better)'\nset xlabel 'threads'\n"
-       "set ylabel 'files/s'\nset logscale xy\nset key outside right\nset grid\n" + xtics + "plot " + curves(0));
-  plot(out, "files_per_transaction",
-       "set title 'files per journal transaction (what one commit carried)'\nset xlabel 'threads'\n"
+  plot(out, "files_per_second" + suffix,
+       "set title 'fs_mark, 10240-byte files, one directory, " + sync.label + " (higher is better)'\n"
+       "set xlabel 'threads'\nset ylabel 'files/s'\nset logscale xy\nset key outside right\nset grid\n" + xtics +
+           "plot " + curves(0));
+  plot(out, "files_per_transaction" + suffix,
+       "set title 'files per journal transaction, " + sync.label + "'\nset xlabel 'threads'\n"
        "set ylabel 'files per transaction'\nset logscale x\nset key outside right\nset grid\nset yrange [0:*]\n" +
            xtics + "plot " + curves(1));
 }
@@ -190,13 +223,17 @@ int wheeler2007(const ExperimentOptions& options) {
       {"nvram", "NVRAM", "nvram"}, {"ssd", "SSD", "ssd"}, {"hdd", "disk", "hdd"}};
   static const std::vector<Batch> batches = {{"default", "max_batch_time default", ""},
                                              {"0", "max_batch_time=0", "max_batch_time=0"}};
-  Plan plan{{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 40}, 2400, "1G", "64M"};  // 2400 splits evenly over each
-  if (options.quick || options.shortest) plan = Plan{{1, 2, 4, 8, 16}, 320, "512M", "32M"};
+  static const std::vector<Sync> syncs = {{"fsync", "fsync before close", false},
+                                          {"syncdir", "in a chattr +S directory", true}};
+  Plan plan{{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 40}, 960, "1G", "64M"};  // 960 splits evenly over each
+  if (options.quick || options.shortest) plan = Plan{{1, 2, 4, 8, 16}, 160, "512M", "32M"};
   std::vector<Line> lines;
-  for (const auto& j : journals)
-    for (const auto& b : batches) lines.push_back(Line{&j, &b});
-  std::printf("wheeler2007: fs_mark, 10240-byte files, fsync before close, one directory, %llu files per point; "
-              "threads %llu..%llu; journal external on NVRAM, SSD, disk models, max_batch_time default and 0\n",
+  for (const auto& y : syncs)
+    for (const auto& j : journals)
+      for (const auto& b : batches) lines.push_back(Line{&j, &b, &y});
+  std::printf("wheeler2007: fs_mark, 10240-byte files, one directory, %llu files per point; threads %llu..%llu; "
+              "journal external on NVRAM, SSD, disk models, max_batch_time default and 0; fsync, and in a chattr +S "
+              "directory\n",
               static_cast<unsigned long long>(plan.files_per_point),
               static_cast<unsigned long long>(plan.threads.front()), static_cast<unsigned long long>(plan.threads.back()));
   std::fflush(stdout);
@@ -209,10 +246,11 @@ int wheeler2007(const ExperimentOptions& options) {
       measure_line(l, plan, options.run_dir / l.key(), points, bar, done, total, options.interrupted);
   }
   write_report_file(options.out, "results.json", results_json(points, lines, plan, options.quick));
-  const std::string table = table_md(points, lines, plan);
+  const std::string table = table_md(points, lines, syncs, plan);
   write_report_file(options.out, "table.md", table);
-  draw(options.out, points, lines, plan);
-  std::printf("\n%s\nResults in %s (results.json, table.md, files_per_second.png/svg, files_per_transaction.png/svg)\n",
+  for (const Sync& y : syncs) draw(options.out, points, lines_of(lines, y), y, y.sync_directory ? "_syncdir" : "", plan);
+  std::printf("\n%s\nResults in %s (results.json, table.md, files_per_second[_syncdir].png/svg, "
+              "files_per_transaction[_syncdir].png/svg)\n",
               table.c_str(), options.out.c_str());
   for (const Line& l : lines)
     if (!l.fsck_clean) return 1;
