@@ -1,6 +1,6 @@
 // The workload generators on a real directory: what synctest leaves behind
 // and counts, what the parallel writer writes and how a lost acknowledged
-// chunk is found.
+// chunk is found, also by `writers --verify` after a completed run.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "tools/nvj/args.h"
 #include "tools/workloads/synctest.h"
+#include "tools/workloads/workload_commands.h"
 #include "tools/workloads/writers.h"
 
 namespace fs = std::filesystem;
@@ -161,4 +163,43 @@ TEST_CASE("writers: the first error ends the run naming the task and the errno",
   CHECK(r.rounds_done == 0);
   CHECK_FALSE(r.ledger[2].exists);
   CHECK_THAT(r.json(), Catch::Contains(R"("failure_errno":"EISDIR")"));
+}
+
+TEST_CASE("writers --verify checks a completed run's files and names the first loss", "[workloads]") {
+  TempDir tmp;
+  const std::string dir = (tmp.path / "w").string();
+  WritersOptions o;
+  o.directory = dir;
+  o.tasks = 6;
+  o.chunks = 5;
+  o.directories = 2;
+  o.rounds = 2;
+  REQUIRE_FALSE(run_writers(o).failure);
+  const auto ledger = completed_writers_ledger(o);
+  REQUIRE(ledger.size() == 6);
+  CHECK(ledger[3].exists);
+  CHECK(ledger[3].round == 1);
+  CHECK(ledger[3].chunks == 5);
+
+  const std::vector<std::string> same{dir, "--tasks", "6", "--chunks", "5", "--dirs", "2", "--rounds", "2", "--verify"};
+  CHECK(writers_command(same) == 0);
+  // The same files checked as if written by one round: every chunk differs.
+  CHECK(writers_command({dir, "--tasks", "6", "--chunks", "5", "--dirs", "2", "--verify"}) == 1);
+  // A task's file cut short: found.
+  fs::resize_file(writers_file(o, 3), 2 * 1024);
+  CHECK(writers_command(same) == 1);
+  auto losses = verify_writers(o, ledger);
+  REQUIRE(losses.size() == 1);
+  CHECK_THAT(losses[0].detail, Catch::Contains("d1/t3: acknowledged chunk 2 of round 1 is missing"));
+  // A file gone: found too.
+  fs::remove(writers_file(o, 4));
+  losses = verify_writers(o, ledger);
+  REQUIRE(losses.size() == 2);
+  CHECK_THAT(losses[1].detail, Catch::Contains("d0/t4: missing"));
+
+  // Bad input is a usage error, as for a run.
+  CHECK_THROWS_WITH(writers_command({dir, "--verify=yes"}), "nvj writers: --verify takes no value");
+  CHECK_THROWS_WITH(writers_command({dir, "--tasks", "2", "--dirs", "3", "--verify"}),
+                    Catch::Contains("--dirs must be between 1 and --tasks"));
+  CHECK_THROWS_AS(writers_command({"--verify"}), nvj::cli::UsageError);
 }

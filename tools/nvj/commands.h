@@ -15,5 +15,6 @@ int bench_command(const std::vector<std::string>& args);
 int mkfs_command(const std::vector<std::string>& args);
 int journal_command(const std::vector<std::string>& args);
 int experiment_command(const std::vector<std::string>& args);
+int vm_command(const std::vector<std::string>& args);
 
 }  // namespace nvj::cli

@@ -25,6 +25,7 @@ Commands:
   synctest  the MTA simulator of Morton's ext3 tests, on a directory
   writers   the parallel writer of the Tux3 out-of-space tests, on a directory
   experiment  a classic experiment end to end: tables and plots (morton2001)
+  vm        run a command in a QEMU guest on the exports (--crash: power cut, replay)
 
 nvj COMMAND --help describes each one; man nvj has the details.
 )";
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
     if (command == "mkfs") return nvj::cli::mkfs_command(args);
     if (command == "journal") return nvj::cli::journal_command(args);
     if (command == "experiment") return nvj::cli::experiment_command(args);
+    if (command == "vm") return nvj::cli::vm_command(args);
     if (command == "synctest") return nvj::workloads::synctest_command(args);
     if (command == "writers") return nvj::workloads::writers_command(args);
     std::fprintf(stderr, "nvj: unknown command '%s' (nvj --help lists them)\n", command.c_str());

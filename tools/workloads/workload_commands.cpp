@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "tools/nvj/args.h"
 #include "tools/workloads/progress_line.h"
@@ -51,8 +53,47 @@ filesystem is at the end.
   --dirs N         directories the tasks are spread over (default 9)
   --rounds N       rounds (default 1)
   --fsync WHEN     none (default), each (after every chunk), end (after the last)
+  --verify         write nothing: check that the files of a completed run with
+                   the same options are all there, every chunk of the last
+                   round as written (exit 1 listing the first losses)
   --json           print the result as one JSON object
 )";
+
+std::string json_string(const std::string& text) {
+  std::string s = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') s += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) s += c;
+  }
+  return s + "\"";
+}
+
+// writers --verify: the files against the ledger of a completed run.
+int verify_writers_command(const WritersOptions& o, bool json) {
+  std::vector<WritersResult::Ledger> ledger;
+  try {
+    ledger = completed_writers_ledger(o);
+  } catch (const std::invalid_argument& e) {
+    throw cli::UsageError(std::string("nvj writers: ") + e.what());
+  }
+  const std::vector<WritersLoss> losses = verify_writers(o, ledger);
+  constexpr std::size_t kShown = 10;
+  if (json) {
+    std::string list;
+    for (std::size_t i = 0; i < losses.size() && i < kShown; ++i) list += (i == 0 ? "" : ",") + json_string(losses[i].detail);
+    std::printf("{\"tasks\":%u,\"chunks\":%u,\"round\":%u,\"tasks_with_losses\":%zu,\"losses\":[%s]}\n", o.tasks,
+                o.chunks, o.rounds - 1, losses.size(), list.c_str());
+  } else if (losses.empty()) {
+    std::printf("writers --verify: %u tasks x %u chunks of round %u: every chunk is there\n", o.tasks, o.chunks,
+                o.rounds - 1);
+  } else {
+    std::printf("writers --verify: %zu of %u tasks lost acknowledged chunks of round %u:\n", losses.size(), o.tasks,
+                o.rounds - 1);
+    for (std::size_t i = 0; i < losses.size() && i < kShown; ++i) std::printf("  %s\n", losses[i].detail.c_str());
+    if (losses.size() > kShown) std::printf("  ... and %zu more\n", losses.size() - kShown);
+  }
+  return losses.empty() ? 0 : 1;
+}
 
 }  // namespace
 
@@ -127,6 +168,7 @@ int writers_command(const std::vector<std::string>& argv) {
   cli::Args args("writers", argv);
   WritersOptions o;
   bool json = false;
+  bool verify = false;
   std::string item;
   while (args.next(item)) {
     if (item == "--help" || item == "-h") {
@@ -150,6 +192,8 @@ int writers_command(const std::vector<std::string>& argv) {
       else throw cli::UsageError("nvj writers: --fsync=" + v + ": expected none, each or end");
     } else if (item == "--json") {
       json = true;
+    } else if (item == "--verify") {
+      verify = true;
     } else if (item.rfind('-', 0) != 0 && o.directory.empty()) {
       o.directory = item;
     } else {
@@ -157,6 +201,7 @@ int writers_command(const std::vector<std::string>& argv) {
     }
   }
   if (o.directory.empty()) throw cli::UsageError("nvj writers: no directory given (nvj writers --help)");
+  if (verify) return verify_writers_command(o, json);
   WritersResult r;
   try {
     ProgressLine bar(stderr, "steps");

@@ -128,6 +128,11 @@ std::vector<WritersLoss> verify_writers(const WritersOptions& o, const std::vect
   return losses;
 }
 
+std::vector<WritersResult::Ledger> completed_writers_ledger(const WritersOptions& o) {
+  validate(o);
+  return std::vector<WritersResult::Ledger>(o.tasks, WritersResult::Ledger{true, o.rounds - 1, o.chunks});
+}
+
 std::string WritersResult::json() const {
   char buf[256];
   std::snprintf(buf, sizeof buf, R"({"seconds":%.3f,"rounds_done":%u,"bytes":%llu,"fill":%.4f,"failure":)", seconds,

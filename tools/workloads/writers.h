@@ -63,4 +63,10 @@ struct WritersLoss {
 // must read back as written.
 std::vector<WritersLoss> verify_writers(const WritersOptions& o, const std::vector<WritersResult::Ledger>& ledger);
 
+// What a run with these options that completed leaves behind: every task's
+// file with all its chunks of the last round. With verify_writers, the check
+// after a crash that followed a completed run (nvj writers --verify).
+// Throws std::invalid_argument naming a bad option, as run_writers does.
+std::vector<WritersResult::Ledger> completed_writers_ledger(const WritersOptions& o);
+
 }  // namespace nvj::workloads

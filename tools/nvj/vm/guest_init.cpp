@@ -1,0 +1,117 @@
+#include "tools/nvj/vm/guest_init.h"
+
+#include <fstream>
+#include <stdexcept>
+
+namespace nvj::cli {
+
+std::string shell_quote(const std::string& text) {
+  std::string out = "'";
+  for (const char c : text) {
+    if (c == '\0') throw std::invalid_argument("a shell word cannot hold a NUL byte");
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+std::string shell_script(const std::vector<std::string>& argv) {
+  std::string out = "exec";
+  for (const auto& a : argv) out += " " + shell_quote(a);
+  return out + "\n";
+}
+
+std::string guest_config(const GuestPlan& plan) {
+  return "NVJ_TOKEN=" + shell_quote(plan.token) + "\n" +                      //
+         "NVJ_JOURNAL=" + (plan.journal ? "yes" : "no") + "\n" +              //
+         "NVJ_MOUNT_OPTIONS=" + shell_quote(plan.mount_options) + "\n" +      //
+         "NVJ_CRASH=" + (plan.crash ? "yes" : "no") + "\n" +                  //
+         "NVJ_CRASH_WAIT=" + std::to_string(plan.crash_wait_seconds) + "\n";
+}
+
+std::string new_token() {
+  std::ifstream random("/dev/urandom", std::ios::binary);
+  unsigned char bytes[8] = {};
+  if (!random.read(reinterpret_cast<char*>(bytes), sizeof bytes)) throw std::runtime_error("cannot read /dev/urandom");
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string token;
+  for (const unsigned char b : bytes) {
+    token += hex[b >> 4];
+    token += hex[b & 15];
+  }
+  return token;
+}
+
+// Markers are whole lines "nvj-vm:TOKEN:WORD REST": kernel (a line of the
+// kernel's log about the filesystem), begin STEP, end STATUS, fail WHAT,
+// unmounted. A failure powers off at once: QEMU exits and the host reports
+// the console.
+std::string guest_init_script() {
+  return R"INIT(#!/bin/busybox sh
+# nvj vm's guest init: modules, the server's ext4 at /mnt, one step, markers.
+/bin/busybox mount -t proc proc /proc
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+. /nvj/config
+say() { echo "nvj-vm:$NVJ_TOKEN:$*"; }
+fail() { say "fail $*"; poweroff -f; sleep 60; }
+
+step=command
+for word in $(cat /proc/cmdline); do
+  case "$word" in nvj.step=*) step=${word#nvj.step=} ;; esac
+done
+
+while read -r module; do
+  insmod "/lib/modules/$module" || fail "insmod $module"
+done < /nvj/modules
+
+wait_disk() {
+  tries=0
+  while [ ! -b "$1" ]; do
+    tries=$((tries + 1))
+    [ "$tries" -gt 200 ] && fail "no disk $1 after 20 s (is the export there?)"
+    sleep 0.1
+  done
+}
+wait_disk /dev/vda
+options=$NVJ_MOUNT_OPTIONS
+if [ "$NVJ_JOURNAL" = yes ]; then
+  wait_disk /dev/vdb
+  options="${options:+$options,}journal_path=/dev/vdb"
+fi
+mount -t ext4 ${options:+-o "$options"} /dev/vda /mnt || fail "mount -t ext4 ${options:+-o $options} /dev/vda /mnt"
+# What the kernel said while mounting (journal recovery among it): the
+# console is quiet, the log is not.
+dmesg | grep -E 'EXT4-fs|JBD2' | while read -r line; do say "kernel $line"; done
+
+cd /mnt
+say "begin $step"
+sh "/nvj/$step" </dev/null
+status=$?
+say "end $status"
+
+if [ "$step" = command ] && [ "$NVJ_CRASH" = yes ]; then
+  # The host cuts the power now. Should it be gone, end after a while.
+  sleep "$NVJ_CRASH_WAIT"
+  poweroff -f
+fi
+cd /
+# What the step left running would keep the filesystem busy.
+kill -9 -1 2>/dev/null
+sync
+tries=0
+until umount /mnt 2>/dev/null; do
+  tries=$((tries + 1))
+  [ "$tries" -gt 50 ] && { say "fail umount /mnt: $(umount /mnt 2>&1)"; poweroff -f; }
+  sleep 0.1
+done
+say unmounted
+poweroff -f
+)INIT";
+}
+
+}  // namespace nvj::cli

@@ -1,0 +1,39 @@
+// What runs inside the guest: the initramfs's /init (a busybox shell
+// script) and the per-run files it reads (/nvj/config, /nvj/command,
+// /nvj/check). /init loads the modules, mounts the server's ext4 at /mnt,
+// runs the step the kernel command line names (nvj.step=command|check) and
+// frames it with markers on the console, which the host reads
+// (guest_console.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace nvj::cli {
+
+struct GuestPlan {
+  std::string token;          // in every marker, so no output can forge one
+  bool journal = false;       // the filesystem's journal is on the second disk (/dev/vdb)
+  std::string mount_options;  // extra, as -o takes them
+  bool crash = false;         // after boot 1's command: wait for the power cut, no unmount
+  unsigned crash_wait_seconds = 300;  // then power off anyway (nvj is gone)
+  std::vector<std::string> command;   // argv, run in /mnt
+  std::vector<std::string> check;     // boot 2's argv (empty: no second boot)
+};
+
+// 'text' for a POSIX shell: any bytes but NUL survive.
+std::string shell_quote(const std::string& text);
+
+// A script that runs argv exactly as given: "exec 'a' 'b c'\n".
+std::string shell_script(const std::vector<std::string>& argv);
+
+// /init: the same for every run.
+std::string guest_init_script();
+
+// /nvj/config: shell assignments /init sources.
+std::string guest_config(const GuestPlan& plan);
+
+// Sixteen random hex digits.
+std::string new_token();
+
+}  // namespace nvj::cli

@@ -1,0 +1,52 @@
+#include "tools/nvj/vm/initramfs.h"
+
+#include <stdexcept>
+
+#include "tools/nvj/text_file.h"
+#include "tools/nvj/vm/cpio_writer.h"
+
+namespace nvj::cli {
+namespace {
+
+std::string program_bytes(const std::string& path) {
+  std::string bytes = read_text_file(path);
+  if (bytes.empty()) throw std::runtime_error("cannot read " + path);
+  return bytes;
+}
+
+}  // namespace
+
+const std::vector<std::string>& guest_module_names() {
+  static const std::vector<std::string> names{
+      "virtio_ring", "virtio", "virtio_pci_modern_dev", "virtio_pci_legacy_dev", "virtio_pci", "virtio_blk",
+      "crc32c_generic", "crc16", "mbcache", "jbd2", "ext4"};
+  return names;
+}
+
+std::uint64_t build_initramfs(const std::filesystem::path& out, const InitramfsContents& c) {
+  CpioWriter cpio(out);
+  for (const char* dir : {"bin", "sbin", "usr", "usr/bin", "usr/sbin", "dev", "proc", "sys", "mnt", "tmp", "root",
+                          "run", "etc", "lib", "lib/modules", "nvj"})
+    cpio.directory(dir);
+  // The kernel opens /dev/console for init's output before anything mounts
+  // devtmpfs: without the node the guest is mute.
+  cpio.char_device("dev/console", 5, 1);
+  cpio.char_device("dev/null", 1, 3, 0666);
+  cpio.file("bin/busybox", program_bytes(c.busybox), 0755);
+  cpio.symlink("bin/sh", "busybox");
+  std::string order;
+  for (const auto& m : c.modules) {
+    cpio.file("lib/modules/" + m.name + ".ko", module_bytes(m.file));
+    order += m.name + ".ko\n";
+  }
+  cpio.file("nvj/modules", order);
+  if (!c.workload.empty()) cpio.file("bin/nvj-workload", program_bytes(c.workload), 0755);
+  cpio.file("init", guest_init_script(), 0755);
+  cpio.file("nvj/config", guest_config(c.plan));
+  cpio.file("nvj/command", shell_script(c.plan.command));
+  if (!c.plan.check.empty()) cpio.file("nvj/check", shell_script(c.plan.check));
+  cpio.finish();
+  return cpio.bytes();
+}
+
+}  // namespace nvj::cli

@@ -1,0 +1,35 @@
+// The guest's initramfs, built for each run (about 8 MB, tens of
+// milliseconds: no cache to go stale): busybox with its applets, the
+// modules for virtio disks and ext4, the static nvj-workload, /init and
+// the run's plan (guest_init.h).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tools/nvj/vm/guest_init.h"
+#include "tools/nvj/vm/guest_kernel.h"
+
+namespace nvj::cli {
+
+// The modules the guest loads, in attach.md's order (their dependencies are
+// resolved from modules.dep): virtio over PCI, virtio disks, ext4 and
+// jbd2, and crc32c, which metadata_csum needs and which nothing loads
+// without modprobe.
+const std::vector<std::string>& guest_module_names();
+
+struct InitramfsContents {
+  std::vector<GuestModule> modules;  // in loading order
+  std::string busybox;               // a static busybox
+  std::string workload;              // the static nvj-workload, or "" to leave it out
+  GuestPlan plan;
+};
+
+// Writes the archive, uncompressed newc: gzip'd, the guest booted no faster
+// (5.1 to 6.1 s either way, measured), and this needs no compressor. Returns
+// its size in bytes; throws naming a file it cannot read.
+std::uint64_t build_initramfs(const std::filesystem::path& out, const InitramfsContents& contents);
+
+}  // namespace nvj::cli

@@ -1,0 +1,104 @@
+#include "tools/nvj/vm/qemu.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "tools/nvj/process.h"
+#include "tools/nvj/text_file.h"
+
+namespace nvj::cli {
+namespace fs = std::filesystem;
+namespace {
+
+// QEMU's option syntax splits on commas; a literal comma is doubled.
+std::string option_value(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    out += c;
+    if (c == ',') out += ',';
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> qemu_argv(const QemuConfig& c) {
+  std::vector<std::string> argv{c.program,
+                                "-accel", "tcg",
+                                "-nodefaults", "-no-user-config",
+                                "-display", "none",
+                                "-no-reboot",
+                                "-m", std::to_string(c.memory_mib),
+                                "-smp", std::to_string(c.cpus),
+                                "-kernel", c.kernel.string(),
+                                "-initrd", c.initrd.string(),
+                                "-append", c.append,
+                                "-serial", "file:" + c.console.string()};
+  // cache=none: no page cache of the host between the guest and the
+  // server; the guest's flushes reach the server as NBD flushes.
+  for (const auto& uri : c.drives)
+    argv.insert(argv.end(), {"-drive", "file=" + option_value(uri) + ",format=raw,if=virtio,cache=none"});
+  return argv;
+}
+
+QemuProcess::QemuProcess(const QemuConfig& config, const fs::path& log) : log_(log) {
+  // Made before QEMU starts, so it can be opened and read from its first byte.
+  console_fd_ = ::open(config.console.c_str(), O_RDONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (console_fd_ < 0) throw std::runtime_error("cannot create " + config.console.string() + ": " + std::strerror(errno));
+  // Its own session: a Ctrl-C in the terminal reaches nvj, which stops it.
+  pid_ = spawn(qemu_argv(config), SpawnOptions{log.string(), true, {}});
+}
+
+QemuProcess::~QemuProcess() {
+  stop();
+  if (console_fd_ >= 0) ::close(console_fd_);
+}
+
+std::string QemuProcess::read_console() {
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(console_fd_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+bool QemuProcess::running() {
+  if (pid_ <= 0) return false;
+  int raw = 0;
+  const pid_t r = ::waitpid(pid_, &raw, WNOHANG);
+  if (r == 0) return true;
+  if (r == pid_) status_ = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  pid_ = -1;
+  return false;
+}
+
+void QemuProcess::kill_hard() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  status_ = wait_for(pid_);
+  pid_ = -1;
+}
+
+void QemuProcess::stop() {
+  if (pid_ <= 0) return;
+  status_ = cli::stop(pid_, std::chrono::seconds(5));
+  pid_ = -1;
+}
+
+std::string QemuProcess::log() const {
+  std::string text = read_text_file(log_);
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
+}
+
+}  // namespace nvj::cli

@@ -1,0 +1,58 @@
+// QEMU under software emulation (TCG: KVM cannot boot a guest on these
+// machines) with the server's exports as virtio disks through QEMU's own
+// NBD client, the kernel and initramfs given directly, and the serial
+// console written to a file that the host reads as it grows.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace nvj::cli {
+
+struct QemuConfig {
+  std::string program;              // qemu-system-x86_64
+  std::filesystem::path kernel;
+  std::filesystem::path initrd;
+  std::string append;               // the kernel command line
+  unsigned memory_mib = 512;
+  unsigned cpus = 1;
+  std::vector<std::string> drives;  // NBD URIs: /dev/vda, /dev/vdb, ...
+  std::filesystem::path console;    // the serial console's output
+};
+
+// The command line. No network, no display, no default devices; a kernel
+// panic or power-off ends QEMU (-no-reboot).
+std::vector<std::string> qemu_argv(const QemuConfig& config);
+
+// One QEMU process, stopped by its PID when the object goes.
+class QemuProcess {
+ public:
+  // Starts QEMU, its own messages going to `log`; throws if it cannot.
+  QemuProcess(const QemuConfig& config, const std::filesystem::path& log);
+  ~QemuProcess();
+  QemuProcess(const QemuProcess&) = delete;
+  QemuProcess& operator=(const QemuProcess&) = delete;
+
+  // The console bytes written since the last call.
+  std::string read_console();
+  // False once QEMU has exited (it is reaped then; see exit_status()).
+  bool running();
+  int exit_status() const { return status_; }
+  // SIGKILL and reap: the machine loses power in the middle of whatever it does.
+  void kill_hard();
+  // SIGTERM, then SIGKILL: for teardown.
+  void stop();
+  pid_t pid() const { return pid_; }
+  std::string log() const;
+
+ private:
+  std::filesystem::path log_;
+  int console_fd_ = -1;
+  pid_t pid_ = -1;
+  int status_ = -1;
+};
+
+}  // namespace nvj::cli

@@ -1,0 +1,306 @@
+#include "tools/nvj/vm/vm_session.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <stdexcept>
+
+#include "tools/nvj/control_client.h"
+#include "tools/nvj/process.h"
+#include "tools/nvj/server_address.h"
+#include "tools/nvj/server_process.h"
+#include "tools/nvj/teardown.h"
+#include "tools/nvj/vm/guest_boot.h"
+#include "tools/nvj/vm/guest_init.h"
+#include "tools/nvj/vm/guest_kernel.h"
+#include "tools/nvj/vm/guest_tools.h"
+#include "tools/nvj/vm/initramfs.h"
+
+namespace nvj::cli {
+namespace fs = std::filesystem;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+volatile std::sig_atomic_t g_interrupted = 0;
+void on_signal(int) { g_interrupted = 1; }
+void check_interrupted() {
+  if (g_interrupted != 0) throw std::runtime_error("interrupted");
+}
+
+void say(const std::string& text) {
+  std::fprintf(stderr, "nvj vm: %s\n", text.c_str());
+  std::fflush(stderr);
+}
+
+// /run/nvjournal/vm-PID as root; a user's own temporary folder otherwise
+// (QEMU and the server need no root).
+fs::path make_run_folder() {
+  const std::string name = "vm-" + std::to_string(::getpid());
+  fs::path base = "/run/nvjournal";
+  std::error_code ec;
+  fs::create_directories(base, ec);
+  if (ec || ::access(base.c_str(), W_OK) != 0) {
+    base = fs::temp_directory_path() / ("nvjournal-" + std::to_string(::geteuid()));
+    fs::create_directory(base);
+    // A shared temporary folder: the socket and the guest's files go only
+    // into one of our own.
+    struct stat st {};
+    if (::lstat(base.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+      throw std::runtime_error(base.string() + " is not a folder of this user's");
+    fs::permissions(base, fs::perms::owner_all);
+  }
+  fs::create_directories(base / name);
+  return base / name;
+}
+
+std::optional<std::string> parameter(const std::vector<std::string>& params, const std::string& key) {
+  for (const auto& p : params)
+    if (p.rfind(key + "=", 0) == 0) return p.substr(key.size() + 1);
+  return std::nullopt;
+}
+
+GuestKernel pick_kernel(const VmOptions& o) {
+  if (!o.kernel.empty()) return given_kernel(o.kernel, o.modules);
+  auto k = find_distribution_kernel();
+  if (!k)
+    throw std::runtime_error(std::string("no kernel with modules in /boot and /lib/modules: install ") + kKernelPackage +
+                             " (apt-get install " + kKernelPackage + ") or give one with --kernel");
+  if (!o.modules.empty()) k->modules = o.modules;
+  return *k;
+}
+
+void post(const std::string& control, const std::string& target, std::string* body = nullptr) {
+  const auto r = control_request(control, "POST", target);
+  if (r.status != 200)
+    throw std::runtime_error("POST " + target + " on " + control + ": status " + std::to_string(r.status) + ": " + r.body);
+  if (body != nullptr) *body = r.body;
+}
+
+std::string crash_target(const VmOptions& o) {
+  std::string query;
+  if (!o.policy.empty()) query += "policy=" + o.policy;
+  if (!o.seed.empty()) query += (query.empty() ? "" : "&") + ("seed=" + o.seed);
+  return "/crash" + (query.empty() ? "" : "?" + query);
+}
+
+std::string seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", s);
+  return buf;
+}
+
+std::string exited(const std::vector<std::string>& argv, int status) {
+  return quote(argv) + " exited " + std::to_string(status);
+}
+
+}  // namespace
+
+long long writes_lost(const std::string& answer) {
+  const std::regex lost(R"("volatile_lost":([0-9]+))");
+  long long sum = -1;
+  for (auto it = std::sregex_iterator(answer.begin(), answer.end(), lost); it != std::sregex_iterator(); ++it)
+    sum = (sum < 0 ? 0 : sum) + std::stoll((*it)[1].str());
+  return sum;
+}
+
+std::string journal_replay_line(const std::vector<std::string>& log) {
+  for (const auto& line : log)
+    if (line.find("recovery complete") != std::string::npos) return line;
+  return "";
+}
+
+namespace {
+
+// One run, phase by phase. Members are declared so that, leaving by an
+// exception, a boot's QEMU (held by the caller's BootOutcome, declared
+// later) goes first, then the teardown stops the server and removes the
+// run folder.
+class VmRun {
+ public:
+  explicit VmRun(const VmOptions& o) : o_(o) {}
+
+  int run() {
+    find_everything();
+    run_dir_ = make_run_folder();
+    if (o_.keep)
+      say("run folder " + run_dir_.string() + " (kept)");
+    else
+      teardown_.add("remove " + run_dir_.string(), [dir = run_dir_] { fs::remove_all(dir); });
+    connect_server();
+    build_initramfs_for(plan());
+    return plan_.check.empty() ? one_boot() : two_boots();
+  }
+
+ private:
+  // A kernel given by path is checked before anything is installed.
+  void find_everything() {
+    if (!o_.kernel.empty()) kernel_ = pick_kernel(o_);
+    tools_ = find_guest_tools(!kernel_);
+    if (!kernel_) kernel_ = pick_kernel(o_);
+    modules_ = resolve_modules(kernel_->modules, guest_module_names());
+    if (!tools_.workload_note.empty()) say(tools_.workload_note + ": the guest has no nvj-workload");
+    if (o_.verbose) say("kernel " + kernel_->version + " (" + kernel_->image.string() + ")");
+  }
+
+  // Ours, with a control socket for the power cut, or the one given; its
+  // exports become the guest's disks.
+  void connect_server() {
+    std::string address = o_.server;
+    control_ = o_.control;
+    if (address.empty()) {
+      auto params = o_.parameters;
+      if (auto c = parameter(params, "control")) {
+        control_ = *c;
+      } else {
+        control_ = (run_dir_ / "control.sock").string();
+        params.push_back("control=" + control_);
+      }
+      if (o_.verbose) say("starting nbdkit nvjournal " + quote(params));
+      server_ = std::make_unique<ServerProcess>(ServerOptions{run_dir_ / "server", params, "", {}, {}, false});
+      teardown_.add("stop the server", [this] {
+        if (const int status = server_->stop(); status != 0)
+          throw std::runtime_error("nbdkit exited with status " + std::to_string(status) + ": " + server_->log());
+      });
+      address = server_->socket();
+      if (o_.verbose) say("nbdkit started (pid " + std::to_string(server_->pid()) + ")");
+    }
+    const ServerAddress server = ServerAddress::parse(address);
+    bool has_data = false;
+    std::string names;
+    for (const auto& e : server.list_exports()) {
+      has_data = has_data || e.name == "data";
+      has_journal_ = has_journal_ || e.name == "journal";
+      names += (names.empty() ? "" : ", ") + ("'" + e.name + "'");
+    }
+    if (!has_data) throw std::runtime_error("the server " + address + " has no export 'data' (it has " + names + ")");
+    drives_ = {server.uri_for("data")};
+    if (has_journal_) drives_.push_back(server.uri_for("journal"));
+  }
+
+  const GuestPlan& plan() {
+    plan_.token = new_token();
+    plan_.journal = has_journal_;
+    plan_.mount_options = o_.mount_options;
+    plan_.crash = o_.crash;
+    plan_.crash_wait_seconds = static_cast<unsigned>(o_.timeout.count());
+    plan_.command = o_.command;
+    plan_.check = o_.check;
+    if (o_.crash && plan_.check.empty()) plan_.check = {"true"};  // boot 2 still mounts: the replay is the test
+    return plan_;
+  }
+
+  void build_initramfs_for(const GuestPlan& plan) {
+    const auto start = Clock::now();
+    initrd_ = run_dir_ / "initrd.img";
+    const std::uint64_t bytes = build_initramfs(initrd_, {modules_, tools_.busybox, tools_.workload, plan});
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    if (o_.verbose)
+      say("initramfs " + std::to_string(bytes >> 10) + " KiB (" + std::to_string(modules_.size()) +
+          " modules) built in " + std::to_string(ms) + " ms");
+  }
+
+  BootOutcome boot(int n, const std::string& step, bool leave_running) {
+    BootOptions b;
+    b.qemu = QemuConfig{tools_.qemu,
+                        kernel_->image,
+                        initrd_,
+                        // Quiet unless the whole console is wanted: the step's output
+                        // then has only errors of the kernel's among it.
+                        std::string("console=ttyS0 panic=-1 ") + (o_.console ? "" : "quiet ") + "nvj.step=" + step,
+                        static_cast<unsigned>(o_.memory >> 20),
+                        o_.cpus,
+                        drives_,
+                        run_dir_ / ("console-" + std::to_string(n) + ".log")};
+    b.qemu_log = run_dir_ / ("qemu-" + std::to_string(n) + ".log");
+    b.token = plan_.token;
+    b.label = "boot " + std::to_string(n);
+    b.leave_running = leave_running;
+    b.whole_console = o_.console;
+    b.timeout = o_.timeout;
+    b.check_interrupted = check_interrupted;
+    if (o_.verbose) {
+      say(b.label + ": " + quote(qemu_argv(b.qemu)));
+      b.on_started = [label = b.label](pid_t pid) { say(label + ": QEMU started (pid " + std::to_string(pid) + ")"); };
+    }
+    BootOutcome r = run_boot(b, stdout, stderr);
+    if (o_.verbose)
+      say(b.label + ": kernel, modules and mount took " + seconds(r.seconds_to_step) + ", the " + step + " " +
+          seconds(r.step_seconds));
+    if (!leave_running && !r.unmounted)
+      say(b.label + ": the guest did not unmount /mnt cleanly" + (r.failure.empty() ? "" : ": " + r.failure));
+    return r;
+  }
+
+  // The exit status, once everything is down (1 if the teardown failed
+  // after a success).
+  int finish(int status) {
+    if (!teardown_.run() && status == 0) return 1;
+    return status;
+  }
+
+  int one_boot() { return finish(boot(1, "command", false).status); }
+
+  int two_boots() {
+    BootOutcome first = boot(1, "command", o_.crash);
+    std::string summary = "boot 1: " + exited(plan_.command, first.status);
+    if (first.status != 0) {
+      say(summary + "; stopping there (no " + std::string(o_.crash ? "power cut, no " : "") + "second boot)");
+      first.qemu.reset();
+      return finish(first.status);
+    }
+    summary += o_.crash ? "; " + cut_power(*first.qemu) : "; clean shutdown";
+    check_interrupted();
+    const BootOutcome second = boot(2, "check", false);
+    const std::string replay = journal_replay_line(second.filesystem_log);
+    if (!replay.empty()) say("boot 2: the kernel: " + replay);
+    say(summary + "; boot 2: " + (replay.empty() ? "no journal replay" : "journal replayed") + "; " +
+        exited(plan_.check, second.status));
+    return finish(second.status);
+  }
+
+  // The power first, so nothing the guest still sends lands; then the
+  // machine; then the power back for the next boot. Says what was lost.
+  std::string cut_power(QemuProcess& qemu) {
+    std::string answer;
+    post(control_, crash_target(o_), &answer);
+    qemu.kill_hard();
+    post(control_, "/power-on");
+    while (!answer.empty() && answer.back() == '\n') answer.pop_back();
+    if (o_.verbose) say("POST " + crash_target(o_) + ": " + answer);
+    const long long lost = writes_lost(answer);
+    return "power cut (" + (lost < 0 ? std::string("?") : std::to_string(lost)) + " writes lost)";
+  }
+
+  const VmOptions& o_;
+  std::optional<GuestKernel> kernel_;
+  GuestTools tools_;
+  std::vector<GuestModule> modules_;
+  std::unique_ptr<ServerProcess> server_;
+  Teardown teardown_;
+  fs::path run_dir_, initrd_;
+  std::string control_;
+  std::vector<std::string> drives_;
+  bool has_journal_ = false;
+  GuestPlan plan_;
+};
+
+}  // namespace
+
+int run_vm(const VmOptions& o) {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  VmRun run(o);
+  return run.run();
+}
+
+}  // namespace nvj::cli

@@ -1,0 +1,45 @@
+// nvj vm's run: the server (started here, or one already running), the
+// initramfs, one boot running the command, and for a crash test the power
+// cut and a second boot that mounts again (replaying the journal) and runs
+// the check. Everything started is stopped again by its PID, and the run
+// folder removed, also after a failure or Ctrl-C.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nvj::cli {
+
+struct VmOptions {
+  std::vector<std::string> parameters;  // the plugin's, for the server started here
+  std::string server;                   // a running server (socket or NBD URI) instead
+  std::string control;                  // its control socket (a crash needs one)
+  std::string kernel, modules;          // "" = the distribution's kernel and its modules
+  std::uint64_t memory = 512ull << 20;
+  unsigned cpus = 1;
+  std::chrono::seconds timeout{300};    // per boot
+  std::string mount_options;
+  bool crash = false;
+  std::string policy, seed;             // of the power cut ("" = the server's defaults)
+  bool console = false;                 // the whole console, not only the command's output
+  bool verbose = false;
+  bool keep = false;                    // keep the run folder
+  std::vector<std::string> command;
+  std::vector<std::string> check;       // run by a second boot ("" = none, or `true` after a crash)
+};
+
+// Returns the exit status of the last command run (the check's when there is
+// a second boot). Throws std::runtime_error when the guest never got there.
+int run_vm(const VmOptions& options);
+
+// The writes a power cut lost, from POST /crash's answer: the sum of every
+// export's volatile_lost (-1 if the answer has none).
+long long writes_lost(const std::string& crash_answer);
+
+// The kernel's line saying it replayed the journal ("EXT4-fs (vda): recovery
+// complete"), or "" if it did not.
+std::string journal_replay_line(const std::vector<std::string>& filesystem_log);
+
+}  // namespace nvj::cli
