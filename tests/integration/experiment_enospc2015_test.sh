@@ -9,14 +9,7 @@ source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 
 out="$T/out"
-# In the background to know its PID, hence its run folder (others may run).
-"$NVJ" experiment enospc2015 --quick --out "$out" >"$T/log" &
-pid=$!
-_servers+=("$pid")  # stopped (it tears down on SIGTERM) if this test fails first
-status=0; wait $pid || status=$?
-_servers=()
-cat "$T/log"
-[ "$status" = 0 ] || { echo "nvj experiment enospc2015 exited $status"; exit 1; }
+run_experiment enospc2015 --quick --out "$out"
 for f in results.json table.md time.png time.svg fill.png fill.svg untar.png untar.svg; do
   [ -s "$out/$f" ] || { echo "$f missing or empty"; exit 1; }
 done
@@ -42,7 +35,4 @@ print("results.json: 10 runs, overflows end on ENOSPC above 90% full, nothing ac
 PY
 head -c 4 "$out/untar.png" | grep -q PNG
 grep -q '<svg' "$out/fill.svg"
-if losetup -a | grep -q "/run/nvjournal/experiment-$pid/"; then echo "a loop device is left"; exit 1; fi
-if grep -q "/run/nvjournal/experiment-$pid/" /proc/self/mountinfo; then echo "a mount is left"; exit 1; fi
-if [ -e "/run/nvjournal/experiment-$pid" ]; then echo "the run folder is left"; exit 1; fi
 echo "PASS"

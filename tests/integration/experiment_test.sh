@@ -11,14 +11,7 @@ source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 
 out="$T/out"
-# In the background to know its PID, hence its run folder (others may run).
-"$NVJ" experiment morton2001 --quick --out "$out" >"$T/log" &
-pid=$!
-_servers+=("$pid")  # stopped (it tears down on SIGTERM) if this test fails first
-status=0; wait $pid || status=$?
-_servers=()
-cat "$T/log"
-[ "$status" = 0 ] || { echo "nvj experiment morton2001 exited $status"; exit 1; }
+run_experiment morton2001 --quick --out "$out"
 for f in results.json table.md completion.png completion.svg device_time.png device_time.svg; do
   [ -s "$out/$f" ] || { echo "$f missing or empty"; exit 1; }
 done
@@ -42,9 +35,6 @@ print("results.json: 8 runs, clean, NVRAM ahead of the internal journal")
 PY
 head -c 4 "$out/completion.png" | grep -q PNG
 grep -q '<svg' "$out/completion.svg"
-if losetup -a | grep -q "/run/nvjournal/experiment-$pid/"; then echo "a loop device is left"; exit 1; fi
-if grep -q "/run/nvjournal/experiment-$pid/" /proc/self/mountinfo; then echo "a mount is left"; exit 1; fi
-if [ -e "/run/nvjournal/experiment-$pid" ]; then echo "the run folder is left"; exit 1; fi
 
 # SIGTERM while synctest runs: the tasks stop at once, everything is torn
 # down, exit 1 naming why.
@@ -64,10 +54,7 @@ status=0; wait "$pid" || status=$?
 _servers=()
 [ "$status" = 1 ] || { echo "exit $status after SIGTERM"; cat "$T/slog"; exit 1; }
 grep -q "stopped by a signal" "$T/slog" || { cat "$T/slog"; exit 1; }
-if losetup -a | grep -q "/run/nvjournal/experiment-$pid/"; then echo "a loop device is left"; exit 1; fi
-if grep -q "/run/nvjournal/experiment-$pid/" /proc/self/mountinfo; then echo "a mount is left"; exit 1; fi
-if [ -e "/run/nvjournal/experiment-$pid" ]; then echo "the run folder is left"; exit 1; fi
-if pgrep -f "nvjournal/experiment-$pid/" >/dev/null; then echo "a server is left"; exit 1; fi
+experiment_leftovers "$pid"
 
 # Bad input: usage errors (exit 2) naming what is wrong, nothing started.
 expect_usage() {  # expect_usage PATTERN ARGS...

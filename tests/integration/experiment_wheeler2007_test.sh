@@ -10,14 +10,7 @@ source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 
 out="$T/out"
-# In the background to know its PID, hence its run folder (others may run).
-"$NVJ" experiment wheeler2007 --quick --out "$out" >"$T/log" &
-pid=$!
-_servers+=("$pid")  # stopped (it tears down on SIGTERM) if this test fails first
-status=0; wait $pid || status=$?
-_servers=()
-cat "$T/log"
-[ "$status" = 0 ] || { echo "nvj experiment wheeler2007 exited $status"; exit 1; }
+run_experiment wheeler2007 --quick --out "$out"
 for f in results.json table.md files_per_second.png files_per_second.svg files_per_transaction.png \
          files_per_transaction.svg files_per_second_syncdir.png files_per_transaction_syncdir.svg; do
   [ -s "$out/$f" ] || { echo "$f missing or empty"; exit 1; }
@@ -55,7 +48,4 @@ print("max_batch_time=0 ahead of the default on NVRAM in a chattr +S directory")
 PY
 head -c 4 "$out/files_per_second.png" | grep -q PNG
 grep -q '<svg' "$out/files_per_transaction.svg"
-if losetup -a | grep -q "/run/nvjournal/experiment-$pid/"; then echo "a loop device is left"; exit 1; fi
-if grep -q "/run/nvjournal/experiment-$pid/" /proc/self/mountinfo; then echo "a mount is left"; exit 1; fi
-if [ -e "/run/nvjournal/experiment-$pid" ]; then echo "the run folder is left"; exit 1; fi
 echo "PASS"

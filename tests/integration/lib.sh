@@ -99,3 +99,27 @@ fsck_clean() {
   fi
   e2fsck -fn ${JOURNAL_DEV:+-j "$JOURNAL_DEV"} "$DATA_DEV"
 }
+
+# experiment_leftovers PID : fails if nvj experiment PID left a loop device,
+# a mount, its run folder or a server behind.
+experiment_leftovers() {
+  local dir="/run/nvjournal/experiment-$1/"
+  if losetup -a | grep -q "$dir"; then echo "a loop device is left"; return 1; fi
+  if grep -q "$dir" /proc/self/mountinfo; then echo "a mount is left"; return 1; fi
+  if [ -e "$dir" ]; then echo "the run folder is left"; return 1; fi
+  if pgrep -f "$dir" >/dev/null; then echo "a server is left"; return 1; fi
+}
+
+# run_experiment ARGS... : nvj experiment ARGS, its output in $T/log and
+# shown; fails unless it exits 0 and leaves nothing behind. In the
+# background to know its PID, hence its run folder (others may run).
+run_experiment() {
+  "$NVJ" experiment "$@" >"$T/log" &
+  local pid=$! status=0
+  _servers+=("$pid")  # stopped (it tears down on SIGTERM) if the test fails first
+  wait "$pid" || status=$?
+  _servers=()
+  cat "$T/log"
+  [ "$status" = 0 ] || { echo "nvj experiment $* exited $status"; return 1; }
+  experiment_leftovers "$pid"
+}

@@ -24,7 +24,8 @@ Commands:
   bench     latency and IOPS of one export, through libnbd
   synctest  the MTA simulator of Morton's ext3 tests, on a directory
   writers   the parallel writer of the Tux3 out-of-space tests, on a directory
-  experiment  a classic experiment end to end: tables and plots (morton2001)
+  experiment  a classic experiment end to end: tables and plots
+            (morton2001, wheeler2007, enospc2015)
   vm        run a command in a QEMU guest on the exports (--crash: power cut, replay)
 
 nvj COMMAND --help describes each one; man nvj has the details.
