@@ -1,0 +1,12 @@
+set terminal svg noenhanced size 960,600 dynamic font 'sans,11'
+set output 'time.svg'
+set title 'time to finish or to fail'
+set ylabel 'seconds'
+set logscale y
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set key top left
+set xtics rotate by -20 font ',9'
+set grid ytics
+plot 'runs.dat' using 2:xtic(1) title 'RAM (nvram model)', '' using 4 title 'disk (hdd model)'
