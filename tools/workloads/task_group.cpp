@@ -98,14 +98,17 @@ std::string errno_name(int error) {
   return it != kNames.end() ? it->second : "errno " + std::to_string(error);
 }
 
-std::string failure_json(const std::optional<TaskFailure>& failure) {
-  if (!failure) return "null";
+std::string json_string(const std::string& text) {
   std::string s = "\"";
-  for (char c : failure->describe()) {
+  for (char c : text) {
     if (c == '"' || c == '\\') s += '\\';
     if (static_cast<unsigned char>(c) >= 0x20) s += c;
   }
   return s + "\"";
+}
+
+std::string failure_json(const std::optional<TaskFailure>& failure) {
+  return failure ? json_string(failure->describe()) : "null";
 }
 
 std::string TaskFailure::describe() const {

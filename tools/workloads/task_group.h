@@ -66,6 +66,10 @@ TaskOutcome run_tasks(std::uint32_t n, const std::function<void(std::uint32_t, T
 // leave the tasks running to their end.)
 void stop_tasks();
 
+// `text` as a JSON string: quoted, '"' and '\\' escaped, control
+// characters dropped.
+std::string json_string(const std::string& text);
+
 // A JSON string (quoted, escaped) of a failure's description, or null.
 std::string failure_json(const std::optional<TaskFailure>& failure);
 

@@ -59,15 +59,6 @@ filesystem is at the end.
   --json           print the result as one JSON object
 )";
 
-std::string json_string(const std::string& text) {
-  std::string s = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') s += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) s += c;
-  }
-  return s + "\"";
-}
-
 // writers --verify: the files against the ledger of a completed run.
 int verify_writers_command(const WritersOptions& o, bool json) {
   std::vector<WritersResult::Ledger> ledger;

@@ -47,13 +47,13 @@ void run_task(const WritersOptions& o, std::uint32_t task, std::uint32_t round, 
   if (::close(fd) != 0) throw TaskError("close of " + name, errno);
 }
 
-double fill_of(const std::string& dir) {
+}  // namespace
+
+double filesystem_fill(const std::string& path) {
   struct statvfs v {};
-  if (::statvfs(dir.c_str(), &v) != 0 || v.f_blocks == 0) return 0;
+  if (::statvfs(path.c_str(), &v) != 0 || v.f_blocks == 0) return 0;
   return static_cast<double>(v.f_blocks - v.f_bfree) / static_cast<double>(v.f_blocks);
 }
-
-}  // namespace
 
 std::string writers_file(const WritersOptions& o, std::uint32_t task) {
   return (fs::path(o.directory) / ("d" + std::to_string(task % o.directories)) / ("t" + std::to_string(task)))
@@ -97,7 +97,7 @@ WritersResult run_writers(const WritersOptions& o, const std::function<void(std:
     }
     if (!r.failure) ++r.rounds_done;
   }
-  r.fill = fill_of(o.directory);
+  r.fill = filesystem_fill(o.directory);
   return r;
 }
 

@@ -47,6 +47,11 @@ struct WritersResult {
   std::string json() const;
 };
 
+// Blocks in use over all blocks of the filesystem holding `path`, as df
+// counts them (root may use the reserve, so a full volume reaches 1); 0 if
+// it cannot be read. WritersResult::fill.
+double filesystem_fill(const std::string& path);
+
 // Throws std::invalid_argument naming a bad option.
 WritersResult run_writers(const WritersOptions& o,
                           const std::function<void(std::uint64_t, std::uint64_t)>& on_progress = {});

@@ -6,8 +6,6 @@
 // the error, the fill level reached, whether files can still be removed
 // when full, and after a clean unmount and mount whether every
 // acknowledged write reads back.
-#include <sys/statvfs.h>
-
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -58,14 +56,6 @@ struct Sizes {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// As df counts it: blocks in use over all blocks (root may use the reserve,
-// so a full volume reaches 100%).
-double fill_of(const fs::path& dir) {
-  struct statvfs v {};
-  if (::statvfs(dir.c_str(), &v) != 0 || v.f_blocks == 0) return 0;
-  return static_cast<double>(v.f_blocks - v.f_bfree) / static_cast<double>(v.f_blocks);
 }
 
 std::uint64_t next_random(std::uint64_t& state) {  // splitmix64: the same tree on every machine
@@ -131,7 +121,7 @@ Outcome run_dd(const fs::path& run_dir, const Volume& v, const std::string& size
   const auto start = std::chrono::steady_clock::now();
   const auto dd = run({"dd", "if=" + source.string(), "of=" + target.string(), "bs=1M", "conv=fsync"});
   r.seconds = seconds_since(start);
-  r.fill = fill_of(lab.mount_point());
+  r.fill = workloads::filesystem_fill(lab.mount_point());
   std::smatch m;
   const std::uint64_t copied =
       std::regex_search(dd.output, m, std::regex(R"((\d+) bytes)")) ? std::stoull(m[1].str()) : 0;
@@ -166,7 +156,7 @@ Outcome run_untar(const fs::path& run_dir, const Volume& v, const std::string& s
     if (tar.status != 0) break;
     copies = i;
   }
-  r.fill = fill_of(lab.mount_point());
+  r.fill = workloads::filesystem_fill(lab.mount_point());
   r.seconds = r.copy_seconds.back();
   double all = 0;
   for (std::size_t i = 0; i + 1 < r.copy_seconds.size(); ++i) all += r.copy_seconds[i];
