@@ -43,10 +43,10 @@ std::string counters_json(const DeviceStats::Snapshot& s) {
       R"("in_flight":{},"ops":{{{}}},)"
       R"("queue_depth":{{{}}},"device_time_us":{{"queued":{:.3f},"seek":{:.3f},"rotation":{:.3f},"transfer":{:.3f},"destage":{:.3f}}},)"
       R"("seeks":{{"count":{},"cylinders":{},"distance":{{{}}}}},"sequential_fraction":{:.4f},)"
-      R"("cache_hits":{},"flushes_with_destage":{},"flush_device_time_us":{:.3f})",
+      R"("cache_hits":{},"flushes_with_destage":{},"flush_device_time_us":{:.3f},"destaged_writes_us":{:.3f})",
       s.in_flight, ops, depth, us(s.queued_ns), us(s.seek_ns), us(s.rotation_ns), us(s.transfer_ns),
       us(s.destage_ns), s.seeks, s.seek_cylinders, distance, fraction(s.sequential, s.media_requests),
-      s.cache_hits, s.flushes_with_destage, us(s.flush_ns));
+      s.cache_hits, s.flushes_with_destage, us(s.flush_ns), us(s.destaged_writes_ns));
 }
 
 // An export; its regions (an internal journal) under "regions", each with
@@ -152,6 +152,11 @@ std::string stats_prometheus(const Lab& lab) {
                                    {"destage", r.s.destage_ns}})
       out += fmt::format("nvjournal_device_seconds_total{{export=\"{}\",part=\"{}\"}} {:.9f}\n", r.name, part,
                          seconds(ns));
+  family("nvjournal_destaged_writes_seconds_total", "counter",
+         "Device time spent destaging the export's cached writes (flushes, full cache).");
+  for (const auto& r : rows)
+    out += fmt::format("nvjournal_destaged_writes_seconds_total{{export=\"{}\"}} {:.9f}\n", r.name,
+                       seconds(r.s.destaged_writes_ns));
   auto per_export_counter = [&](const char* name, const char* help, std::uint64_t DeviceStats::Snapshot::*field) {
     family(name, "counter", help);
     for (const auto& r : rows) out += fmt::format("{}{{export=\"{}\"}} {}\n", name, r.name, r.s.*field);
@@ -186,9 +191,10 @@ std::string stats_text(const Lab& lab) {
                        seconds(s.queued_ns), seconds(s.seek_ns), seconds(s.rotation_ns), seconds(s.transfer_ns),
                        seconds(s.destage_ns));
     out += fmt::format("  seeks {} (mean {:.0f} cylinders), sequential {:.1f}%, cache hits {}, flushes that "
-                       "destaged {}\n",
+                       "destaged {}, destaging its writes {:.3f} s\n",
                        s.seeks, s.seeks == 0 ? 0.0 : static_cast<double>(s.seek_cylinders) / static_cast<double>(s.seeks),
-                       100 * fraction(s.sequential, s.media_requests), s.cache_hits, s.flushes_with_destage);
+                       100 * fraction(s.sequential, s.media_requests), s.cache_hits, s.flushes_with_destage,
+                       seconds(s.destaged_writes_ns));
   }
   return out;
 }

@@ -33,6 +33,13 @@ void Device::add_region(std::string name, const std::vector<std::pair<std::uint6
   region->durability = durability;
   region->shares_model = shares_model;
   region->model = std::move(model);
+  if (shares_model) {
+    const auto free = std::find(tagged_.begin() + 1, tagged_.end(), nullptr);
+    if (free == tagged_.end())
+      throw std::invalid_argument(name_ + ": region " + region->name + ": at most " + std::to_string(kIoTags - 1) +
+                                  " regions can share the device's model");
+    region->tag = static_cast<std::uint8_t>(free - tagged_.begin());
+  }
   std::vector<Span> spans = spans_;
   for (const auto& [offset, length] : ranges) {
     if (length == 0 || offset > size() || length > size() - offset)
@@ -46,6 +53,7 @@ void Device::add_region(std::string name, const std::vector<std::pair<std::uint6
       throw std::invalid_argument(name_ + ": region " + region->name + " overlaps another region");
   base_.bytes -= region->bytes;
   spans_ = std::move(spans);
+  if (shares_model) tagged_[region->tag] = region.get();
   regions_.push_back(std::move(region));
 }
 
@@ -95,10 +103,19 @@ void Device::serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t 
   const std::int64_t depth = stats_on_ ? stats.arrive() : 0;
   const Nanos arrived = clock_->now();  // the model's "now" too
   IoTiming timing;
+  Region& timer = region.shares_model ? base_ : region;
   {
-    Region& timer = region.shares_model ? base_ : region;
     std::lock_guard lock(timer.model_mutex);
-    if (timer.model) timing = timer.model->submit(IoRequest{op, offset, length, fua}, arrived);
+    if (timer.model) timing = timer.model->submit(IoRequest{op, offset, length, fua, region.tag}, arrived);
+  }
+  if (stats_on_ && timing.destage > 0) {
+    // Whose cached writes went to the media: on the device's own model each
+    // tag is a region; a region's own model knows only its writes.
+    for (std::size_t tag = 0; tag < kIoTags; ++tag)
+      if (timing.destage_by_tag[tag] > 0) {
+        Region* owner = &timer == &base_ ? tagged_[tag] : &timer;
+        if (owner != nullptr) owner->stats.destaged(timing.destage_by_tag[tag]);
+      }
   }
   const bool moves_data = op == IoOp::read || op == IoOp::write;
   const bool sequential =

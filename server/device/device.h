@@ -11,6 +11,7 @@
 // request that crosses a region boundary is served piece by piece.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -70,9 +71,11 @@ class Device {
 
   // A region: byte ranges [offset, offset + length) of this device served
   // with `durability` and `model`, or with the device's own model when
-  // `shares_model` (the same disk, counted apart). Call before serving.
-  // Throws std::invalid_argument for ranges outside the device or
-  // overlapping another region.
+  // `shares_model` (the same disk, counted apart: its writes carry their own
+  // tag into the model's cache, so destaging them is counted as the
+  // region's). Call before serving. Throws std::invalid_argument for ranges
+  // outside the device, overlapping another region, or more than
+  // kIoTags - 1 regions sharing the model.
   struct RegionView {
     const std::string& name;
     Durability durability;
@@ -103,6 +106,7 @@ class Device {
     std::string name;
     Durability durability = Durability::on_flush;
     bool shares_model = false;  // timed by the device's own model
+    std::uint8_t tag = 0;       // its writes' tag in the model that times it
     mutable std::mutex model_mutex;
     std::unique_ptr<TimingModel> model;
     DeviceStats stats;
@@ -133,6 +137,7 @@ class Device {
   const std::string name_;
   const std::unique_ptr<Store> store_;
   Region base_;  // the device's own region
+  std::array<Region*, kIoTags> tagged_{&base_};  // the device's model's tags: whose writes they are
   std::vector<std::unique_ptr<Region>> regions_;
   std::vector<Span> spans_;  // sorted, not overlapping; the rest is base_'s
   Clock* const clock_;

@@ -78,6 +78,7 @@ Nanos HddModel::destage_one(Nanos start, IoTiming& t) {
   IoTiming part;
   const Nanos end = media_access(range->begin, length, start, part);
   t.destage += end - start;
+  t.destage_by_tag[range->tag] += end - start;
   t.seeks += part.seeks;
   t.seek_distance += part.seek_distance;
   dirty_.erase(range->begin, range->begin + length);
@@ -160,10 +161,13 @@ IoTiming HddModel::submit(const IoRequest& r, Nanos now) {
           while (!dirty_.empty() && dirty_.bytes() + r.length > p_.cache_size) at = destage_one(at, t);
           busy_until_ = at;
         }
-        dirty_.insert(r.offset, r.offset + r.length);
         t.cache_hit = true;
         t.transfer = link;
         t.done = at + p_.overhead + link;
+        // An idle arm starts destaging when the data is in the cache, not
+        // in the idle time before it came.
+        if (dirty_.empty()) busy_until_ = std::max(busy_until_, t.done);
+        dirty_.insert(r.offset, r.offset + r.length, r.tag);
         return t;
       }
       // Command and data cross the link while the arm finishes the previous request.

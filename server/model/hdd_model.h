@@ -7,7 +7,8 @@
 // while the arm is idle, so back-to-back sequential reads do not pay a
 // revolution. The write cache (volatile) takes writes at interface speed,
 // destages dirty data in elevator order whenever the actuator would
-// otherwise be idle, before a write that does not fit, and on flush; FUA
+// otherwise be idle (from the time the data came), before a write that does
+// not fit, and on flush, accounting each range's time to its tag; FUA
 // writes and writes with the cache off go to the media.
 //
 // Parameters (hdd:KEY=VALUE,...):

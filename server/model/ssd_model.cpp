@@ -37,6 +37,22 @@ Nanos SsdModel::link(std::uint64_t bytes, Nanos start) {
   return link_free_;
 }
 
+// The whole cache was programmed in `time`: each tag's share is its share of
+// the bytes (the pages go out together over all channels).
+void SsdModel::destaged(Nanos time, IoTiming& t) {
+  t.destage += time;
+  const std::uint64_t total = dirty_.bytes();
+  Nanos left = time;
+  for (std::uint8_t tag = kIoTags - 1; tag > 0 && total > 0; --tag) {
+    const auto share = static_cast<Nanos>(static_cast<double>(time) * static_cast<double>(dirty_.bytes(tag)) /
+                                          static_cast<double>(total));
+    t.destage_by_tag[tag] += share;
+    left -= share;
+  }
+  t.destage_by_tag[0] += left;
+  dirty_ = ExtentSet();
+}
+
 IoTiming SsdModel::submit(const IoRequest& r, Nanos now) {
   IoTiming t;
   switch (r.op) {
@@ -44,8 +60,7 @@ IoTiming SsdModel::submit(const IoRequest& r, Nanos now) {
       const Nanos start = std::max(now, flash_free_);
       t.queued = start - now;
       const Nanos end = program(dirty_.bytes(), start);
-      t.destage = end - start;
-      dirty_ = ExtentSet();
+      destaged(end - start, t);
       flash_free_ = end;
       t.done = end;
       return t;
@@ -75,11 +90,10 @@ IoTiming SsdModel::submit(const IoRequest& r, Nanos now) {
         if (dirty_.bytes() + r.length > p_.cache_size) {  // program the cache first
           const Nanos start = std::max(arrived, flash_free_);
           at = program(dirty_.bytes(), start);
-          t.destage = at - start;
+          destaged(at - start, t);
           flash_free_ = at;
-          dirty_ = ExtentSet();
         }
-        dirty_.insert(r.offset, r.offset + r.length);
+        dirty_.insert(r.offset, r.offset + r.length, r.tag);
         t.cache_hit = true;
         t.done = at + p_.write_latency;
         return t;

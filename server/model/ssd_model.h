@@ -48,6 +48,8 @@ class SsdModel final : public TimingModel {
   // Programs `bytes` worth of pages across all channels from `start`.
   Nanos program(std::uint64_t bytes, Nanos start) const;
   Nanos link(std::uint64_t bytes, Nanos start);
+  // Accounts `time` of programming the whole cache to `t`; empties the cache.
+  void destaged(Nanos time, IoTiming& t);
 
   Params p_;
   std::vector<Nanos> channel_free_;

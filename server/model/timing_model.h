@@ -4,6 +4,7 @@
 // order, one at a time (it holds a lock), and waits until the time returned.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -14,11 +15,17 @@ namespace nvj {
 
 enum class IoOp { read, write, flush, trim, zero };
 
+// Tags tell apart the writes of parts of one device that share a model
+// (an internal journal on the data disk): a cache keeps each write's tag,
+// and destaging is accounted to the tag of the data it writes.
+constexpr std::size_t kIoTags = 4;
+
 struct IoRequest {
   IoOp op = IoOp::read;
   std::uint64_t offset = 0;
   std::uint64_t length = 0;
   bool fua = false;
+  std::uint8_t tag = 0;  // below kIoTags
 };
 
 // What the device did for one request, for the statistics.
@@ -29,6 +36,7 @@ struct IoTiming {
   Nanos rotation = 0;       // hdd: waiting for the sector
   Nanos transfer = 0;       // moving the bytes
   Nanos destage = 0;        // writing cached data to the media first (flush, full cache)
+  std::array<Nanos, kIoTags> destage_by_tag{};  // `destage` by the tag the data was written with
   std::uint32_t seeks = 0;          // hdd: arm movements, destaging included
   std::uint64_t seek_distance = 0;  // hdd: cylinders, all of them
   bool cache_hit = false;   // served by the drive's cache (read hit, cached write)

@@ -59,6 +59,8 @@ void DeviceStats::record(IoOp op, std::uint64_t bytes, std::uint64_t latency_ns,
   }
 }
 
+void DeviceStats::destaged(Nanos ns) { add(destaged_writes_ns_, static_cast<std::uint64_t>(ns)); }
+
 void DeviceStats::reset() {
   for (auto& o : ops_) {
     o.count.store(0);
@@ -69,7 +71,8 @@ void DeviceStats::reset() {
   for (auto& d : depth_) d.store(0);
   for (auto& d : seek_distance_) d.store(0);
   for (Counter* c : {&seeks_, &seek_cylinders_, &sequential_, &media_requests_, &cache_hits_, &flushes_with_destage_,
-                     &queued_ns_, &seek_ns_, &rotation_ns_, &transfer_ns_, &destage_ns_, &flush_ns_})
+                     &queued_ns_, &seek_ns_, &rotation_ns_, &transfer_ns_, &destage_ns_, &flush_ns_,
+                     &destaged_writes_ns_})
     c->store(0);
 }
 
@@ -96,6 +99,7 @@ DeviceStats::Snapshot DeviceStats::snapshot() const {
   s.transfer_ns = relaxed(transfer_ns_);
   s.destage_ns = relaxed(destage_ns_);
   s.flush_ns = relaxed(flush_ns_);
+  s.destaged_writes_ns = relaxed(destaged_writes_ns_);
   return s;
 }
 

@@ -27,6 +27,9 @@ class DeviceStats {
   std::int64_t arrive() { return in_flight_.fetch_add(1, std::memory_order_relaxed); }
   void record(IoOp op, std::uint64_t bytes, std::uint64_t latency_ns, std::int64_t depth, const IoTiming& timing,
               bool sequential, bool failed);
+  // `ns` of device time went to destaging this export's cached writes (at a
+  // flush or to make room, whichever request waited for it).
+  void destaged(Nanos ns);
   void reset();
 
   struct Op {
@@ -47,6 +50,7 @@ class DeviceStats {
     // Device time in ns, from the model.
     std::uint64_t queued_ns = 0, seek_ns = 0, rotation_ns = 0, transfer_ns = 0, destage_ns = 0;
     std::uint64_t flush_ns = 0;  // device time of flushes
+    std::uint64_t destaged_writes_ns = 0;  // destaging this export's writes, whoever waited
   };
   Snapshot snapshot() const;
 
@@ -64,6 +68,7 @@ class DeviceStats {
   std::array<Counter, kDistanceBuckets> seek_distance_{};
   Counter sequential_{0}, media_requests_{0}, cache_hits_{0}, flushes_with_destage_{0};
   Counter queued_ns_{0}, seek_ns_{0}, rotation_ns_{0}, transfer_ns_{0}, destage_ns_{0}, flush_ns_{0};
+  Counter destaged_writes_ns_{0};
 };
 
 }  // namespace nvj

@@ -100,3 +100,49 @@ TEST_CASE("a device answers no earlier than its model on a manual clock", "[stat
   CHECK(s.ops[static_cast<std::size_t>(IoOp::write)].latency.max == 25'000);
   CHECK(s.ops[static_cast<std::size_t>(IoOp::read)].latency.max == 1000);
 }
+
+TEST_CASE("a region on the device's model is charged for destaging its own writes", "[stats]") {
+  ManualClock clock;
+  HddModel::Params p;
+  p.geometry.capacity = 1ull << 30;
+  p.readahead = 0;
+  Device dev("data", std::make_unique<MemoryStore>(1ull << 30), Durability::on_flush, std::make_unique<HddModel>(p),
+             &clock);
+  dev.add_region("journal", {{512ull << 20, 16ull << 20}}, Durability::on_flush, nullptr, true);
+  std::vector<char> block(65536, 'j');
+  for (std::uint64_t i = 0; i < 16; ++i) dev.write(block.data(), 65536, (512ull << 20) + i * 65536, false);
+  for (std::uint64_t i = 0; i < 8; ++i) dev.write(block.data(), 4096, i * (100ull << 20), false);
+  dev.flush();
+  const auto home = dev.stats().snapshot();
+  const auto journal = dev.region(0).stats.snapshot();
+  // The flush was served once, by the device's own region, and waited for both.
+  CHECK(home.ops[static_cast<std::size_t>(IoOp::flush)].count == 1);
+  CHECK(journal.ops[static_cast<std::size_t>(IoOp::flush)].count == 0);
+  CHECK(home.destage_ns > 0);
+  CHECK(journal.destaged_writes_ns > 0);
+  CHECK(home.destaged_writes_ns > journal.destaged_writes_ns);  // 8 seeks against one sweep
+  CHECK(home.destaged_writes_ns + journal.destaged_writes_ns == home.destage_ns);
+  dev.reset_stats();
+  CHECK(dev.region(0).stats.snapshot().destaged_writes_ns == 0);
+
+  // A region with a model of its own destages only its own writes.
+  Device ext("data", std::make_unique<MemoryStore>(64 << 20), Durability::on_flush, nullptr, &clock);
+  p.geometry.capacity = 1ull << 30;
+  ext.add_region("journal", {{0, 32 << 20}}, Durability::on_flush, std::make_unique<HddModel>(p), false);
+  // (The first write's destaging starts while the disk is idle; the flush waits for the rest.)
+  for (std::uint32_t i = 0; i < 8; ++i) ext.write(block.data(), 4096, i * (4u << 20), false);
+  ext.flush();
+  CHECK(ext.region(0).stats.snapshot().destaged_writes_ns == ext.region(0).stats.snapshot().destage_ns);
+  CHECK(ext.region(0).stats.snapshot().destaged_writes_ns > 0);
+  CHECK(ext.stats().snapshot().destaged_writes_ns == 0);
+}
+
+TEST_CASE("at most kIoTags - 1 regions share the device's model", "[stats]") {
+  Device dev("data", std::make_unique<MemoryStore>(1 << 20), Durability::on_flush, nullptr);
+  for (std::size_t i = 0; i + 1 < kIoTags; ++i)
+    dev.add_region("r" + std::to_string(i), {{i * 4096, 4096}}, Durability::on_flush, nullptr, true);
+  CHECK_THROWS_WITH(dev.add_region("one more", {{1 << 19, 4096}}, Durability::on_flush, nullptr, true),
+                    Catch::Contains("at most 3 regions can share"));
+  dev.add_region("own model", {{1 << 19, 4096}}, Durability::on_flush, nullptr, false);  // needs no tag
+  CHECK(dev.region_count() == kIoTags);
+}
