@@ -153,7 +153,7 @@ std::string stats_prometheus(const Lab& lab) {
       out += fmt::format("nvjournal_device_seconds_total{{export=\"{}\",part=\"{}\"}} {:.9f}\n", r.name, part,
                          seconds(ns));
   family("nvjournal_destaged_writes_seconds_total", "counter",
-         "Device time spent destaging the export's cached writes (flushes, full cache).");
+         "Device time spent writing the export's cached writes home (flushes, full cache, idle).");
   for (const auto& r : rows)
     out += fmt::format("nvjournal_destaged_writes_seconds_total{{export=\"{}\"}} {:.9f}\n", r.name,
                        seconds(r.s.destaged_writes_ns));

@@ -108,13 +108,13 @@ void Device::serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t 
     std::lock_guard lock(timer.model_mutex);
     if (timer.model) timing = timer.model->submit(IoRequest{op, offset, length, fua, region.tag}, arrived);
   }
-  if (stats_on_ && timing.destage > 0) {
+  if (stats_on_) {
     // Whose cached writes went to the media: on the device's own model each
     // tag is a region; a region's own model knows only its writes.
     for (std::size_t tag = 0; tag < kIoTags; ++tag)
-      if (timing.destage_by_tag[tag] > 0) {
+      if (timing.destaged_by_tag[tag] > 0) {
         Region* owner = &timer == &base_ ? tagged_[tag] : &timer;
-        if (owner != nullptr) owner->stats.destaged(timing.destage_by_tag[tag]);
+        if (owner != nullptr) owner->stats.destaged(timing.destaged_by_tag[tag]);
       }
   }
   const bool moves_data = op == IoOp::read || op == IoOp::write;
@@ -168,7 +168,7 @@ void Device::serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t 
   if (observer_ != nullptr) {
     observer_->observe(ObservedRequest{op, offset, length, fua, static_cast<const std::uint8_t*>(data),
                                        &region != &base_, arrived, std::max(completed, timing.done),
-                                       timing.seek + timing.rotation + timing.transfer + timing.destage});
+                                       timing.seek + timing.rotation + timing.transfer});
   }
 }
 

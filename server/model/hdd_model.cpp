@@ -78,7 +78,7 @@ Nanos HddModel::destage_one(Nanos start, IoTiming& t) {
   IoTiming part;
   const Nanos end = media_access(range->begin, length, start, part);
   t.destage += end - start;
-  t.destage_by_tag[range->tag] += end - start;
+  t.destaged_by_tag[range->tag] += end - start;
   t.seeks += part.seeks;
   t.seek_distance += part.seek_distance;
   dirty_.erase(range->begin, range->begin + length);
@@ -86,10 +86,12 @@ Nanos HddModel::destage_one(Nanos start, IoTiming& t) {
 }
 
 // Background destaging belongs to no request: its time and seeks are not in
-// any request's timing (the device's time split covers requests).
-void HddModel::destage_idle(Nanos now) {
+// the request's timing (the device's time split covers requests), only its
+// time by tag (whose data went home).
+void HddModel::destage_idle(Nanos now, IoTiming& t) {
   IoTiming background;
   while (!dirty_.empty() && busy_until_ < now) busy_until_ = destage_one(busy_until_, background);
+  for (std::size_t tag = 0; tag < kIoTags; ++tag) t.destaged_by_tag[tag] += background.destaged_by_tag[tag];
 }
 
 // The arm leaves at `at`: the segment keeps what it had read by then.
@@ -114,7 +116,7 @@ bool HddModel::readahead_hit(std::uint64_t offset, std::uint64_t length, Nanos n
 
 IoTiming HddModel::submit(const IoRequest& r, Nanos now) {
   IoTiming t;
-  destage_idle(now);
+  destage_idle(now, t);
   const Nanos link = transfer_time(r.length, p_.interface_rate);
   switch (r.op) {
     case IoOp::flush: {

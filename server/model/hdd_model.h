@@ -64,8 +64,9 @@ class HddModel final : public TimingModel {
   Nanos media_access(std::uint64_t offset, std::uint64_t length, Nanos start, IoTiming& t);
   // Writes one dirty range (at most 1 MiB) home, from `start`.
   Nanos destage_one(Nanos start, IoTiming& t);
-  // Destages while the actuator would be idle before `now`.
-  void destage_idle(Nanos now);
+  // Destages while the actuator would be idle before `now`; adds the time
+  // to t.destaged_by_tag only.
+  void destage_idle(Nanos now, IoTiming& t);
   double angle_at(Nanos t) const;
   bool readahead_hit(std::uint64_t offset, std::uint64_t length, Nanos now, Nanos& available) const;
   void stop_readahead(Nanos at);

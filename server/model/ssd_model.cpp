@@ -46,10 +46,10 @@ void SsdModel::destaged(Nanos time, IoTiming& t) {
   for (std::uint8_t tag = kIoTags - 1; tag > 0 && total > 0; --tag) {
     const auto share = static_cast<Nanos>(static_cast<double>(time) * static_cast<double>(dirty_.bytes(tag)) /
                                           static_cast<double>(total));
-    t.destage_by_tag[tag] += share;
+    t.destaged_by_tag[tag] += share;
     left -= share;
   }
-  t.destage_by_tag[0] += left;
+  t.destaged_by_tag[0] += left;
   dirty_ = ExtentSet();
 }
 

@@ -36,7 +36,10 @@ struct IoTiming {
   Nanos rotation = 0;       // hdd: waiting for the sector
   Nanos transfer = 0;       // moving the bytes
   Nanos destage = 0;        // writing cached data to the media first (flush, full cache)
-  std::array<Nanos, kIoTags> destage_by_tag{};  // `destage` by the tag the data was written with
+  // All the model spent writing cached data home during this call, by the
+  // tag it was written with: `destage`, and what the idle drive did before
+  // the request came (which no request waited for).
+  std::array<Nanos, kIoTags> destaged_by_tag{};
   std::uint32_t seeks = 0;          // hdd: arm movements, destaging included
   std::uint64_t seek_distance = 0;  // hdd: cylinders, all of them
   bool cache_hit = false;   // served by the drive's cache (read hit, cached write)

@@ -27,8 +27,8 @@ class DeviceStats {
   std::int64_t arrive() { return in_flight_.fetch_add(1, std::memory_order_relaxed); }
   void record(IoOp op, std::uint64_t bytes, std::uint64_t latency_ns, std::int64_t depth, const IoTiming& timing,
               bool sequential, bool failed);
-  // `ns` of device time went to destaging this export's cached writes (at a
-  // flush or to make room, whichever request waited for it).
+  // `ns` of device time went to writing this export's cached writes home
+  // (at a flush, to make room, or while the drive was idle).
   void destaged(Nanos ns);
   void reset();
 
@@ -50,7 +50,7 @@ class DeviceStats {
     // Device time in ns, from the model.
     std::uint64_t queued_ns = 0, seek_ns = 0, rotation_ns = 0, transfer_ns = 0, destage_ns = 0;
     std::uint64_t flush_ns = 0;  // device time of flushes
-    std::uint64_t destaged_writes_ns = 0;  // destaging this export's writes, whoever waited
+    std::uint64_t destaged_writes_ns = 0;  // destaging this export's writes, whenever it happened
   };
   Snapshot snapshot() const;
 

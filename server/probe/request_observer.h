@@ -20,7 +20,8 @@ struct ObservedRequest {
   bool in_region = false;              // in one of the device's regions (an internal journal)
   Nanos arrived = 0;
   Nanos completed = 0;
-  Nanos device_time = 0;  // the model's service time: seek, rotation, transfer, destage
+  Nanos device_time = 0;  // the model's service time for its own bytes: seek, rotation, transfer
+                          // (destaging cached data is charged to the region it belongs to: DeviceStats::destaged)
 };
 
 class RequestObserver {

@@ -173,8 +173,8 @@ TEST_CASE("journal-model=data keeps an internal journal on the data disk's own m
     CHECK(first_byte(data.get(), in_journal) == 0);
 
     // A flush destages both; each region is charged for its own blocks.
-    // (The idle disk starts on the first write at once, unaccounted; the
-    // flush finds the other three, milliseconds of seeking, still cached.)
+    // (The idle disk starts on the first write at once; the flush finds the
+    // other three, milliseconds of seeking, still cached.)
     REQUIRE(post(control, "/reset-stats").starts_with("200 "));
     for (const std::uint64_t at : {in_journal, std::uint64_t{100} << 20, in_journal + 8 * info.block_size,
                                    std::uint64_t{50} << 20})
@@ -185,7 +185,7 @@ TEST_CASE("journal-model=data keeps an internal journal on the data disk's own m
     const double journal = after.number("exports.data.regions.journal.destaged_writes_us");
     CHECK(home > 0);
     CHECK(journal > 0);
-    CHECK(home + journal == Approx(after.number("exports.data.device_time_us.destage")).margin(0.002));
+    CHECK(home + journal > after.number("exports.data.device_time_us.destage"));  // the idle disk's too
   }
   CHECK(server->stop() == 0);
 }

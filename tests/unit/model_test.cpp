@@ -300,7 +300,7 @@ TEST_CASE("hdd: the write cache absorbs writes and flush pays for destaging them
 TEST_CASE("hdd and ssd: destaging is accounted to the tag each cached write carried", "[model][hdd][ssd]") {
   auto sum = [](const IoTiming& t) {
     Nanos s = 0;
-    for (const Nanos d : t.destage_by_tag) s += d;
+    for (const Nanos d : t.destaged_by_tag) s += d;
     return s;
   };
   HddModel hdd(hdd_params(1ull << 30, true, 0));
@@ -311,9 +311,15 @@ TEST_CASE("hdd and ssd: destaging is accounted to the tag each cached write carr
   const IoTiming f = hdd.submit(flush(), 1000);
   CHECK(f.destage > 0);
   CHECK(sum(f) == f.destage);
-  CHECK(f.destage_by_tag[1] > 0);
-  CHECK(f.destage_by_tag[0] > f.destage_by_tag[1]);  // 16 scattered blocks cost more than 1 MiB in one place
-  CHECK(f.destage_by_tag[2] == 0);
+  CHECK(f.destaged_by_tag[1] > 0);
+  CHECK(f.destaged_by_tag[0] > f.destaged_by_tag[1]);  // 16 scattered blocks cost more than 1 MiB in one place
+  CHECK(f.destaged_by_tag[2] == 0);
+  // What the idle disk destaged before a request came is in its tags only.
+  hdd.submit(write(4096, 4096, false, 3), f.done);
+  const IoTiming idle = hdd.submit(read(700ull << 20, 4096), f.done + kSecond);
+  CHECK(idle.destage == 0);
+  CHECK(idle.destaged_by_tag[3] > 0);
+  CHECK(sum(idle) == idle.destaged_by_tag[3]);
 
   SsdModel::Params p;
   p.bandwidth = 0;
@@ -322,7 +328,7 @@ TEST_CASE("hdd and ssd: destaging is accounted to the tag each cached write carr
   ssd.submit(write(8 << 20, 1 << 20, false, 2), 0);
   const IoTiming g = ssd.submit(flush(), 0);
   CHECK(sum(g) == g.destage);
-  CHECK(g.destage_by_tag[0] == 3 * g.destage_by_tag[2]);  // shares of the bytes
+  CHECK(g.destaged_by_tag[0] == 3 * g.destaged_by_tag[2]);  // shares of the bytes
   CHECK(ssd.submit(flush(), g.done).destage == 0);
 }
 

@@ -121,7 +121,8 @@ TEST_CASE("a region on the device's model is charged for destaging its own write
   CHECK(home.destage_ns > 0);
   CHECK(journal.destaged_writes_ns > 0);
   CHECK(home.destaged_writes_ns > journal.destaged_writes_ns);  // 8 seeks against one sweep
-  CHECK(home.destaged_writes_ns + journal.destaged_writes_ns == home.destage_ns);
+  // The flush's destaging, and the idle disk's before the flush came.
+  CHECK(home.destaged_writes_ns + journal.destaged_writes_ns > home.destage_ns);
   dev.reset_stats();
   CHECK(dev.region(0).stats.snapshot().destaged_writes_ns == 0);
 
@@ -132,7 +133,7 @@ TEST_CASE("a region on the device's model is charged for destaging its own write
   // (The first write's destaging starts while the disk is idle; the flush waits for the rest.)
   for (std::uint32_t i = 0; i < 8; ++i) ext.write(block.data(), 4096, i * (4u << 20), false);
   ext.flush();
-  CHECK(ext.region(0).stats.snapshot().destaged_writes_ns == ext.region(0).stats.snapshot().destage_ns);
+  CHECK(ext.region(0).stats.snapshot().destaged_writes_ns > ext.region(0).stats.snapshot().destage_ns);
   CHECK(ext.region(0).stats.snapshot().destaged_writes_ns > 0);
   CHECK(ext.stats().snapshot().destaged_writes_ns == 0);
 }
