@@ -46,7 +46,9 @@ head -c 4 "$out/completion.png" | grep -q PNG
 grep -q '<svg' "$out/completion.svg"
 
 # SIGTERM while synctest runs: the tasks stop at once, everything is torn
-# down, exit 1 naming why.
+# down, exit 1 naming why. Another process keeps the mount busy for 3 s
+# after the signal: the unmount waits for it instead of leaving the
+# filesystem and its loop device behind.
 "$NVJ" experiment morton2001 --quick --out "$T/stopped" >"$T/slog" 2>&1 &
 pid=$!
 _servers+=("$pid")
@@ -54,8 +56,13 @@ for _ in $(seq 300); do
   grep -q "/run/nvjournal/experiment-$pid/.*/mnt " /proc/self/mountinfo && break
   sleep 0.1
 done
-grep -q "/run/nvjournal/experiment-$pid/.*/mnt " /proc/self/mountinfo || { echo "never mounted"; cat "$T/slog"; exit 1; }
+mnt=$(awk -v p="/run/nvjournal/experiment-$pid/" 'index($5, p) == 1 && $5 ~ /\/mnt$/ {print $5; exit}' /proc/self/mountinfo)
+[ -n "$mnt" ] || { echo "never mounted"; cat "$T/slog"; exit 1; }
 sleep 2  # synctest under way
+(cd "$mnt" && exec sleep 3) &
+holder=$!
+_servers+=("$holder")
+sleep 0.2
 kill -TERM "$pid"
 for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$pid" 2>/dev/null; then echo "still running 10 s after SIGTERM"; exit 1; fi

@@ -3,8 +3,10 @@
 #include <sys/mount.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "tools/nvj/attach.h"
 #include "tools/nvj/control_client.h"
@@ -79,7 +81,17 @@ void HostLab::mount() {
 
 void HostLab::unmount() {
   if (!mounted_) return;
-  if (::umount2(mount_.c_str(), 0) != 0) throw std::runtime_error("umount " + mount_.string() + ": " + std::strerror(errno));
+  // Busy: a workload's processes that were just killed may still hold
+  // files open for a moment. Wait for them (up to 5 s), never detach lazily:
+  // that would leave the filesystem, and the loop device under it, alive
+  // out of sight.
+  for (int tries = 0; ::umount2(mount_.c_str(), 0) != 0; ++tries) {
+    const int error = errno;
+    if (error != EBUSY || tries == 50)
+      throw std::runtime_error("umount " + mount_.string() + ": " + std::strerror(error) +
+                               (error == EBUSY ? " (still in use after 5 s: see fuser -vm " + mount_.string() + ")" : ""));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   mounted_ = false;
 }
 
