@@ -9,4 +9,4 @@ set boxwidth 0.7
 set key outside top center horizontal
 set xtics rotate by -30 font ',8'
 set grid ytics
-plot 'device_time.dat' using 2:xtic(1) title 'journal writes', '' using 3 title 'checkpoint writes', '' using 4 title 'data (ordered and other)', '' using 5 title 'flush (cache destage)'
+plot 'device_time.dat' using 2:xtic(1) title 'journal writes', '' using 3 title 'journal destage', '' using 4 title 'checkpoint writes', '' using 5 title 'data (ordered and other)', '' using 6 title 'home destage (checkpoint and data)'
