@@ -104,11 +104,15 @@ void Device::serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t 
   const Nanos arrived = clock_->now();  // the model's "now" too
   IoTiming timing;
   Region& timer = region.shares_model ? base_ : region;
+  bool modelled = false;
   {
     std::lock_guard lock(timer.model_mutex);
-    if (timer.model) timing = timer.model->submit(IoRequest{op, offset, length, fua, region.tag}, arrived);
+    if (timer.model) {
+      timing = timer.model->submit(IoRequest{op, offset, length, fua, region.tag}, arrived);
+      modelled = true;
+    }
   }
-  if (stats_on_) {
+  if (stats_on_ && modelled) {
     // Whose cached writes went to the media: on the device's own model each
     // tag is a region; a region's own model knows only its writes.
     for (std::size_t tag = 0; tag < kIoTags; ++tag)
