@@ -10,9 +10,7 @@ require_kernel_lab
 
 out="$T/out"
 run_experiment enospc2015 --quick --out "$out"
-for f in results.json table.md time.png time.svg fill.png fill.svg untar.png untar.svg; do
-  [ -s "$out/$f" ] || { echo "$f missing or empty"; exit 1; }
-done
+expect_files "$out" results.json table.md time.png time.svg fill.png fill.svg untar.png untar.svg
 grep -q '^| test | volume | size | ended | time s | fill |' "$T/log"
 python3 - "$out/results.json" <<'PY'
 import json, sys

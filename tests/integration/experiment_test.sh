@@ -13,9 +13,7 @@ require_kernel_lab
 
 out="$T/out"
 run_experiment morton2001 --quick --out "$out"
-for f in results.json table.md completion.png completion.svg device_time.png device_time.svg; do
-  [ -s "$out/$f" ] || { echo "$f missing or empty"; exit 1; }
-done
+expect_files "$out" results.json table.md completion.png completion.svg device_time.png device_time.svg
 grep -q '^| processes/dir | directories | internal, hdd | external, nvram | external, hdd | internal 4M, hdd |$' "$T/log"
 python3 - "$out/results.json" <<'PY'
 import json, sys
@@ -52,11 +50,12 @@ grep -q '<svg' "$out/completion.svg"
 "$NVJ" experiment morton2001 --quick --out "$T/stopped" >"$T/slog" 2>&1 &
 pid=$!
 _servers+=("$pid")
+mnt=
 for _ in $(seq 300); do
-  grep -q "/run/nvjournal/experiment-$pid/.*/mnt " /proc/self/mountinfo && break
+  mnt=$(awk -v p="/run/nvjournal/experiment-$pid/" 'index($5, p) == 1 && $5 ~ /\/mnt$/ {print $5; exit}' /proc/self/mountinfo)
+  [ -n "$mnt" ] && break
   sleep 0.1
 done
-mnt=$(awk -v p="/run/nvjournal/experiment-$pid/" 'index($5, p) == 1 && $5 ~ /\/mnt$/ {print $5; exit}' /proc/self/mountinfo)
 [ -n "$mnt" ] || { echo "never mounted"; cat "$T/slog"; exit 1; }
 sleep 2  # synctest under way
 (cd "$mnt" && exec sleep 3) &

@@ -11,10 +11,8 @@ require_kernel_lab
 
 out="$T/out"
 run_experiment wheeler2007 --quick --out "$out"
-for f in results.json table.md files_per_second.png files_per_second.svg files_per_transaction.png \
-         files_per_transaction.svg files_per_second_syncdir.png files_per_transaction_syncdir.svg; do
-  [ -s "$out/$f" ] || { echo "$f missing or empty"; exit 1; }
-done
+expect_files "$out" results.json table.md files_per_second.png files_per_second.svg files_per_transaction.png \
+  files_per_transaction.svg files_per_second_syncdir.png files_per_transaction_syncdir.svg
 grep -q '^| threads | NVRAM, max_batch_time default | NVRAM, max_batch_time=0 | SSD, max_batch_time default |' "$T/log"
 grep -q '^Files/s, in a chattr +S directory' "$T/log"
 python3 - "$out/results.json" <<'PY'

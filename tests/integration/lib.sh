@@ -110,6 +110,14 @@ experiment_leftovers() {
   if pgrep -f "$dir" >/dev/null; then echo "a server is left"; return 1; fi
 }
 
+# expect_files DIR NAME... : fails unless every DIR/NAME exists and is not empty.
+expect_files() {
+  local dir=$1 f; shift
+  for f in "$@"; do
+    [ -s "$dir/$f" ] || { echo "$f missing or empty"; return 1; }
+  done
+}
+
 # run_experiment ARGS... : nvj experiment ARGS, its output in $T/log and
 # shown; fails unless it exits 0 and leaves nothing behind. In the
 # background to know its PID, hence its run folder (others may run).
