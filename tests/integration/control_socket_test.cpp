@@ -37,6 +37,19 @@ int dial(const std::string& path) {
   return fd;
 }
 
+// The process whose command line names `socket` (a test's own temporary
+// path), or 0: finds a background server whose pidfile never appeared, so
+// that a failing test still stops it.
+pid_t pid_of(const std::string& socket) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string cmdline = nvj::cli::read_text_file(entry.path() / "cmdline");  // "" once gone
+    if (cmdline.find(socket) != std::string::npos) return std::stoi(name);
+  }
+  return 0;
+}
+
 // Sends `raw` and reads until the server closes (at most 15 s).
 std::string http_exchange(const std::string& path, const std::string& raw) {
   const int fd = dial(path);
@@ -180,7 +193,15 @@ TEST_CASE("the control socket outlives nbdkit's fork into the background", "[con
                           "data=64M", "data-model=none", "journal-model=none", "control=" + control},
                          nvj::test::server_env(), std::chrono::seconds(30));
   REQUIRE(r.status == 0);
-  const pid_t pid = std::stoi(nvj::cli::read_text_file(pidfile));
+  // The child writes the pidfile after the parent has exited: wait for a
+  // whole line (up to 10 s) before reading it.
+  std::string pid_line;
+  for (int i = 0; i < 200; ++i) {
+    if (std::filesystem::exists(pidfile)) pid_line = nvj::cli::read_text_file(pidfile);
+    if (!pid_line.empty() && pid_line.back() == '\n') break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const pid_t pid = pid_line.empty() || pid_line.back() != '\n' ? pid_of(dir.file("nbd.sock")) : std::stoi(pid_line);
   struct Stop {  // also when a check below throws
     pid_t pid;
     bool now() {  // true once the server is gone
@@ -191,6 +212,7 @@ TEST_CASE("the control socket outlives nbdkit's fork into the background", "[con
     }
     ~Stop() { now(); }
   } stop{pid};
+  REQUIRE_THAT(pid_line, Catch::EndsWith("\n"));
   const auto stats = nvj::cli::control_request(control, "GET", "/stats");
   CHECK(stats.status == 200);
   CHECK_THAT(stats.body, Catch::Contains("\"exports\""));
