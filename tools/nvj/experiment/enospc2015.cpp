@@ -31,6 +31,15 @@ struct Volume {
   std::string key, label, model;
 };
 
+// What one untar copy took, and what the server saw meanwhile (the change in
+// its /journal counters from the copy's start to its end).
+struct Copy {
+  double seconds = 0;
+  double transactions = 0;    // committed
+  double journal_full_s = 0;  // the log's free space below a quarter
+  double journal_mib = 0, checkpoint_mib = 0, data_mib = 0;  // written, by class
+};
+
 struct Outcome {
   std::string test, label;  // "dd-over", "dd 20 MiB, just over full"
   const Volume* volume;
@@ -43,7 +52,7 @@ struct Outcome {
   bool intact = false;      // every acknowledged write read back after a remount
   std::string check;        // what was compared
   bool fsck_clean = false;
-  std::vector<double> copy_seconds;  // untar: each copy's time, the failing one last
+  std::vector<Copy> copies;  // untar: each copy, the failing one last
 
   Outcome(std::string t, std::string l, const Volume& v, std::string s)
       : test(std::move(t)), label(std::move(l)), volume(&v), size(std::move(s)) {}
@@ -140,6 +149,24 @@ Outcome run_dd(const fs::path& run_dir, const Volume& v, const std::string& size
   return r;
 }
 
+// The server's journal counters now, as a Copy (seconds 0).
+Copy journal_counters(const HostLab& lab) {
+  const JsonFigures j(lab.get("/journal"));
+  constexpr double kMiB = 1 << 20;
+  Copy c;
+  c.transactions = j.number("committed_transactions");
+  c.journal_full_s = j.number("full_time_us") / 1e6;
+  c.journal_mib = j.number("traffic.journal.bytes") / kMiB;
+  c.checkpoint_mib = j.number("traffic.checkpoint.bytes") / kMiB;
+  c.data_mib = (j.number("traffic.ordered.bytes") + j.number("traffic.other.bytes")) / kMiB;
+  return c;
+}
+
+Copy operator-(const Copy& a, const Copy& b) {
+  return Copy{a.seconds - b.seconds,         a.transactions - b.transactions, a.journal_full_s - b.journal_full_s,
+              a.journal_mib - b.journal_mib, a.checkpoint_mib - b.checkpoint_mib, a.data_mib - b.data_mib};
+}
+
 // Untars the tree into c1, c2, ... until tar fails (or `limit` copies).
 Outcome run_untar(const fs::path& run_dir, const Volume& v, const std::string& size, const fs::path& archive) {
   Outcome r{"untar", "untar a source tree until full", v, size};
@@ -147,19 +174,24 @@ Outcome run_untar(const fs::path& run_dir, const Volume& v, const std::string& s
   constexpr int kLimit = 1000;
   int copies = 0;
   RunResult tar;
+  Copy before = journal_counters(lab);
   for (int i = 1; i <= kLimit; ++i) {
     const fs::path copy = lab.mount_point() / ("c" + std::to_string(i));
     fs::create_directory(copy);
     const auto start = std::chrono::steady_clock::now();
     tar = run({"tar", "-xf", archive.string(), "-C", copy.string()});
-    r.copy_seconds.push_back(seconds_since(start));
+    const double seconds = seconds_since(start);
+    Copy after = journal_counters(lab);
+    r.copies.push_back(after - before);
+    r.copies.back().seconds = seconds;
+    before = after;
     if (tar.status != 0) break;
     copies = i;
   }
   r.fill = workloads::filesystem_fill(lab.mount_point());
-  r.seconds = r.copy_seconds.back();
+  r.seconds = r.copies.back().seconds;
   double all = 0;
-  for (std::size_t i = 0; i + 1 < r.copy_seconds.size(); ++i) all += r.copy_seconds[i];
+  for (std::size_t i = 0; i + 1 < r.copies.size(); ++i) all += r.copies[i].seconds;
   r.detail = std::to_string(copies) + " copies in " + fixed(all, 2) + " s";
   if (tar.status != 0) {
     r.enospc = is_enospc(tar.output);
@@ -221,9 +253,15 @@ std::string results_json(const std::vector<Outcome>& runs, bool quick) {
          ",\"enospc\":" + (r.enospc ? "true" : "false") + ",\"failed\":" + (r.error.empty() ? "false" : "true") +
          ",\"fill\":" + fixed(r.fill, 4) + ",\"acknowledged_intact\":" + (r.intact ? "true" : "false") +
          ",\"fsck_clean\":" + (r.fsck_clean ? "true" : "false");
-    if (!r.copy_seconds.empty()) {
-      s += ",\"copy_seconds\":[";
-      for (std::size_t c = 0; c < r.copy_seconds.size(); ++c) s += (c ? "," : "") + fixed(r.copy_seconds[c], 4);
+    if (!r.copies.empty()) {
+      s += ",\"copies\":[";
+      for (std::size_t k = 0; k < r.copies.size(); ++k) {
+        const Copy& c = r.copies[k];
+        s += (k ? ",{" : "{") + std::string("\"seconds\":") + fixed(c.seconds, 4) +
+             ",\"transactions\":" + fixed(c.transactions, 0) + ",\"journal_full_s\":" + fixed(c.journal_full_s, 4) +
+             ",\"journal_mib\":" + fixed(c.journal_mib, 3) + ",\"checkpoint_mib\":" + fixed(c.checkpoint_mib, 3) +
+             ",\"data_mib\":" + fixed(c.data_mib, 3) + "}";
+      }
       s += "]";
     }
     s += "}";
@@ -243,6 +281,19 @@ std::string table_md(const std::vector<Outcome>& runs) {
          " | " + (r.fsck_clean ? "clean" : "NOT CLEAN") + " |\n";
   t += "\nTime: to finish, or to fail (for untar: the failing copy). Fill: used blocks over all blocks "
        "(root may use the reserve).\n";
+  t += "\n## untar, copy by copy\n\nWhat the server saw while each copy ran: transactions committed, time the "
+       "journal was full (free space below a quarter), and MiB written to the volume by class (journal blocks, "
+       "checkpoint: journalled metadata written home, data). The last copy of each volume is the one that "
+       "failed.\n\n"
+       "| volume | copy | time s | transactions | journal full s | journal MiB | checkpoint MiB | data MiB |\n"
+       "|---|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const Outcome& r : runs)
+    for (std::size_t i = 0; i < r.copies.size(); ++i) {
+      const Copy& c = r.copies[i];
+      t += "| " + r.volume->label + " | " + std::to_string(i + 1) + " | " + fixed(c.seconds, 3) + " | " +
+           fixed(c.transactions, 0) + " | " + fixed(c.journal_full_s, 3) + " | " + fixed(c.journal_mib, 2) + " | " +
+           fixed(c.checkpoint_mib, 2) + " | " + fixed(c.data_mib, 2) + " |\n";
+    }
   return t;
 }
 
@@ -279,13 +330,13 @@ void draw(const fs::path& out, const std::vector<Outcome>& runs, const std::vect
   for (const auto& v : volumes) copies += " " + v.key;
   copies += "\n";
   std::size_t most = 0;
-  for (const Outcome& r : runs) most = std::max(most, r.copy_seconds.size());
+  for (const Outcome& r : runs) most = std::max(most, r.copies.size());
   for (std::size_t c = 0; c < most; ++c) {
     copies += std::to_string(c + 1);
     for (const auto& v : volumes)
       for (const Outcome& r : runs)
         if (r.volume == &v && r.test == "untar")
-          copies += " " + (c < r.copy_seconds.size() ? fixed(r.copy_seconds[c], 4) : std::string("NaN"));
+          copies += " " + (c < r.copies.size() ? fixed(r.copies[c].seconds, 4) : std::string("NaN"));
     copies += "\n";
   }
   write_report_file(out, "untar.dat", copies);
