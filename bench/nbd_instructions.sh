@@ -6,19 +6,26 @@
 # not depend on what else the machine is doing, so they show a difference of
 # a few percent that IOPS on a shared 2-core VM cannot.
 #
-# Usage: bench/nbd_instructions.sh [--plugin PATH] [--ios N] [--markdown FILE]
+# Usage: bench/nbd_instructions.sh [--plugin PATH] [--ios N] [--rounds R] [--markdown FILE]
 #
 # Per server and queue depth: two runs on fresh servers, of N and 2N writes
 # (fio, nbd engine, same seed); the cost of one write is the difference in
 # the process's instruction total divided by N, so start-up and connection
 # set-up cancel out. Each run's writes land on a 1 GiB disk, so the second N
 # writes of the longer run meet both fresh and allocated pages.
+#
+# Instruction counts are not fully deterministic for a threaded server:
+# which worker thread wakes for which request, and how often a thread finds
+# a lock taken, change from run to run (nbdkit's memory plugin varied by 1.6x
+# at depth 16). So the servers take turns for R rounds (default 3) and the
+# figure is each server's median, with every round shown.
 set -euo pipefail
 
 script_dir=$(cd "$(dirname "$0")" && pwd)
 repo_dir=$(cd "$script_dir/.." && pwd)
 plugin="$repo_dir/build/plugins/nbdkit/nbdkit-nvjournal-plugin.so"
 ios=20000
+rounds=3
 markdown=""
 depths=(1 16)
 seed=20240601
@@ -30,12 +37,14 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --plugin) plugin=${2:?--plugin needs a path}; shift 2 ;;
     --ios) ios=${2:?--ios needs a number}; shift 2 ;;
+    --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
     --markdown) markdown=${2:?--markdown needs a file}; shift 2 ;;
     -h|--help) sed -n '9,9p' "$0" | sed 's/^# //'; exit 0 ;;
     *) echo "nbd_instructions.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
 [[ $ios =~ ^[1-9][0-9]*$ ]] || { echo "nbd_instructions.sh: --ios must be a positive integer" >&2; exit 2; }
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "nbd_instructions.sh: --rounds must be a positive integer" >&2; exit 2; }
 [[ -f $plugin ]] || { echo "nbd_instructions.sh: plugin not found: $plugin (build it with ninja -C build)" >&2; exit 1; }
 plugin=$(cd "$(dirname "$plugin")" && pwd)/$(basename "$plugin")
 for tool in nbdkit fio valgrind callgrind_annotate; do
@@ -64,29 +73,36 @@ count() {
   callgrind_annotate "$tmp/cg.out" 2>/dev/null | sed -nE 's/^ *([0-9,]+) .*PROGRAM TOTALS.*/\1/p' | tr -d ,
 }
 
-echo "nbd_instructions: $ios and $((2 * ios)) writes per server and depth, under callgrind"
+echo "nbd_instructions: $ios and $((2 * ios)) writes per server and depth, $rounds rounds, under callgrind"
 results="$tmp/results.tsv"
 : >"$results"
 for depth in "${depths[@]}"; do
-  for server in ours ours-nostats memory; do
-    one=$(count "$server" "$depth" "$ios")
-    two=$(count "$server" "$depth" $((2 * ios)))
-    per=$(( (two - one) / ios ))
-    printf '%s\t%s\t%s\t%s\t%s\n' "$server" "$depth" "$one" "$two" "$per" >>"$results"
-    printf '  qd%-2s %-12s %6d instructions per write\n' "$depth" "$server" "$per"
+  for round in $(seq "$rounds"); do
+    for server in ours ours-nostats memory; do
+      one=$(count "$server" "$depth" "$ios")
+      two=$(count "$server" "$depth" $((2 * ios)))
+      per=$(( (two - one) / ios ))
+      printf '%s\t%s\t%s\t%s\t%s\n' "$server" "$depth" "$one" "$two" "$per" >>"$results"
+      printf '  qd%-2s round %d %-12s %6d instructions per write\n' "$depth" "$round" "$server" "$per"
+    done
   done
 done
 
-NI_RESULTS=$results NI_MARKDOWN=$markdown NI_COMMAND=$command_line NI_IOS=$ios \
+NI_RESULTS=$results NI_MARKDOWN=$markdown NI_COMMAND=$command_line NI_IOS=$ios NI_ROUNDS=$rounds \
 NI_DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') NI_NBDKIT=$(nbdkit --version | head -n1) \
 NI_VALGRIND=$(valgrind --version) \
 NI_GIT=$(git -C "$repo_dir" rev-parse --short HEAD 2>/dev/null || echo unknown) \
 BENCH_DIR=$script_dir python3 - <<'PY'
-import os, subprocess
+import os, statistics, subprocess
 env = os.environ
 rows = [line.rstrip("\n").split("\t") for line in open(env["NI_RESULTS"])]
-per = {(r[0], int(r[1])): int(r[4]) for r in rows}
+rounds = {}  # (server, depth) -> per-write counts, in round order
+for r in rows:
+    rounds.setdefault((r[0], int(r[1])), []).append(int(r[4]))
+per = {key: round(statistics.median(values)) for key, values in rounds.items()}
 depths = sorted({d for _, d in per})
+def spread(server, d):
+    return ", ".join(str(v) for v in rounds[(server, d)])
 print()
 for d in depths:
     o, n, m = per[("ours", d)], per[("ours-nostats", d)], per[("memory", d)]
@@ -105,14 +121,17 @@ lines = [
     f"- Date: {env['NI_DATE']}",
     f"- nbdkit: {env['NI_NBDKIT']}; {env['NI_VALGRIND']}",
     f"- Git commit: {env['NI_GIT']}",
-    f"- N = {env['NI_IOS']}",
+    f"- N = {env['NI_IOS']}; {env['NI_ROUNDS']} rounds, the servers taking turns; each figure is the median"
+    " of the rounds (all rounds in the last three columns)",
     "",
-    "| depth | ours | ours, stats=off | memory | ours / memory | statistics cost |",
-    "|---:|---:|---:|---:|---:|---:|",
+    "| depth | ours | ours, stats=off | memory | ours / memory | statistics cost"
+    " | rounds: ours | rounds: stats=off | rounds: memory |",
+    "|---:|---:|---:|---:|---:|---:|---|---|---|",
 ]
 for d in depths:
     o, n, m = per[("ours", d)], per[("ours-nostats", d)], per[("memory", d)]
-    lines.append(f"| {d} | {o} | {n} | {m} | {o / m:.3f} | {o - n} ({(o - n) / n * 100:.1f}%) |")
+    lines.append(f"| {d} | {o} | {n} | {m} | {o / m:.3f} | {o - n} ({(o - n) / n * 100:.1f}%)"
+                 f" | {spread('ours', d)} | {spread('ours-nostats', d)} | {spread('memory', d)} |")
 section = "\n".join(lines) + "\n"
 subprocess.run([os.path.join(os.environ["BENCH_DIR"], "lib", "results_section.py"), "nbd_instructions", path],
                input=section, text=True, check=True)
