@@ -1,14 +1,16 @@
-// Copies a host directory tree into an image being built, like mke2fs -d:
-// regular files (holes stay holes, found with SEEK_DATA/SEEK_HOLE),
-// directories, symlinks, hard links (within the tree), device nodes, FIFOs
-// and sockets, with their modes, owners and nanosecond times. Names are
-// taken as bytes, whatever their encoding. Extended attributes are not
-// copied (yet): they are counted, so the caller can warn.
+// Copies a tree of files into an image being built, like mke2fs -d:
+// regular files (holes stay holes), directories, symlinks, hard links
+// (within the tree), device nodes, FIFOs and sockets, with their modes,
+// owners and nanosecond times. Names are taken as bytes, whatever their
+// encoding. Extended attributes are not copied (yet): they are counted, so
+// the caller can warn. The tree comes through SourceTree (source_tree.h):
+// fscore never reads the host's files itself.
 #pragma once
 
-#include <string>
+#include <cstdint>
 
 #include "fscore/ext4/image_builder.h"
+#include "fscore/ext4/source_tree.h"
 
 namespace fscore::ext4 {
 
@@ -18,10 +20,11 @@ struct PopulateCounts {
   std::uint64_t xattrs_not_copied = 0;  // extended attributes (ACLs, capabilities, ...) left behind
 };
 
-// The root of the image takes the source directory's mode, owner and times.
-// Throws std::system_error naming the path that could not be read,
-// NoSpaceError when the tree does not fit, std::invalid_argument for what
-// ext4 cannot hold (a symlink target longer than a block).
-PopulateCounts populate_from_directory(ImageBuilder& builder, const std::string& source);
+// The root of the image takes the tree's root attributes. Entries are added
+// in name order, so the same tree gives the same image. Throws what the tree
+// throws, NoSpaceError (naming the path) when the tree does not fit,
+// std::invalid_argument for what ext4 cannot hold (a symlink target longer
+// than a block, an entry of unknown type).
+PopulateCounts populate(ImageBuilder& builder, SourceTree& tree);
 
 }  // namespace fscore::ext4

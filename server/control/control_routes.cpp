@@ -5,7 +5,7 @@
 
 #include "server/control/journal_report.h"
 #include "server/control/stats_report.h"
-#include "server/lab/size.h"
+#include "common/size.h"
 
 namespace nvj {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "server/lab/size.h"
+#include "common/size.h"
 
 namespace nvj {
 namespace {

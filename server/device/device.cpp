@@ -4,7 +4,7 @@
 #include <cerrno>
 #include <stdexcept>
 
-#include "server/lab/size.h"
+#include "common/size.h"
 #include "server/store/io_error.h"
 
 namespace nvj {

@@ -1,14 +1,15 @@
 // Device: one export as the client sees it. It applies the export's
 // durability rule to its store and, with a timing model, replies no earlier
-// than the model says the request completes (design.md, "A request's way
+// than the model says the request completes (docs/design.md, "A request's way
 // through"): the model is asked under a lock, in arrival order; the bytes
 // land; then the caller waits on the clock.
 //
-// An export is regions (design.md): the device's own, and ranges that
-// behave as another device, such as an internal journal on the NVRAM model
-// inside the data disk. Each region has its durability rule, its model (or
-// the device's own, for a journal on the same disk) and its statistics. A
-// request that crosses a region boundary is served piece by piece.
+// An export is regions (docs/design.md, "Regions"): the device's own, and
+// ranges that behave as another device, such as an internal journal on the
+// NVRAM model inside the data disk. Each region has its durability rule, its
+// model (or the device's own, for a journal on the same disk) and its
+// statistics. A request that crosses a region boundary is served piece by
+// piece.
 #pragma once
 
 #include <array>
@@ -21,9 +22,9 @@
 #include <utility>
 #include <vector>
 
-#include "server/cache/write_log.h"
+#include "server/powerloss/write_log.h"
 #include "server/device/durability.h"
-#include "server/model/clock.h"
+#include "common/clock.h"
 #include "server/probe/device_stats.h"
 #include "server/probe/request_observer.h"
 #include "server/model/timing_model.h"
@@ -89,10 +90,10 @@ class Device {
   RegionView region(std::size_t i) const;
   std::string region_model_description(std::size_t i) const;
 
-  // Power loss (design.md's durability contract). Once enabled, every write
-  // is logged (at most `log_limit` bytes of old and new data) so that
-  // cut_power() can drop what a real device would lose; the drive's cache is
-  // empty afterwards (its model restarts). After a cut every request fails
+  // Power loss (docs/design.md, "The durability contract"). Once enabled,
+  // every write is logged (at most `log_limit` bytes of old and new data) so
+  // that cut_power() can drop what a real device would lose; the drive's cache
+  // is empty afterwards (its model restarts). After a cut every request fails
   // with EIO, including those caught in flight, until power_on().
   void enable_power_loss(std::uint64_t log_limit);
   void reset_stats();

@@ -1,4 +1,5 @@
-// When an acknowledged write becomes durable (design.md, "Durability contract").
+// When an acknowledged write becomes durable (docs/design.md, "The durability
+// contract").
 #pragma once
 
 #include <string_view>

@@ -3,7 +3,7 @@
 #include <array>
 #include <filesystem>
 
-#include "server/lab/size.h"
+#include "common/size.h"
 #include "server/model/make_model.h"
 #include "server/store/memory_store.h"
 

@@ -70,8 +70,8 @@ struct SizeLimits {
   static constexpr std::uint64_t kDefaultCrashLog = std::uint64_t{256} << 20;
 };
 
-// The models an export gets when none is given (design.md): a spinning data
-// disk and an NVRAM journal.
+// The models an export gets when none is given (docs/design.md, "Timing
+// models"): a spinning data disk and an NVRAM journal.
 constexpr const char* kDefaultDataModel = "hdd";
 constexpr const char* kDefaultJournalModel = "nvram";
 // journal-model= value that times an internal journal with the data disk's

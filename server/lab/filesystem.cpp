@@ -6,7 +6,8 @@
 #include "fscore/ext4/geometry.h"
 #include "fscore/ext4/image_reader.h"
 #include "fscore/ext4/journal_device.h"
-#include "server/lab/size.h"
+#include "common/size.h"
+#include "server/lab/host_tree.h"
 #include "server/lab/store_image.h"
 
 namespace nvj {
@@ -36,7 +37,10 @@ fscore::ext4::Timestamp now() {
 FilesystemState build(const FilesystemSpec& spec, const ImageOptions& options, fscore::BlockSink* data_sink) {
   ImageBuilder builder(options, data_sink);
   FilesystemState state;
-  if (spec.populate) state.populated = fscore::ext4::populate_from_directory(builder, *spec.populate);
+  if (spec.populate) {
+    HostTree tree(*spec.populate);
+    state.populated = fscore::ext4::populate(builder, tree);
+  }
   const fscore::ext4::ImageLayout layout = builder.finish();
   state.origin = FilesystemState::Origin::formatted;
   state.journal = spec.journal;

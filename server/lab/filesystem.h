@@ -1,5 +1,5 @@
-// The filesystem a server starts with (issue: "a user should never have to
-// run mkfs on the client"): format new stores as ext4 with an internal or
+// The filesystem a server starts with, so that no client has to run mkfs:
+// format new stores as ext4 with an internal or
 // external journal, optionally populated from a host directory; serve an
 // existing ext4 as it is, finding its journal; refuse to overwrite anything
 // else unless forced. nvj mkfs uses the same code on image files.

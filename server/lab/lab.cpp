@@ -8,7 +8,7 @@
 #include <system_error>
 
 #include "fscore/ext4/block_map.h"
-#include "server/lab/size.h"
+#include "common/size.h"
 #include "server/model/make_model.h"
 #include "server/store/file_store.h"
 #include "server/store/io_error.h"
@@ -54,8 +54,8 @@ std::unique_ptr<TimingModel> model_for(std::string_view param, const std::string
 }
 
 // A volatile cache makes writes durable after a flush; NVRAM, or a cache that
-// is off, on acknowledgement (design.md). Without a model: a data disk keeps
-// the flush rule, a journal is NVRAM.
+// is off, on acknowledgement (docs/design.md, "The durability contract").
+// Without a model: a data disk keeps the flush rule, a journal is NVRAM.
 Durability durability_of(const TimingModel* model, bool journal) {
   if (model) return model->volatile_cache() ? Durability::on_flush : Durability::on_acknowledge;
   return journal ? Durability::on_acknowledge : Durability::on_flush;

@@ -12,7 +12,7 @@
 #include "server/device/device.h"
 #include "server/lab/config.h"
 #include "server/lab/filesystem.h"
-#include "server/model/clock.h"
+#include "common/clock.h"
 #include "server/probe/journal_tracer.h"
 
 namespace nvj {

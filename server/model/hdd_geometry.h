@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "server/model/duration.h"
+#include "common/duration.h"
 
 namespace nvj {
 

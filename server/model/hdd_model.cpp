@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "server/lab/size.h"
+#include "common/size.h"
 
 namespace nvj {
 

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <stdexcept>
 
-#include "server/lab/size.h"
+#include "common/size.h"
 
 namespace nvj {
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "server/model/duration.h"
+#include "common/duration.h"
 
 namespace nvj {
 

@@ -1,6 +1,6 @@
-// NvramModel: battery-backed NVRAM (design.md's journal device). Durable on
-// acknowledgement, so flush costs nothing. A request waits for one of
-// `channels` parallel units, moves its bytes over a link shared by all of
+// NvramModel: battery-backed NVRAM (the journal device of docs/design.md).
+// Durable on acknowledgement, so flush costs nothing. A request waits for one
+// of `channels` parallel units, moves its bytes over a link shared by all of
 // them at `bandwidth`, then takes the read or write latency.
 //
 // Parameters (nvram:KEY=VALUE,...):

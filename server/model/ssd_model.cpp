@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "server/lab/size.h"
+#include "common/size.h"
 
 namespace nvj {
 

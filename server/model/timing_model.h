@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "server/model/duration.h"
+#include "common/duration.h"
 
 namespace nvj {
 

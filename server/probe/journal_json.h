@@ -6,7 +6,7 @@
 #include <string>
 
 #include "fscore/jbd2/journal_decoder.h"
-#include "server/model/clock.h"
+#include "common/clock.h"
 
 namespace nvj {
 

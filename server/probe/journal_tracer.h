@@ -1,10 +1,10 @@
 // JournalTracer: decodes the journal live from the requests the devices
-// serve (design.md, the probes): the external journal export's writes, or
-// the internal journal region's on the data export, go through a
+// serve (docs/design.md, "The journal tracer"): the external journal export's
+// writes, or the internal journal region's on the data export, go through a
 // JournalDecoder; the data export's other writes are classed by a
-// TrafficClassifier. Keeps running totals, commit latencies, the most
-// recent transactions and problems, and writes one JSON line per
-// transaction to a trace file when asked.
+// TrafficClassifier. Keeps running totals, commit latencies, the most recent
+// transactions and problems, and writes one JSON line per transaction to a
+// trace file when asked.
 //
 // Observers run on serving threads. One thread at a time feeds the decoder
 // and the classifier (a mutex); a thread that finds it taken leaves its
@@ -26,7 +26,7 @@
 
 #include "fscore/jbd2/journal_decoder.h"
 #include "fscore/jbd2/journal_log.h"
-#include "server/model/clock.h"
+#include "common/clock.h"
 #include "server/probe/ext4_layout.h"
 #include "server/probe/latency_histogram.h"
 #include "server/probe/request_inbox.h"

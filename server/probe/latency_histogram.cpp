@@ -1,5 +1,7 @@
 #include "server/probe/latency_histogram.h"
 
+#include "common/percentile.h"
+
 #include <algorithm>
 #include <bit>
 #include <vector>
@@ -54,10 +56,10 @@ LatencyHistogram::Summary LatencyHistogram::summary() const {
   s.sum = sum_.load(std::memory_order_relaxed);
   s.max = max_.load(std::memory_order_relaxed);
   if (s.count == 0) return s;
-  // The value reported for a percentile is the middle of its bucket, never
-  // above the largest value seen.
+  // The percentile's sample (common/percentile.h's nearest rank) is reported
+  // as the middle of its bucket, never above the largest value seen.
   auto at = [&](double q) {
-    const auto rank = static_cast<std::uint64_t>(q * static_cast<double>(s.count - 1)) + 1;
+    const std::uint64_t rank = nearest_rank(q, s.count);
     std::uint64_t seen = 0;
     for (int i = 0; i < kBuckets; ++i) {
       seen += counts[static_cast<std::size_t>(i)];

@@ -1,12 +1,12 @@
 // RequestObserver: sees every request a device served, after its bytes have
-// landed and its time has come (design.md: the probes). The journal tracer
-// is one. Called on the serving thread: observers keep their own locks and
-// their work short.
+// landed and its time has come (docs/design.md, "A request's way through").
+// The journal tracer is one. Called on the serving thread: observers keep
+// their own locks and their work short.
 #pragma once
 
 #include <cstdint>
 
-#include "server/model/clock.h"
+#include "common/clock.h"
 #include "server/model/timing_model.h"
 
 namespace nvj {

@@ -1,6 +1,5 @@
 // TrafficClassifier: what each write to the data disk is, given what the
-// journal said (design.md: "separates journal, checkpoint and data
-// traffic"):
+// journal said (docs/design.md, "The journal tracer"):
 //   journal     the internal journal's region;
 //   checkpoint  a block logged by a committed transaction, written home;
 //   ordered     a block that a transaction allocated (its logged block
@@ -24,7 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "server/model/clock.h"
+#include "common/clock.h"
 #include "server/probe/ext4_layout.h"
 #include "server/store/store.h"
 

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "server/lab/size.h"
+#include "common/size.h"
 #include "server/store/io_error.h"
 
 namespace nvj {

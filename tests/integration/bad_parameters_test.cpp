@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "server_fixture.h"
-#include "tools/nvj/text_file.h"
-#include "tools/nvj/process.h"
-#include "tools/nvj/server_process.h"
+#include "tools/nvj/host/text_file.h"
+#include "tools/nvj/host/process.h"
+#include "tools/nvj/host/server_process.h"
 
 namespace fs = std::filesystem;
 using nvj::test::TempDir;

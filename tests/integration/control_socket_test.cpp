@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "server_fixture.h"
-#include "tools/nvj/control_client.h"
-#include "tools/nvj/text_file.h"
-#include "tools/nvj/process.h"
+#include "tools/nvj/client/control_client.h"
+#include "tools/nvj/host/text_file.h"
+#include "tools/nvj/host/process.h"
 
 using nvj::test::connect;
 using nvj::test::start_server;

@@ -8,7 +8,7 @@
 
 #include "fscore/ext4/geometry.h"
 #include "server_fixture.h"
-#include "tools/nvj/process.h"
+#include "tools/nvj/host/process.h"
 
 using fscore::ext4::GeometryRequest;
 using fscore::ext4::plan_geometry;

@@ -12,9 +12,9 @@
 #include "fscore/ext4/image_reader.h"
 #include "server_fixture.h"
 #include "tools/nvj/experiment/report.h"
-#include "tools/nvj/control_client.h"
-#include "tools/nvj/process.h"
-#include "tools/nvj/server_address.h"
+#include "tools/nvj/client/control_client.h"
+#include "tools/nvj/host/process.h"
+#include "tools/nvj/client/server_address.h"
 
 using nvj::test::connect;
 using nvj::test::start_server;

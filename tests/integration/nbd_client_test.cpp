@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "server_fixture.h"
-#include "tools/nvj/text_file.h"
-#include "server/model/clock.h"
-#include "tools/nvj/server_address.h"
+#include "tools/nvj/host/text_file.h"
+#include "common/clock.h"
+#include "tools/nvj/client/server_address.h"
 
 using nvj::test::connect;
 using nvj::test::start_server;

@@ -1,8 +1,8 @@
 // Power cuts through the control socket against the real nbdkit, checked by
-// a libnbd client (design.md's durability contract): a data disk with a
-// volatile cache loses what was neither flushed nor FUA; NVRAM and cache-off
-// devices lose nothing acknowledged; requests fail with EIO until power-on;
-// the same seed loses the same writes.
+// a libnbd client (docs/design.md, "The durability contract"): a data disk
+// with a volatile cache loses what was neither flushed nor FUA; NVRAM and
+// cache-off devices lose nothing acknowledged; requests fail with EIO until
+// power-on; the same seed loses the same writes.
 #include <catch2/catch.hpp>
 
 #include <sys/socket.h>
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "server_fixture.h"
-#include "tools/nvj/control_client.h"
+#include "tools/nvj/client/control_client.h"
 
 using nvj::test::connect;
 using nvj::test::start_server;

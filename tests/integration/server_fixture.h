@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/nvj/server_process.h"
+#include "tools/nvj/host/server_process.h"
 
 namespace nvj::test {
 

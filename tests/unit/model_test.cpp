@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "server/model/duration.h"
+#include "common/duration.h"
 #include "server/model/extent_set.h"
 #include "server/model/hdd_model.h"
 #include "server/model/make_model.h"

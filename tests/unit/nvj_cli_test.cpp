@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "tools/nvj/args.h"
-#include "tools/nvj/jbd2_info.h"
-#include "tools/nvj/server_address.h"
-#include "tools/nvj/undo_log.h"
+#include "common/args.h"
+#include "tools/nvj/host/jbd2_info.h"
+#include "tools/nvj/client/server_address.h"
+#include "tools/nvj/host/undo_log.h"
 
 namespace fs = std::filesystem;
 using namespace nvj::cli;

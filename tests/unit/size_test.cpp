@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "server/lab/size.h"
+#include "common/size.h"
 
 using nvj::format_size;
 using nvj::parse_size;

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "tools/nvj/process.h"
-#include "tools/nvj/text_file.h"
+#include "tools/nvj/host/process.h"
+#include "tools/nvj/host/text_file.h"
 #include "tools/nvj/vm/cpio_writer.h"
 #include "tools/nvj/vm/guest_console.h"
 #include "tools/nvj/vm/guest_init.h"

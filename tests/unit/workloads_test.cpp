@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/nvj/args.h"
+#include "common/args.h"
 #include "tools/workloads/synctest.h"
 #include "tools/workloads/workload_commands.h"
 #include "tools/workloads/writers.h"

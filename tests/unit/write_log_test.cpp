@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "server/cache/write_log.h"
+#include "server/powerloss/write_log.h"
 #include "server/store/memory_store.h"
 
 using namespace nvj;

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/nvj/args.h"
+#include "common/args.h"
 #include "tools/nvj/commands.h"
 #include "tools/workloads/workload_commands.h"
 

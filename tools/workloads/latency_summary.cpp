@@ -1,5 +1,7 @@
 #include "tools/workloads/latency_summary.h"
 
+#include "common/percentile.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -7,12 +9,6 @@
 
 namespace nvj::workloads {
 namespace {
-
-// The nearest-rank percentile.
-double percentile_us(const std::vector<std::uint64_t>& sorted, double p) {
-  const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
-  return static_cast<double>(sorted[std::max<std::size_t>(rank, 1) - 1]) / 1000.0;
-}
 
 std::string duration(double us) {
   char buf[32];
@@ -29,12 +25,13 @@ LatencySummary LatencySummary::of(std::vector<std::uint64_t>& nanos) {
   if (nanos.empty()) return s;
   std::sort(nanos.begin(), nanos.end());
   s.count = nanos.size();
+  const auto us = [](std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
   s.mean_us = static_cast<double>(std::accumulate(nanos.begin(), nanos.end(), 0.0L) /
                                   static_cast<long double>(nanos.size())) /
               1000.0;
-  s.p50_us = percentile_us(nanos, 50);
-  s.p90_us = percentile_us(nanos, 90);
-  s.p99_us = percentile_us(nanos, 99);
+  s.p50_us = us(percentile(nanos, 0.50));
+  s.p90_us = us(percentile(nanos, 0.90));
+  s.p99_us = us(percentile(nanos, 0.99));
   s.max_us = static_cast<double>(nanos.back()) / 1000.0;
   return s;
 }

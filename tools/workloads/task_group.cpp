@@ -1,5 +1,7 @@
 #include "tools/workloads/task_group.h"
 
+#include "common/errno_name.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,7 +15,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <map>
 
 namespace nvj::workloads {
 namespace {
@@ -56,11 +57,6 @@ bool read_all(int fd, void* p, std::size_t n) {
   return true;
 }
 
-std::string error_text(int error) {
-  char buf[128];
-  return ::strerror_r(error, buf, sizeof buf);  // GNU: returns the message
-}
-
 }  // namespace
 
 void TaskChannel::send(std::uint16_t type, const void* bytes, std::size_t n) {
@@ -89,15 +85,6 @@ void TaskChannel::fail(int error, const std::string& what) {
   send(kFailure, payload.data(), payload.size());
 }
 
-std::string errno_name(int error) {
-  static const std::map<int, const char*> kNames = {
-      {ENOSPC, "ENOSPC"}, {EDQUOT, "EDQUOT"}, {EIO, "EIO"},       {EROFS, "EROFS"},   {ENOENT, "ENOENT"},
-      {EEXIST, "EEXIST"}, {EACCES, "EACCES"}, {EINVAL, "EINVAL"}, {EMFILE, "EMFILE"}, {ENOMEM, "ENOMEM"},
-      {EFBIG, "EFBIG"},   {EINTR, "EINTR"},   {ENOTDIR, "ENOTDIR"}, {EISDIR, "EISDIR"}, {EPERM, "EPERM"}};
-  const auto it = kNames.find(error);
-  return it != kNames.end() ? it->second : "errno " + std::to_string(error);
-}
-
 std::string json_string(const std::string& text) {
   std::string s = "\"";
   for (char c : text) {
@@ -113,7 +100,7 @@ std::string failure_json(const std::optional<TaskFailure>& failure) {
 
 std::string TaskFailure::describe() const {
   std::string s = "task " + std::to_string(task) + ": " + what;
-  if (error != 0) s += ": " + error_text(error) + " (" + errno_name(error) + ")";
+  if (error != 0) s += ": " + errno_message(error) + " (" + errno_name(error) + ")";
   return s;
 }
 
@@ -124,7 +111,7 @@ TaskOutcome run_tasks(std::uint32_t n, const std::function<void(std::uint32_t, T
   int results[2];
   int go[2];
   if (::pipe2(results, O_CLOEXEC) != 0 || ::pipe2(go, O_CLOEXEC) != 0)
-    throw std::runtime_error(std::string("pipe: ") + error_text(errno));
+    throw std::runtime_error(std::string("pipe: ") + errno_message(errno));
   std::fflush(nullptr);
   std::vector<pid_t> pids;
   // Only tasks not reaped yet: a reaped task's pid may belong to another process by now.
@@ -138,7 +125,7 @@ TaskOutcome run_tasks(std::uint32_t n, const std::function<void(std::uint32_t, T
       kill_from(0);
       for (pid_t p : pids) ::waitpid(p, nullptr, 0);
       for (int fd : {results[0], results[1], go[0], go[1]}) ::close(fd);
-      throw std::runtime_error("fork of task " + std::to_string(i) + ": " + error_text(e));
+      throw std::runtime_error("fork of task " + std::to_string(i) + ": " + errno_message(e));
     }
     if (pid == 0) {
       // A Ctrl-C ends the tasks even where the parent catches it to tear down.

@@ -73,7 +73,4 @@ std::string json_string(const std::string& text);
 // A JSON string (quoted, escaped) of a failure's description, or null.
 std::string failure_json(const std::optional<TaskFailure>& failure);
 
-// "ENOSPC" for ENOSPC; the number when unknown.
-std::string errno_name(int error);
-
 }  // namespace nvj::workloads

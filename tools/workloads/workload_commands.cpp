@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/nvj/args.h"
+#include "common/args.h"
 #include "tools/workloads/progress_line.h"
 #include "tools/workloads/synctest.h"
 #include "tools/workloads/writers.h"

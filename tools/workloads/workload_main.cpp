@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/nvj/args.h"
+#include "common/args.h"
 #include "tools/workloads/workload_commands.h"
 
 int main(int argc, char** argv) {

@@ -1,5 +1,7 @@
 #include "tools/workloads/writers.h"
 
+#include "common/errno_name.h"
+
 #include <fcntl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>

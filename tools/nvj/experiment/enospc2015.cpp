@@ -18,8 +18,8 @@
 
 #include "tools/nvj/experiment/experiment.h"
 #include "tools/nvj/experiment/report.h"
-#include "tools/nvj/host_lab.h"
-#include "tools/nvj/process.h"
+#include "tools/nvj/testbed/testbed.h"
+#include "tools/nvj/host/process.h"
 #include "tools/workloads/progress_line.h"
 #include "tools/workloads/writers.h"
 
@@ -104,13 +104,13 @@ fs::path make_tree_archive(const fs::path& dir, std::uint32_t files, std::uint32
   return archive;
 }
 
-HostLab open_volume(const fs::path& run_dir, const Volume& v, const std::string& size) {
-  return HostLab(HostLabOptions{run_dir, {"data=" + size, "data-model=" + v.model, "fs-journal=internal"}, "", {}});
+Testbed open_volume(const fs::path& run_dir, const Volume& v, const std::string& size) {
+  return Testbed(TestbedOptions{run_dir, {"data=" + size, "data-model=" + v.model, "fs-journal=internal"}, "", {}});
 }
 
 // Unmount and mount again (the kernel now reads from the device what it
 // acknowledged), run `verify`, unmount, e2fsck, tear down.
-void finish(HostLab& lab, Outcome& r, const std::function<void()>& verify) {
+void finish(Testbed& lab, Outcome& r, const std::function<void()>& verify) {
   lab.unmount();
   lab.mount();
   verify();
@@ -125,7 +125,7 @@ bool is_enospc(const std::string& message) { return message.find("No space left 
 // conv=fsync.
 Outcome run_dd(const fs::path& run_dir, const Volume& v, const std::string& size, const fs::path& source, bool over) {
   Outcome r{over ? "dd-over" : "dd-far", over ? "dd 20 MiB, just over full" : "dd 20 MiB, far from full", v, size};
-  HostLab lab = open_volume(run_dir, v, size);
+  Testbed lab = open_volume(run_dir, v, size);
   const fs::path target = lab.mount_point() / "fill";
   const auto start = std::chrono::steady_clock::now();
   const auto dd = run({"dd", "if=" + source.string(), "of=" + target.string(), "bs=1M", "conv=fsync"});
@@ -150,7 +150,7 @@ Outcome run_dd(const fs::path& run_dir, const Volume& v, const std::string& size
 }
 
 // The server's journal counters now, as a Copy (seconds 0).
-Copy journal_counters(const HostLab& lab) {
+Copy journal_counters(const Testbed& lab) {
   const JsonFigures j(lab.get("/journal"));
   constexpr double kMiB = 1 << 20;
   Copy c;
@@ -170,7 +170,7 @@ Copy operator-(const Copy& a, const Copy& b) {
 // Untars the tree into c1, c2, ... until tar fails (or `limit` copies).
 Outcome run_untar(const fs::path& run_dir, const Volume& v, const std::string& size, const fs::path& archive) {
   Outcome r{"untar", "untar a source tree until full", v, size};
-  HostLab lab = open_volume(run_dir, v, size);
+  Testbed lab = open_volume(run_dir, v, size);
   constexpr int kLimit = 1000;
   int copies = 0;
   RunResult tar;
@@ -221,7 +221,7 @@ Outcome run_writers(const fs::path& run_dir, const Volume& v, const std::string&
                     bool over) {
   Outcome r{over ? "writers-over" : "writers-far",
             "writers 1000 x 40 KiB, " + std::string(over ? "over full" : std::to_string(rounds) + " rounds"), v, size};
-  HostLab lab = open_volume(run_dir, v, size);
+  Testbed lab = open_volume(run_dir, v, size);
   workloads::WritersOptions o;
   o.directory = (lab.mount_point() / "w").string();
   o.rounds = rounds;

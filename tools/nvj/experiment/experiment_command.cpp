@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "tools/nvj/args.h"
+#include "common/args.h"
 #include "tools/nvj/commands.h"
 #include "tools/nvj/experiment/experiment.h"
 #include "tools/workloads/task_group.h"

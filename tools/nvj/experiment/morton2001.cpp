@@ -13,7 +13,7 @@
 
 #include "tools/nvj/experiment/experiment.h"
 #include "tools/nvj/experiment/report.h"
-#include "tools/nvj/host_lab.h"
+#include "tools/nvj/testbed/testbed.h"
 #include "tools/workloads/progress_line.h"
 #include "tools/workloads/synctest.h"
 
@@ -45,7 +45,7 @@ std::string minutes(double s) {
 
 Run measure(const Config& c, const workloads::SynctestOptions& base, std::uint32_t per_dir, const fs::path& run_dir,
             workloads::ProgressLine& bar, std::uint64_t& done, std::uint64_t total) {
-  HostLab lab(HostLabOptions{run_dir, c.parameters, "data=journal", {}});
+  Testbed lab(TestbedOptions{run_dir, c.parameters, "data=journal", {}});
   lab.post("/reset-stats");  // what mkfs and mount did is not the workload's
   workloads::SynctestOptions o = base;
   o.directory = (lab.mount_point() / "spool").string();

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "tools/nvj/process.h"
+#include "tools/nvj/host/process.h"
 
 namespace nvj::cli {
 namespace fs = std::filesystem;

@@ -1,5 +1,5 @@
-// What an experiment leaves in its output folder (issue: results.json,
-// table.md, plots): the files themselves, and plots drawn by gnuplot as PNG
+// What an experiment leaves in its output folder (results.json, table.md,
+// plots): the files themselves, and plots drawn by gnuplot as PNG
 // and SVG from a data file and a plotting script.
 #pragma once
 

@@ -18,8 +18,8 @@
 
 #include "tools/nvj/experiment/experiment.h"
 #include "tools/nvj/experiment/report.h"
-#include "tools/nvj/fs_mark.h"
-#include "tools/nvj/host_lab.h"
+#include "tools/nvj/host/fs_mark.h"
+#include "tools/nvj/testbed/testbed.h"
 #include "tools/workloads/progress_line.h"
 #include "tools/workloads/synctest.h"
 
@@ -71,7 +71,7 @@ struct Plan {
 void measure_line(Line& line, const Plan& plan, const fs::path& run_dir, std::vector<Point>& points,
                   workloads::ProgressLine& bar, std::uint64_t& done, std::uint64_t total,
                   const volatile std::sig_atomic_t* interrupted) {
-  HostLab lab(HostLabOptions{run_dir,
+  Testbed lab(TestbedOptions{run_dir,
                              {"data=" + plan.data, "data-model=nvram", "journal=" + plan.journal,
                               "journal-model=" + line.journal->model},
                              line.batch->mount_options,

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "tools/nvj/process.h"
+#include "tools/nvj/host/process.h"
 #include "tools/nvj/vm/guest_kernel.h"
 
 namespace nvj::cli {

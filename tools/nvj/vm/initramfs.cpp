@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "tools/nvj/text_file.h"
+#include "tools/nvj/host/text_file.h"
 #include "tools/nvj/vm/cpio_writer.h"
 
 namespace nvj::cli {

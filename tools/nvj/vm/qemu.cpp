@@ -9,8 +9,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "tools/nvj/process.h"
-#include "tools/nvj/text_file.h"
+#include "tools/nvj/host/process.h"
+#include "tools/nvj/host/text_file.h"
 
 namespace nvj::cli {
 namespace fs = std::filesystem;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/nvj/args.h"
+#include "common/args.h"
 #include "tools/nvj/commands.h"
 #include "tools/nvj/vm/vm_session.h"
 

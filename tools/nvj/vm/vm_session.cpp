@@ -12,11 +12,11 @@
 #include <regex>
 #include <stdexcept>
 
-#include "tools/nvj/control_client.h"
-#include "tools/nvj/process.h"
-#include "tools/nvj/server_address.h"
-#include "tools/nvj/server_process.h"
-#include "tools/nvj/teardown.h"
+#include "tools/nvj/client/control_client.h"
+#include "tools/nvj/host/process.h"
+#include "tools/nvj/client/server_address.h"
+#include "tools/nvj/host/server_process.h"
+#include "tools/nvj/host/teardown.h"
 #include "tools/nvj/vm/guest_boot.h"
 #include "tools/nvj/vm/guest_init.h"
 #include "tools/nvj/vm/guest_kernel.h"

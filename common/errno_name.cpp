@@ -1,0 +1,17 @@
+#include "common/errno_name.h"
+
+#include <string.h>
+
+namespace nvj {
+
+std::string errno_name(int error) {
+  const char* name = ::strerrorname_np(error);  // glibc 2.32 and later; null when unknown
+  return name != nullptr ? name : "errno " + std::to_string(error);
+}
+
+std::string errno_message(int error) {
+  char buf[128];
+  return ::strerror_r(error, buf, sizeof buf);  // GNU strerror_r: returns the message
+}
+
+}  // namespace nvj

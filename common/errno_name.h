@@ -1,0 +1,14 @@
+// Names and messages for errno values, as reports and error lines show them.
+#pragma once
+
+#include <string>
+
+namespace nvj {
+
+// "ENOSPC" for ENOSPC; "errno 1234" for a value the C library has no name for.
+std::string errno_name(int error);
+
+// The C library's message: "No space left on device".
+std::string errno_message(int error);
+
+}  // namespace nvj

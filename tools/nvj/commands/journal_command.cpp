@@ -1,0 +1,250 @@
+// nvj journal: the jbd2 journal offline (inspect, replay) and live (top).
+#include <signal.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fscore/ext4/journal_replay.h"
+#include "fscore/jbd2/journal_recovery.h"
+#include "fscore/uuid.h"
+#include "server/control/stats_report.h"
+#include "common/args.h"
+#include "tools/nvj/commands.h"
+#include "tools/nvj/client/control_client.h"
+#include "tools/nvj/host/file_image.h"
+
+namespace nvj::cli {
+namespace {
+
+constexpr const char* kJournalHelp = R"(Usage: nvj journal inspect IMAGE [--journal JOURNAL_IMAGE] [--json]
+       nvj journal replay IMAGE [--journal JOURNAL_IMAGE] [--time SECONDS]
+       nvj journal top CONTROL [--interval SECONDS] [--once]
+
+inspect  the journal superblock and the transactions recovery would find in
+         the log, each with its blocks, revokes, checksums and commit time
+         (IMAGE: a filesystem with an internal journal, a filesystem with
+         --journal its external journal device, or a journal device alone).
+replay   apply the committed transactions to IMAGE exactly as
+         e2fsck -E journal_only -y does (revokes, escapes, checksums, a log
+         that wraps) and mark the journal clean: the images come out byte for
+         byte as e2fsck leaves them. s_wtime is set to --time SECONDS (default:
+         E2FSCK_TIME if set, else now). Do not replay a mounted filesystem.
+top      a running server's live journal (GET /journal): transactions, commit
+         latency, fill, the data disk's traffic by class, the latest
+         transactions; redrawn every --interval seconds (default 1).
+)";
+
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop = true; }
+
+std::string features(const fscore::jbd2::JournalSuperblock& sb) {
+  using namespace fscore::jbd2::feature;
+  std::string out;
+  auto add = [&](bool on, const char* name) {
+    if (on) out += (out.empty() ? "" : " ") + std::string(name);
+  };
+  add(sb.feature_compat & kCompatChecksum, "checksum_v1");
+  add(sb.feature_incompat & kIncompatRevoke, "revoke");
+  add(sb.feature_incompat & kIncompat64bit, "64bit");
+  add(sb.feature_incompat & kIncompatAsyncCommit, "async_commit");
+  add(sb.feature_incompat & kIncompatCsumV2, "checksum_v2");
+  add(sb.feature_incompat & kIncompatCsumV3, "checksum_v3");
+  add(sb.feature_incompat & kIncompatFastCommit, "fast_commit");
+  return out.empty() ? "none" : out;
+}
+
+struct Opened {
+  std::unique_ptr<FileImage> image;
+  std::unique_ptr<FileImage> journal;
+};
+
+Opened open_images(const std::string& image, const std::optional<std::string>& journal, FileImage::Mode mode) {
+  Opened o;
+  o.image = std::make_unique<FileImage>(image, mode);
+  if (journal) o.journal = std::make_unique<FileImage>(*journal, mode);
+  return o;
+}
+
+int inspect(const std::string& path, const std::optional<std::string>& journal_path, bool json) {
+  Opened o = open_images(path, journal_path, FileImage::Mode::read_only);
+  fscore::jbd2::JournalSuperblock sb;
+  std::vector<fscore::jbd2::LogRun> runs;
+  const fscore::BlockSource* device = o.image.get();
+  std::string placement;
+  std::uint32_t bs = 0;
+  const auto info = fscore::ext4::read_image(*o.image);
+  if (info.journal_device) {
+    if (journal_path) throw UsageError("nvj journal inspect: " + path + " is a journal device already");
+    sb = info.journal_super;
+    bs = info.block_size;
+    placement = "journal device";
+  } else {
+    const auto where = fscore::ext4::locate_journal(*o.image, o.journal.get());
+    sb = where.super;
+    runs = where.runs;
+    bs = where.fs.block_size;
+    placement = runs.empty() ? "external" : "internal";
+    if (o.journal) device = o.journal.get();
+  }
+  const fscore::jbd2::JournalLog log(*device, bs, sb.maxlen, runs);
+  const fscore::jbd2::JournalScan scan = fscore::jbd2::scan_journal(log, sb);
+  std::uint64_t replayed = 0;
+  for (const auto& t : scan.transactions) replayed += t.replayed;
+
+  if (json) {
+    std::string txs;
+    for (const auto& t : scan.transactions)
+      txs += fmt::format(
+          R"({}{{"tid":{},"first_log_block":{},"commit_log_block":{},"descriptor_blocks":{},"logged_blocks":{},)"
+          R"("revoke_blocks":{},"revoked_blocks":{},"bad_descriptor_checksums":{},"bad_block_checksums":{},)"
+          R"("bad_commit_checksum":{},"commit_time":"{}.{:09d}","replayed":{}}})",
+          txs.empty() ? "" : ",", t.tid, t.first_log_block,
+          t.commit_log_block ? std::to_string(*t.commit_log_block) : "null", t.descriptor_blocks, t.logged_blocks,
+          t.revoke_blocks, t.revoked, t.bad_descriptor_checksums, t.bad_block_checksums, t.bad_commit_checksum,
+          t.commit_seconds, t.commit_nanoseconds, t.replayed);
+    fmt::print(
+        R"({{"placement":"{}","block_size":{},"maxlen":{},"first":{},"sequence":{},"start":{},"head":{},)"
+        R"("errno":{},"uuid":"{}","features":"{}","users":{},"needs_recovery":{},"start_tid":{},"end_tid":{},)"
+        R"("error":{},"end":{},"failed_commit":{},"transactions":[{}],"replayed_transactions":{}}})"
+        "\n",
+        placement, bs, sb.maxlen, sb.first, sb.sequence, sb.start, sb.head, sb.errno_value,
+        fscore::format_uuid(sb.uuid), features(sb), sb.nr_users, scan.needs_recovery, scan.start_tid, scan.end_tid,
+        scan.error, json_quote(scan.end_reason), scan.failed_commit ? std::to_string(*scan.failed_commit) : "null",
+        txs, replayed);
+    return 0;
+  }
+  fmt::print("journal: {}, {} blocks of {} bytes, log from block {}\n", placement, sb.maxlen, bs, sb.first);
+  fmt::print("uuid {}, features: {}, users: {}\n", fscore::format_uuid(sb.uuid), features(sb), sb.nr_users);
+  fmt::print("s_sequence {}, s_start {}, s_head {}, s_errno {}\n", sb.sequence, sb.start, sb.head, sb.errno_value);
+  if (!scan.needs_recovery) {
+    fmt::print("clean: nothing to recover\n");
+    return 0;
+  }
+  fmt::print("\n{:>10} {:>8} {:>8} {:>6} {:>8} {:>7} {:>8} {:>9} {:>22}  {}\n", "tid", "start", "commit", "descr",
+             "logged", "revoke", "revoked", "bad csum", "commit time", "replayed");
+  for (const auto& t : scan.transactions) {
+    const std::uint32_t bad = t.bad_descriptor_checksums + t.bad_block_checksums + (t.bad_commit_checksum ? 1u : 0u);
+    fmt::print("{:>10} {:>8} {:>8} {:>6} {:>8} {:>7} {:>8} {:>9} {:>12}.{:09d}  {}\n", t.tid, t.first_log_block,
+               t.commit_log_block ? std::to_string(*t.commit_log_block) : "-", t.descriptor_blocks, t.logged_blocks,
+               t.revoke_blocks, t.revoked, bad, t.commit_seconds, t.commit_nanoseconds, t.replayed ? "yes" : "no");
+  }
+  fmt::print("\nend of the log at block {}: {}\n", scan.end_log_block, scan.end_reason);
+  if (scan.error != 0)
+    fmt::print("recovery fails (error {}) and replays nothing\n", scan.error);
+  else
+    fmt::print("recovery replays {} transactions ({} to {}) and restarts the log at {}\n", replayed, scan.start_tid,
+               scan.end_tid - 1, scan.end_tid + 1);
+  return 0;
+}
+
+std::uint32_t default_now() {
+  if (const char* t = std::getenv("E2FSCK_TIME"); t != nullptr && *t != '\0') {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(t, &end, 0);
+    if (end != nullptr && *end == '\0') return static_cast<std::uint32_t>(v);
+  }
+  return static_cast<std::uint32_t>(std::time(nullptr));
+}
+
+int replay(const std::string& path, const std::optional<std::string>& journal_path, std::uint32_t now) {
+  Opened o = open_images(path, journal_path, FileImage::Mode::read_write);
+  fscore::ext4::ImageAccess fs{*o.image, *o.image};
+  std::optional<fscore::ext4::ImageAccess> journal;
+  if (o.journal) journal.emplace(fscore::ext4::ImageAccess{*o.journal, *o.journal});
+  const auto r = fscore::ext4::replay_journal_like_e2fsck(fs, journal ? &*journal : nullptr, now);
+  if (!r.needed) {
+    fmt::print("{}: the journal is clean, nothing to replay\n", path);
+    return 0;
+  }
+  o.image->sync();
+  if (o.journal) o.journal->sync();
+  std::uint64_t transactions = 0;
+  for (const auto& t : r.scan.transactions) transactions += t.replayed;
+  fmt::print("{}: replayed {} transactions ({} blocks written home, {} revoked, {} with a bad checksum); "
+             "the journal restarts at transaction {}\n",
+             path, transactions, r.result.replayed, r.result.revoke_hits, r.result.bad_checksums, r.new_sequence);
+  if (r.scan.failed_commit)
+    fmt::print("transaction {} was corrupt: replay stopped before it; the filesystem is marked with errors\n",
+               *r.scan.failed_commit);
+  if (r.result.error != 0)
+    fmt::print("recovery failed (error {}: {}): the filesystem is marked not clean; run e2fsck\n", r.result.error,
+               r.scan.end_reason);
+  if (r.orphans != 0)
+    fmt::print("orphan inodes are listed (from inode {}): e2fsck would release them now; run e2fsck\n", r.orphans);
+  if (r.block_mapped_journal)
+    fmt::print("note: the journal is block-mapped (ext3): s_kbytes_written may differ from e2fsck's\n");
+  return 0;
+}
+
+int top(const std::string& socket, std::uint64_t interval, bool once) {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  do {
+    const auto r = control_request(socket, "GET", "/journal?format=text");
+    if (r.status != 200) throw std::runtime_error("the server answered " + std::to_string(r.status) + ": " + r.body);
+    if (!once && isatty(STDOUT_FILENO)) std::fputs("\033[H\033[2J", stdout);
+    std::fputs(r.body.c_str(), stdout);
+    std::fflush(stdout);
+    for (std::uint64_t i = 0; !once && !g_stop && i < interval * 10; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  } while (!once && !g_stop);
+  return 0;
+}
+
+}  // namespace
+
+int journal_command(const std::vector<std::string>& argv) {
+  if (argv.empty() || argv[0] == "--help" || argv[0] == "-h") {
+    std::fputs(kJournalHelp, argv.empty() ? stderr : stdout);
+    return argv.empty() ? 2 : 0;
+  }
+  const std::string sub = argv[0];
+  if (sub != "inspect" && sub != "replay" && sub != "top")
+    throw UsageError("nvj journal: unknown subcommand '" + sub + "' (inspect, replay or top)");
+  Args args("journal " + sub, std::vector<std::string>(argv.begin() + 1, argv.end()));
+  std::string operand;
+  std::optional<std::string> journal;
+  bool json = false, once = false;
+  std::optional<std::uint32_t> now;
+  std::uint64_t interval = 1;
+  std::string item;
+  while (args.next(item)) {
+    if (item == "--help" || item == "-h") {
+      std::fputs(kJournalHelp, stdout);
+      return 0;
+    } else if (item == "--journal" && sub != "top") {
+      journal = args.value(item);
+    } else if (item == "--json" && sub == "inspect") {
+      json = true;
+    } else if (item == "--time" && sub == "replay") {
+      now = static_cast<std::uint32_t>(args.number(item, 0, 0xFFFFFFFFu));
+    } else if (item == "--interval" && sub == "top") {
+      interval = args.number(item, 1, 3600);
+    } else if (item == "--once" && sub == "top") {
+      once = true;
+    } else if (item.rfind("-", 0) != 0 && operand.empty()) {
+      operand = item;
+    } else {
+      args.unknown(item);
+    }
+  }
+  if (operand.empty())
+    throw UsageError("nvj journal " + sub + ": " + (sub == "top" ? "which server? (its CONTROL socket)" : "which IMAGE?"));
+  if (sub == "inspect") return inspect(operand, journal, json);
+  if (sub == "replay") return replay(operand, journal, now.value_or(default_now()));
+  return top(operand, interval, once);
+}
+
+}  // namespace nvj::cli

@@ -1,0 +1,35 @@
+#include "tools/nvj/host/fs_mark.h"
+
+#include <regex>
+#include <stdexcept>
+
+#include "tools/nvj/host/process.h"
+
+namespace nvj::cli {
+
+FsMarkResult parse_fs_mark(const std::string& output) {
+  const std::regex row(R"(^\s*\d+\s+(\d+)\s+\d+\s+([0-9.]+)\s+\d+\s*$)", std::regex::multiline);
+  FsMarkResult last;
+  bool found = false;
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), row); it != std::sregex_iterator(); ++it) {
+    last.files = std::stoull((*it)[1].str());
+    last.files_per_second = std::stod((*it)[2].str());
+    found = true;
+  }
+  if (!found) throw std::runtime_error("no result in fs_mark's output: " + output);
+  return last;
+}
+
+FsMarkResult run_fs_mark(const FsMarkOptions& o) {
+  const auto parent = o.directory.parent_path();
+  const auto name = o.directory.filename().string();
+  std::vector<std::string> argv{"sh", "-c", "cd \"$0\" && exec \"$@\"", parent.string(), "fs_mark", "-d", name,
+                                "-s", std::to_string(o.file_size), "-n", std::to_string(o.files_per_thread),
+                                "-t", std::to_string(o.threads), "-S", std::to_string(o.sync_method), "-k"};
+  if (!o.log.empty()) argv.insert(argv.end(), {"-l", o.log.string()});
+  const auto r = run(argv);
+  if (r.status != 0) throw std::runtime_error("fs_mark failed (status " + std::to_string(r.status) + "): " + r.output);
+  return parse_fs_mark(r.output);
+}
+
+}  // namespace nvj::cli

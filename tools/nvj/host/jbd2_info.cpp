@@ -1,0 +1,50 @@
+#include "tools/nvj/host/jbd2_info.h"
+
+#include "tools/nvj/host/text_file.h"
+
+#include <filesystem>
+#include <regex>
+#include <stdexcept>
+
+namespace nvj::cli {
+namespace {
+
+std::uint64_t field(const std::string& text, const std::string& pattern) {
+  std::smatch m;
+  if (!std::regex_search(text, m, std::regex(pattern))) return 0;
+  return std::stoull(m[1].str());
+}
+
+}  // namespace
+
+// The format is jbd2_seq_info_show() in the kernel's fs/jbd2/journal.c:
+// "%lu transactions (%lu requested), each up to %u blocks", then averages.
+Jbd2Info parse_jbd2_info(const std::string& text) {
+  std::smatch m;
+  if (!std::regex_search(text, m, std::regex(R"((\d+) transactions \((\d+) requested\))")))
+    throw std::runtime_error("not a jbd2 info file");
+  Jbd2Info info;
+  info.transactions = std::stoull(m[1].str());
+  info.requested = std::stoull(m[2].str());
+  info.commit_time_us = field(text, R"((\d+)us average transaction commit time)");
+  info.handles_per_transaction = field(text, R"((\d+) handles per transaction)");
+  info.blocks_per_transaction = field(text, R"((\d+) blocks per transaction)");
+  info.logged_blocks_per_transaction = field(text, R"((\d+) logged blocks per transaction)");
+  return info;
+}
+
+std::optional<Jbd2Info> read_jbd2_info(const std::string& journal_device) {
+  const std::string name = std::filesystem::path(journal_device).filename().string();
+  const std::filesystem::path root = "/proc/fs/jbd2";
+  if (!std::filesystem::exists(root)) return std::nullopt;
+  for (const auto& entry : std::filesystem::directory_iterator(root)) {
+    // An internal journal is "<device>-<journal inode>", an external one
+    // just "<journal device>".
+    const std::string entry_name = entry.path().filename().string();
+    if (entry_name != name && entry_name.rfind(name + "-", 0) != 0) continue;
+    return parse_jbd2_info(read_text_file(entry.path() / "info"));
+  }
+  return std::nullopt;
+}
+
+}  // namespace nvj::cli

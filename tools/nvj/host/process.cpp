@@ -1,0 +1,192 @@
+#include "tools/nvj/host/process.h"
+
+#include "tools/nvj/host/text_file.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace nvj::cli {
+namespace {
+
+std::vector<char*> c_strings(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  out.reserve(v.size() + 1);
+  for (auto& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+std::string quote(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) {
+    if (!out.empty()) out += ' ';
+    if (a.find_first_of(" \t'\"$") == std::string::npos && !a.empty())
+      out += a;
+    else
+      out += "'" + a + "'";
+  }
+  return out;
+}
+
+std::string which(const std::string& program) {
+  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0 ? program : "";
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string candidate = dirs.substr(start, end - start) + "/" + program;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
+      return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
+  if (argv.empty()) throw std::invalid_argument("spawn: empty command");
+  const std::string program = which(argv[0]);
+  if (program.empty()) throw std::runtime_error(argv[0] + ": not found in PATH (is it installed?)");
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (!options.output_file.empty()) {
+    posix_spawn_file_actions_addopen(&actions, 1, options.output_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  }
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  sigset_t all;
+  sigfillset(&all);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  if (options.new_session) flags = static_cast<short>(flags | POSIX_SPAWN_SETSID);
+  posix_spawnattr_setflags(&attr, flags);
+
+  std::vector<std::string> args = argv;
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  env.insert(env.end(), options.env.begin(), options.env.end());
+  auto c_args = c_strings(args);
+  auto c_env = c_strings(env);
+
+  pid_t pid = -1;
+  const int err = posix_spawn(&pid, program.c_str(), &actions, &attr, c_args.data(), c_env.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (err != 0) throw std::runtime_error("cannot start " + program + ": " + std::strerror(err));
+  return pid;
+}
+
+namespace {
+
+int decode_status(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+// Reaps `pid` if it is our child and has ended: true, with its status.
+bool reap(pid_t pid, int& status) {
+  int raw = 0;
+  if (::waitpid(pid, &raw, WNOHANG) != pid) return false;
+  status = decode_status(raw);
+  return true;
+}
+
+}  // namespace
+
+int wait_for(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return decode_status(status);
+}
+
+bool alive(pid_t pid) {
+  if (pid <= 0) return false;
+  int status = 0;
+  if (reap(pid, status)) return false;
+  return ::kill(pid, 0) == 0 || errno == EPERM;
+}
+
+int stop(pid_t pid, std::chrono::milliseconds grace) {
+  if (pid <= 0) return -1;
+  int status = -1;
+  if (reap(pid, status) || ::kill(pid, SIGTERM) != 0) return status;
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  bool signalled_kill = false;
+  for (;;) {
+    if (reap(pid, status)) return status;
+    if (::kill(pid, 0) != 0 && errno == ESRCH) return -1;  // gone, and not our child
+    if (!signalled_kill && std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      signalled_kill = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+RunResult run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+              std::chrono::milliseconds timeout) {
+  char templ[] = "/tmp/nvj-run-XXXXXX";
+  const int fd = ::mkstemp(templ);
+  if (fd < 0) throw std::runtime_error(std::string("mkstemp: ") + std::strerror(errno));
+  ::close(fd);
+  RunResult result;
+  try {
+    const pid_t pid = spawn(argv, SpawnOptions{templ, false, env});
+    if (timeout == std::chrono::milliseconds::zero()) {
+      result.status = wait_for(pid);
+    } else {
+      const auto deadline = std::chrono::steady_clock::now() + timeout;
+      while (!reap(pid, result.status)) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          stop(pid);
+          throw std::runtime_error(quote(argv) + " was still running after " +
+                                   std::to_string(timeout.count()) + " ms");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+    }
+  } catch (...) {
+    ::unlink(templ);
+    throw;
+  }
+  result.output = read_text_file(templ);
+  ::unlink(templ);
+  return result;
+}
+
+std::string run_checked(const std::vector<std::string>& argv) {
+  RunResult r = run(argv);
+  if (r.status != 0) {
+    std::string out = r.output;
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    throw std::runtime_error(quote(argv) + " failed (exit " + std::to_string(r.status) + ")" +
+                             (out.empty() ? "" : ": " + out));
+  }
+  return r.output;
+}
+
+}  // namespace nvj::cli

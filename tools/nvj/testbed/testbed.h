@@ -1,0 +1,66 @@
+// Testbed: one nvjournal server attached to this host and its filesystem
+// mounted, for as long as the object lives: start nbdkit with the given
+// parameters (and a control socket), attach the exports, mount the ext4 the
+// server built. Torn down newest first (unmount, detach, stop) by
+// teardown(), by the destructor, and after a failure half-way through.
+// Used by nvj demo and nvj experiment.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tools/nvj/host/process.h"
+#include "tools/nvj/client/server_address.h"
+#include "tools/nvj/host/server_process.h"
+#include "tools/nvj/host/teardown.h"
+
+namespace nvj::cli {
+
+struct TestbedOptions {
+  std::filesystem::path run_dir;        // created; the server's files, the mount point
+  std::vector<std::string> parameters;  // the plugin's; control= is added
+  std::string mount_options;            // "data=journal"; journal_path= is added for an external journal
+  // Called before each phase with what it is about to do ("attaching its
+  // exports to this host"); may throw to give up (the lab is undone).
+  std::function<void(const std::string&)> on_step;
+};
+
+class Testbed {
+ public:
+  explicit Testbed(TestbedOptions options);  // throws, having undone what it did
+  ~Testbed();
+  Testbed(const Testbed&) = delete;
+  Testbed& operator=(const Testbed&) = delete;
+
+  const std::filesystem::path& mount_point() const { return mount_; }
+  const std::string& data_device() const { return data_device_; }
+  const std::string& journal_device() const { return journal_device_; }  // "" with an internal journal
+  const std::string& control() const { return control_; }
+  const std::vector<ExportInfo>& exports() const { return exports_; }
+  const ServerProcess& server() const { return *server_; }
+
+  // The control API; throws unless it answers 200.
+  std::string get(const std::string& target) const;
+  void post(const std::string& target) const;
+
+  void unmount();   // throws if the kernel refuses
+  void mount();     // again, after unmount(), with the same options
+  // e2fsck -fn of the filesystem (with its external journal), after unmount().
+  RunResult check() const;
+  bool teardown();  // false if a step failed (each step says why on stderr)
+
+ private:
+  TestbedOptions options_;
+  std::string control_;
+  std::unique_ptr<ServerProcess> server_;
+  std::vector<ExportInfo> exports_;
+  std::string data_device_, journal_device_;
+  std::filesystem::path mount_;
+  bool mounted_ = false;
+  Teardown teardown_;
+};
+
+}  // namespace nvj::cli
