@@ -355,7 +355,7 @@ int enospc2015(const ExperimentOptions& options) {
   static const std::vector<Volume> volumes = {{"ram", "RAM (nvram model)", "nvram"},
                                               {"disk", "disk (hdd model)", "hdd"}};
   Sizes sizes{"256M", "16M", "256M", "128M", "32M", 1000, 40, 9};
-  if (options.quick || options.shortest) sizes = Sizes{"256M", "16M", "48M", "128M", "32M", 300, 15, 2};
+  if (options.quick) sizes = Sizes{"256M", "16M", "48M", "128M", "32M", 300, 15, 2};
   std::printf("enospc2015: ext4 on small volumes (RAM-like and disk), filled by dd, by untarring a %u-file tree "
               "until full, and by 1000 parallel writers; time to fail, fill, acknowledged writes checked after a "
               "remount\n",

@@ -13,7 +13,6 @@ namespace nvj::cli {
 
 struct ExperimentOptions {
   bool quick = false;                 // the short version: minutes, what the tests run
-  bool shortest = false;              // nvj demo's: one row of the matrix
   std::uint32_t passes = 0;           // morton2001: files per process (0: the experiment's own)
   std::filesystem::path out;          // the output folder
   std::filesystem::path run_dir;      // servers, mounts (removed afterwards)

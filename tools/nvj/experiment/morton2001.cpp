@@ -183,9 +183,9 @@ void draw(const fs::path& out, const std::vector<Run>& runs, const std::vector<C
 
 int morton2001(const ExperimentOptions& options) {
   // Sizes: the full run writes ~300 MB through a 64 MiB journal (it fills
-  // and is checkpointed several times over); quick and shortest keep the
-  // same shape at a fraction.
-  const bool small = options.quick || options.shortest;
+  // and is checkpointed several times over); quick keeps the same shape at
+  // a fraction.
+  const bool small = options.quick;
   const std::string journal = small ? "16M" : "64M";
   const std::string small_journal = small ? "4M" : "16M";
   const std::string data = small ? "1G" : "2G";
@@ -202,11 +202,6 @@ int morton2001(const ExperimentOptions& options) {
     o.processes = 20;
     o.passes = 15;
     rows = {10, 1};
-  }
-  if (options.shortest) {
-    o.processes = 10;
-    o.passes = 10;
-    rows = {1};
   }
   if (options.passes != 0) o.passes = options.passes;
   std::printf("morton2001: synctest, %u processes x %u files (5..250 KiB), chattr +S, data=journal; "
