@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The layers depend one way (docs/design.md, "Layers"): every project
+# header a file includes must belong to a layer its own folder may use.
+# Prints each include that breaks the rule as FILE:LINE: and exits 1.
+#
+# Usage: layer_includes.sh [SOURCE_DIR]
+set -euo pipefail
+cd "${1:-$(dirname "$0")/../..}"
+
+# folder prefix -> the include prefixes it may use (besides its own folder)
+allowed() {
+  case "$1" in
+    fscore/*) echo "fscore/" ;;
+    common/*) echo "common/" ;;
+    server/*) echo "server/ fscore/ common/" ;;
+    plugins/*) echo "plugins/ server/ fscore/ common/" ;;
+    tools/workloads/*) echo "tools/workloads/ common/" ;;
+    # The tools reach a running server through its control API, never its
+    # internals; nvj mkfs builds images with the server's own filesystem code.
+    tools/nvj/*) echo "tools/ server/lab/ server/store/ fscore/ common/" ;;
+    *) echo "" ;;  # tests, bench: anything
+  esac
+}
+
+bad=0
+while IFS= read -r file; do
+  ok=$(allowed "$file")
+  [ -n "$ok" ] || continue
+  while IFS=: read -r line include; do
+    fine=0
+    for prefix in $ok; do
+      case "$include" in "$prefix"*) fine=1 ;; esac
+    done
+    case "$include" in */*) ;; *) fine=1 ;; esac  # a file beside it
+    if [ "$fine" = 0 ]; then
+      echo "$file:$line: includes \"$include\", outside what ${file%%/*}/ may use ($ok)"
+      bad=1
+    fi
+  done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"' "$file" |
+           sed -E 's/^([0-9]+):[[:space:]]*#[[:space:]]*include[[:space:]]+"([^"]+)".*/\1:\2/')
+done < <(find fscore common server plugins tools -name '*.h' -o -name '*.cpp' | sort)
+# Nothing under fscore/ reaches the host or the clock.
+if grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]+<(thread|mutex|chrono|atomic|condition_variable|future|unistd\.h|fcntl\.h|dirent\.h|sys/socket\.h|sys/stat\.h|time\.h|ctime|fstream)>' fscore; then
+  echo "fscore/ must stay pure: no threads, clocks, sockets or host files (the includes above)"
+  bad=1
+fi
+if [ "$bad" != 0 ]; then exit 1; fi
+echo "layer includes: ok"
