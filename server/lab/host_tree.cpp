@@ -1,5 +1,7 @@
 #include "server/lab/host_tree.h"
 
+#include "common/unique_fd.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -26,20 +28,6 @@ using fscore::ext4::SourceFile;
 [[noreturn]] void fail(const std::string& path, const char* what, int error = errno) {
   throw std::system_error(error, std::generic_category(), std::string(what) + " " + path);
 }
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 fscore::ext4::Timestamp stamp(const struct statx_timestamp& t) { return {t.tv_sec, t.tv_nsec}; }
 
@@ -116,7 +104,7 @@ class HostFile final : public SourceFile {
   }
 
  private:
-  Fd fd_;
+  UniqueFd fd_;
   std::uint64_t size_;
   std::string path_;
 };
@@ -184,7 +172,7 @@ class HostDirectory final : public SourceDirectory {
     return e;
   }
 
-  Fd fd_;
+  UniqueFd fd_;
   std::string path_;
 };
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/size.h"
+#include "common/unique_fd.h"
 #include "server/store/io_error.h"
 
 namespace nvj {
@@ -26,21 +27,6 @@ namespace {
 // and its value.
 std::runtime_error path_error(const std::string& what) { return std::runtime_error(what); }
 
-
-class FdGuard {
- public:
-  explicit FdGuard(int fd) : fd_(fd) {}
-  ~FdGuard() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FdGuard(const FdGuard&) = delete;
-  FdGuard& operator=(const FdGuard&) = delete;
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
 
 }  // namespace
 
@@ -61,7 +47,7 @@ std::unique_ptr<FileStore> FileStore::open(const std::string& path, std::optiona
   } else {
     throw path_error(errno_text(errno));
   }
-  FdGuard fd(raw);
+  UniqueFd fd(raw);
 
   if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK) throw path_error("is in use by another export or server (locked)");

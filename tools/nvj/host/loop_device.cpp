@@ -1,5 +1,7 @@
 #include "tools/nvj/host/loop_device.h"
 
+#include "common/unique_fd.h"
+
 #include <fcntl.h>
 #include <linux/loop.h>
 #include <sys/ioctl.h>
@@ -18,16 +20,6 @@ namespace {
 
 std::runtime_error sys_error(const std::string& what) { return std::runtime_error(what + ": " + std::strerror(errno)); }
 
-struct Fd {
-  int fd;
-  explicit Fd(int f) : fd(f) {}
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-};
-
 // Makes /dev/loopN if the container's /dev lacks it (udev is not always there).
 void ensure_node(const std::string& path, int n) {
   struct stat st {};
@@ -39,25 +31,25 @@ void ensure_node(const std::string& path, int n) {
 }  // namespace
 
 std::string loop_attach(const std::string& file) {
-  Fd backing(::open(file.c_str(), O_RDWR | O_CLOEXEC));
-  if (backing.fd < 0) throw sys_error("open " + file);
-  Fd control(::open("/dev/loop-control", O_RDWR | O_CLOEXEC));
-  if (control.fd < 0) throw sys_error("open /dev/loop-control (are loop devices available?)");
+  UniqueFd backing(::open(file.c_str(), O_RDWR | O_CLOEXEC));
+  if (backing.get() < 0) throw sys_error("open " + file);
+  UniqueFd control(::open("/dev/loop-control", O_RDWR | O_CLOEXEC));
+  if (control.get() < 0) throw sys_error("open /dev/loop-control (are loop devices available?)");
 
   // Another process may take the free device between GET_FREE and CONFIGURE:
   // then ask again.
   for (int attempt = 0; attempt < 20; ++attempt) {
-    const int n = ::ioctl(control.fd, LOOP_CTL_GET_FREE);
+    const int n = ::ioctl(control.get(), LOOP_CTL_GET_FREE);
     if (n < 0) throw sys_error("LOOP_CTL_GET_FREE");
     const std::string device = "/dev/loop" + std::to_string(n);
     ensure_node(device, n);
-    Fd loop(::open(device.c_str(), O_RDWR | O_CLOEXEC));
-    if (loop.fd < 0) throw sys_error("open " + device);
+    UniqueFd loop(::open(device.c_str(), O_RDWR | O_CLOEXEC));
+    if (loop.get() < 0) throw sys_error("open " + device);
     loop_config config{};
-    config.fd = static_cast<__u32>(backing.fd);
+    config.fd = static_cast<__u32>(backing.get());
     config.info.lo_flags = 0;  // not autoclear: the device stays until detach
     std::strncpy(reinterpret_cast<char*>(config.info.lo_file_name), file.c_str(), LO_NAME_SIZE - 1);
-    if (::ioctl(loop.fd, LOOP_CONFIGURE, &config) == 0) return device;
+    if (::ioctl(loop.get(), LOOP_CONFIGURE, &config) == 0) return device;
     if (errno != EBUSY) throw sys_error("LOOP_CONFIGURE " + device + " with " + file);
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -65,12 +57,12 @@ std::string loop_attach(const std::string& file) {
 }
 
 void loop_detach(const std::string& device) {
-  Fd loop(::open(device.c_str(), O_RDWR | O_CLOEXEC));
-  if (loop.fd < 0) throw sys_error("open " + device);
+  UniqueFd loop(::open(device.c_str(), O_RDWR | O_CLOEXEC));
+  if (loop.get() < 0) throw sys_error("open " + device);
   // The kernel answers EBUSY while the device is still being released by a
   // just-finished umount; give it a moment.
   for (int attempt = 0;; ++attempt) {
-    if (::ioctl(loop.fd, LOOP_CLR_FD, 0) == 0 || errno == ENXIO) return;
+    if (::ioctl(loop.get(), LOOP_CLR_FD, 0) == 0 || errno == ENXIO) return;
     if (errno != EBUSY || attempt == 50) throw sys_error("detach " + device);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
