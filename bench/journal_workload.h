@@ -17,7 +17,6 @@
 // them into larger requests.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <deque>

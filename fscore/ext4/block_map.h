@@ -9,7 +9,6 @@
 #include <optional>
 #include <span>
 #include <stdexcept>
-#include <string>
 #include <vector>
 
 namespace fscore::ext4 {

@@ -1,6 +1,5 @@
 #include "fscore/ext4/extent_tree.h"
 
-#include <cstring>
 #include <stdexcept>
 #include <string>
 

@@ -1,6 +1,5 @@
 // ImageBuilder::finish: everything written once the tree is complete.
 #include <algorithm>
-#include <cstring>
 
 #include "fscore/endian.h"
 #include "fscore/ext4/features.h"

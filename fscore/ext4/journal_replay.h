@@ -18,7 +18,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <string>
 
 #include "fscore/block_io.h"
 #include "fscore/ext4/image_reader.h"

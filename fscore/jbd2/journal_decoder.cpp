@@ -1,7 +1,6 @@
 #include "fscore/jbd2/journal_decoder.h"
 
 #include <algorithm>
-#include <cstring>
 #include <stdexcept>
 
 #include "fscore/endian.h"

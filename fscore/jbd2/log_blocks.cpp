@@ -1,7 +1,6 @@
 #include "fscore/jbd2/log_blocks.h"
 
 #include <array>
-#include <cstring>
 
 #include "fscore/crc32c.h"
 #include "fscore/endian.h"

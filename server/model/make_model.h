@@ -3,7 +3,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <string>
 
 #include "server/model/model_spec.h"
 #include "server/model/timing_model.h"

@@ -1,7 +1,6 @@
 #include "server/powerloss/write_log.h"
 
 #include <algorithm>
-#include <cstring>
 #include <random>
 #include <stdexcept>
 

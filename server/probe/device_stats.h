@@ -8,7 +8,6 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <string>
 
 #include "server/model/timing_model.h"
 #include "server/probe/latency_histogram.h"

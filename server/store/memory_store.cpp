@@ -5,9 +5,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <new>
+#include <memory>
 #include <stdexcept>
-#include <string>
 
 #include "server/store/io_error.h"
 

@@ -4,7 +4,6 @@
 // bytes, it returns lines, so it is tested without a VM.
 #pragma once
 
-#include <cstddef>
 #include <deque>
 #include <string>
 #include <string_view>
