@@ -65,7 +65,7 @@ done
 
 for fmt in png svg; do
   term="pngcairo size 900,560"
-  [[ $fmt == svg ]] && term="svg size 900,560"
+  if [[ $fmt == svg ]]; then term="svg size 900,560"; fi
   gnuplot <<GP
 set terminal $term
 set output "$out/hdd_seek_curve.$fmt"

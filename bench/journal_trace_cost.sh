@@ -94,14 +94,14 @@ load() {
   case $what in
     journal)
       local -a limit=(--seconds "$amount")
-      [[ $mode == writes ]] && limit=(--writes "$amount")
+      if [[ $mode == writes ]]; then limit=(--writes "$amount"); fi
       "$replay" "nbd+unix:///journal?socket=$tmp/s.sock" --depth "$depth" "${limit[@]}" --seed "$seed" \
         >"$tmp/load.out" 2>"$tmp/load.err" || { cat "$tmp/load.err" >&2; exit 1; }
       sed -nE 's/.* iops ([0-9.]+).*/\1/p' "$tmp/load.out"
       ;;
     data)
       local -a limit=(--time_based --runtime="$amount")
-      [[ $mode == writes ]] && limit=(--number_ios="$amount")
+      if [[ $mode == writes ]]; then limit=(--number_ios="$amount"); fi
       fio --name=w --ioengine=nbd --uri="nbd+unix:///data?socket=$tmp/s.sock" --rw=randwrite --bs=4k \
           --iodepth="$depth" --numjobs=1 --size=1G "${limit[@]}" --randrepeat=1 --randseed="$seed" \
           --output-format=json >"$tmp/load.out" 2>"$tmp/load.err" || { cat "$tmp/load.err" "$tmp/load.out" >&2; exit 1; }
@@ -147,7 +147,7 @@ echo "journal_trace_cost: $rounds round(s) x loads ${loads[*]} x trace {on,off},
 for ((round = 1; round <= rounds; round++)); do
   for what in "${loads[@]}"; do
     order="on off"
-    ((round % 2 == 0)) && order="off on"
+    if ((round % 2 == 0)); then order="off on"; fi
     for trace in $order; do
       n=$((n + 1))
       serve "$trace"

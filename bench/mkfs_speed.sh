@@ -86,7 +86,7 @@ timed() {
   local tool=$1 run=$2 size=$3 img=$4; shift 4
   local t0 t1
   rm -f "$img"
-  [[ $tool == mke2fs ]] && truncate -s "$size" "$img"
+  if [[ $tool == mke2fs ]]; then truncate -s "$size" "$img"; fi
   sync
   if [[ $tool == nvj ]]; then
     t0=$(now_us); "$nvj" mkfs "$img" --size "$size" --block-size 4096 "$@" >"$tmp/out" 2>&1 || { cat "$tmp/out" >&2; exit 1; }; t1=$(now_us)
@@ -110,7 +110,7 @@ echo "== empty filesystems, $runs runs each, order alternating"
 for size in "${sizes[@]}"; do
   for ((run = 1; run <= runs; run++)); do
     order="nvj mke2fs"
-    ((run % 2 == 0)) && order="mke2fs nvj"
+    if ((run % 2 == 0)); then order="mke2fs nvj"; fi
     line="  $size run $run:"
     for tool in $order; do
       s=$(timed "$tool" "$run" "$size" "$tmp/$tool.img")
@@ -180,7 +180,7 @@ PY
 tree_bytes=$(du -sb "$tree" | cut -f1)
 for ((run = 1; run <= runs; run++)); do
   order="nvj mke2fs"
-  ((run % 2 == 0)) && order="mke2fs nvj"
+  if ((run % 2 == 0)); then order="mke2fs nvj"; fi
   line="  run $run:"
   for tool in $order; do
     if [[ $tool == nvj ]]; then

@@ -157,7 +157,7 @@ echo "nbd_iops: $rounds round(s) x depths ${depths[*]} x {ours,memory}, ${runtim
 for ((round = 1; round <= rounds; round++)); do
   for depth in "${depths[@]}"; do
     order="ours memory"
-    ((round % 2 == 0)) && order="memory ours"
+    if ((round % 2 == 0)); then order="memory ours"; fi
     for server in $order; do
       n=$((n + 1))
       start_server "$server"

@@ -13,7 +13,10 @@ _mounts=()
 _attachments=()
 _servers=()
 
+# skip WHY: the test cannot run here (ctest reports it as skipped: exit 77).
+# fail WHAT: the test failed; the message says what was expected.
 skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
 
 require_kernel_lab() {
   [ "$(id -u)" = 0 ] || skip "needs root (loop devices and mounts)"
@@ -33,7 +36,7 @@ cleanup() {
     mountpoint -q "${_mounts[i]}" && umount "${_mounts[i]}"
   done
   for ((i=${#_attachments[@]}-1; i>=0; i--)); do
-    [ -e "${_attachments[i]}/attach.log" ] && "$NVJ" detach --state "${_attachments[i]}"
+    if [ -e "${_attachments[i]}/attach.log" ]; then "$NVJ" detach --state "${_attachments[i]}"; fi
   done
   for pid in "${_servers[@]}"; do
     kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
@@ -79,7 +82,8 @@ attach() {
   echo "$out"
   DATA_DEV=$(awk '$1 == "data" { print $2 }' <<<"$out")
   JOURNAL_DEV=$(awk '$1 == "journal" { print $2 }' <<<"$out")
-  [ -b "$DATA_DEV" ] && { [ -z "$JOURNAL_DEV" ] || [ -b "$JOURNAL_DEV" ]; }
+  [ -b "$DATA_DEV" ] || fail "nvj attach $2: no block device for the data export"
+  [ -z "$JOURNAL_DEV" ] || [ -b "$JOURNAL_DEV" ] || fail "nvj attach $2: $JOURNAL_DEV is not a block device"
 }
 
 detach() { "$NVJ" detach --state "$T/$1.attach"; }
