@@ -57,11 +57,22 @@ for _ in $(seq 300); do
   sleep 0.1
 done
 [ -n "$mnt" ] || { cat "$T/slog"; fail "nvj experiment never mounted a filesystem"; }
-sleep 2  # synctest under way
+# synctest is under way once it has written a file into its spool.
+for _ in $(seq 600); do
+  [ -z "$(find "$mnt/spool" -type f -print -quit 2>/dev/null)" ] || break
+  kill -0 "$pid" 2>/dev/null || { cat "$T/slog"; fail "nvj experiment ended before synctest wrote a file"; }
+  sleep 0.1
+done
+[ -n "$(find "$mnt/spool" -type f -print -quit 2>/dev/null)" ] || fail "synctest wrote no file in $mnt/spool in 60 s"
 (cd "$mnt" && exec sleep 3) &
 holder=$!
 _servers+=("$holder")
-sleep 0.2
+# The holder keeps the mount busy once its working directory is in it.
+for _ in $(seq 100); do
+  [ "$(readlink "/proc/$holder/cwd" 2>/dev/null)" != "$mnt" ] || break
+  sleep 0.01
+done
+[ "$(readlink "/proc/$holder/cwd" 2>/dev/null)" = "$mnt" ] || fail "the holder never entered $mnt"
 kill -TERM "$pid"
 for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$pid" 2>/dev/null; then echo "still running 10 s after SIGTERM"; exit 1; fi
