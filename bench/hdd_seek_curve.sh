@@ -10,29 +10,19 @@
 #
 # Usage: bench/hdd_seek_curve.sh [--duration SECONDS] [--out DIR] [--markdown FILE]
 set -euo pipefail
+source "$(dirname "$0")/lib/options.sh"
 
-script_dir=$(cd "$(dirname "$0")" && pwd)
-repo_dir=$(cd "$script_dir/.." && pwd)
 plugin="$repo_dir/build/plugins/nbdkit/nbdkit-nvjournal-plugin.so"
 nvj="$repo_dir/build/tools/nvj/nvj"
 duration=3
 out="$script_dir/results"
 markdown=""
 spans=(1M 8M 64M 512M 4G 32G 256G 1T)
-command_line=$(printf '%q ' "$0" "$@")
-command_line=${command_line% }
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --duration) duration=${2:?}; shift 2 ;;
-    --out) out=${2:?}; shift 2 ;;
-    --markdown) markdown=${2:?}; shift 2 ;;
-    -h|--help) sed -n '13p' "$0" | sed 's/^# //'; exit 0 ;;
-    *) echo "hdd_seek_curve.sh: unknown argument: $1" >&2; exit 2 ;;
-  esac
-done
-for tool in nbdkit curl python3 gnuplot; do
-  command -v "$tool" >/dev/null || { echo "hdd_seek_curve.sh: $tool not found (apt-get install gnuplot-nox for gnuplot)" >&2; exit 1; }
-done
+bench_option --duration duration count
+bench_option --out out text
+bench_option --markdown markdown text
+bench_parse "$@"
+bench_require nbdkit curl python3 gnuplot:gnuplot-nox
 mkdir -p "$out"
 
 source "$script_dir/lib/server.sh"
@@ -65,7 +55,7 @@ done
 
 for fmt in png svg; do
   term="pngcairo size 900,560"
-  [[ $fmt == svg ]] && term="svg size 900,560"
+  if [[ $fmt == svg ]]; then term="svg size 900,560"; fi
   gnuplot <<GP
 set terminal $term
 set output "$out/hdd_seek_curve.$fmt"
@@ -88,7 +78,7 @@ echo "wrote $tsv, $out/hdd_seek_curve.png and .svg"
 
 if [[ -n $markdown ]]; then
   HS_TSV=$tsv HS_MD=$markdown HS_COMMAND=$command_line HS_DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') \
-  HS_GIT=$(git -C "$repo_dir" rev-parse --short HEAD 2>/dev/null || echo unknown) BENCH_DIR=$script_dir python3 - <<'PY'
+  HS_GIT=$(bench_git_rev) BENCH_DIR=$script_dir python3 - <<'PY'
 import os, subprocess
 env = os.environ
 rows = [l.rstrip("\n").split("\t") for l in open(env["HS_TSV"])][1:]

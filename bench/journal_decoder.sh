@@ -18,42 +18,24 @@
 # callgrind counts the instructions per 4 KiB block of each variant over one
 # more session (the run of 2 sessions minus the run of 1): deterministic.
 set -euo pipefail
+source "$(dirname "$0")/lib/options.sh"
 
-script_dir=$(cd "$(dirname "$0")" && pwd)
-repo_dir=$(cd "$script_dir/.." && pwd)
 build="$repo_dir/build"
 seconds=2
 rounds=5
 markdown=""
 target=1.0  # GB/s
 
-command_line=$(printf '%q ' "$0" "$@")
-command_line=${command_line% }
-
-usage() {
-  sed -n '7,8p' "$0" | sed 's/^# \{0,1\}//'
-  exit "${1:-0}"
-}
-
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --build) build=${2:?--build needs a directory}; shift 2 ;;
-    --seconds) seconds=${2:?--seconds needs a number}; shift 2 ;;
-    --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
-    --markdown) markdown=${2:?--markdown needs a file}; shift 2 ;;
-    -h|--help) usage 0 ;;
-    *) echo "journal_decoder.sh: unknown argument: $1" >&2; usage 2 >&2 ;;
-  esac
-done
-[[ $seconds =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "journal_decoder.sh: --seconds must be a number" >&2; exit 2; }
-[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "journal_decoder.sh: --rounds must be a positive integer" >&2; exit 2; }
+bench_option --build build text
+bench_option --seconds seconds number
+bench_option --rounds rounds count
+bench_option --markdown markdown text
+bench_parse "$@"
 build=$(cd "$build" 2>/dev/null && pwd || echo "$build")
 [[ $build == "$repo_dir"/* ]] || command_line=${command_line//"$build"/BUILD}
 prog="$build/bench/journal_decoder_bench"
-[[ -x $prog ]] || { echo "journal_decoder.sh: $prog not found (ninja -C build journal_decoder_bench)" >&2; exit 1; }
-for tool in python3 valgrind callgrind_annotate; do
-  command -v "$tool" >/dev/null || { echo "journal_decoder.sh: $tool not found" >&2; exit 1; }
-done
+[[ -x $prog ]] || bench_fail "$prog not found (ninja -C build journal_decoder_bench)"
+bench_require python3 valgrind callgrind_annotate:valgrind
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/journal_decoder.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -83,10 +65,7 @@ for variant in decode-4k decode-64k crc32c-4k memcpy-4k; do
   printf '  %-11s %6d instructions per 4 KiB block\n' "$variant" "$per"
 done
 
-git_rev=$(git -C "$repo_dir" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [[ $git_rev != unknown && -n $(git -C "$repo_dir" status --porcelain 2>/dev/null) ]]; then
-  git_rev="$git_rev (working tree has uncommitted changes)"
-fi
+git_rev=$(bench_git_rev)
 
 JD_RUNS=$tmp/runs.tsv JD_INSTR=$tmp/instr.tsv JD_MARKDOWN=$markdown JD_COMMAND=$command_line \
 JD_DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') JD_GIT=$git_rev JD_TARGET=$target JD_SESSION=$session \

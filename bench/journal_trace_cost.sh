@@ -24,9 +24,8 @@
 # run with control= checks that the tracer decodes the replayed log (every
 # transaction committed, no problem).
 set -euo pipefail
+source "$(dirname "$0")/lib/options.sh"
 
-script_dir=$(cd "$(dirname "$0")" && pwd)
-repo_dir=$(cd "$script_dir/.." && pwd)
 build="$repo_dir/build"
 plugin=""
 replay=""
@@ -39,42 +38,24 @@ seed=20240601
 target=0.97
 server_args=(data=1G journal=128M data-model=none journal-model=none)
 
-command_line=$(printf '%q ' "$0" "$@")
-command_line=${command_line% }
-
-usage() {
-  sed -n '14,16p' "$0" | sed 's/^# \{0,1\}//'
-  exit "${1:-0}"
-}
-
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --build) build=${2:?--build needs a directory}; shift 2 ;;
-    --plugin) plugin=${2:?--plugin needs a path}; shift 2 ;;
-    --replay) replay=${2:?--replay needs a path}; shift 2 ;;
-    --runtime) runtime=${2:?--runtime needs seconds}; shift 2 ;;
-    --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
-    --ios) ios=${2:?--ios needs a number}; shift 2 ;;
-    --markdown) markdown=${2:?--markdown needs a file}; shift 2 ;;
-    -h|--help) usage 0 ;;
-    *) echo "journal_trace_cost.sh: unknown argument: $1" >&2; usage 2 >&2 ;;
-  esac
-done
+bench_option --build build text
+bench_option --plugin plugin text
+bench_option --replay replay text
+bench_option --runtime runtime count
+bench_option --rounds rounds count
+bench_option --ios ios count
+bench_option --markdown markdown text
+bench_parse "$@"
 # A build directory outside the repository is shown as BUILD in the report.
 build=$(cd "$build" 2>/dev/null && pwd || echo "$build")
 [[ $build == "$repo_dir"/* ]] || command_line=${command_line//"$build"/BUILD}
 [[ -n $plugin ]] || plugin="$build/plugins/nbdkit/nbdkit-nvjournal-plugin.so"
 [[ -n $replay ]] || replay="$build/bench/journal_replay"
-for v in runtime rounds ios; do
-  [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "journal_trace_cost.sh: --$v must be a positive integer" >&2; exit 2; }
-done
-[[ -f $plugin ]] || { echo "journal_trace_cost.sh: plugin not found: $plugin (build it with ninja -C build)" >&2; exit 1; }
-[[ -x $replay ]] || { echo "journal_trace_cost.sh: journal_replay not found: $replay (ninja -C build journal_replay)" >&2; exit 1; }
+[[ -f $plugin ]] || bench_fail "plugin not found: $plugin (build it with ninja -C build)"
+[[ -x $replay ]] || bench_fail "journal_replay not found: $replay (ninja -C build journal_replay)"
 plugin=$(cd "$(dirname "$plugin")" && pwd)/$(basename "$plugin")
 replay=$(cd "$(dirname "$replay")" && pwd)/$(basename "$replay")
-for tool in nbdkit fio valgrind callgrind_annotate python3 curl; do
-  command -v "$tool" >/dev/null || { echo "journal_trace_cost.sh: $tool not found" >&2; exit 1; }
-done
+bench_require nbdkit fio valgrind callgrind_annotate:valgrind python3 curl
 
 source "$script_dir/lib/server.sh"
 bench_init journal_trace_cost
@@ -94,14 +75,14 @@ load() {
   case $what in
     journal)
       local -a limit=(--seconds "$amount")
-      [[ $mode == writes ]] && limit=(--writes "$amount")
+      if [[ $mode == writes ]]; then limit=(--writes "$amount"); fi
       "$replay" "nbd+unix:///journal?socket=$tmp/s.sock" --depth "$depth" "${limit[@]}" --seed "$seed" \
         >"$tmp/load.out" 2>"$tmp/load.err" || { cat "$tmp/load.err" >&2; exit 1; }
       sed -nE 's/.* iops ([0-9.]+).*/\1/p' "$tmp/load.out"
       ;;
     data)
       local -a limit=(--time_based --runtime="$amount")
-      [[ $mode == writes ]] && limit=(--number_ios="$amount")
+      if [[ $mode == writes ]]; then limit=(--number_ios="$amount"); fi
       fio --name=w --ioengine=nbd --uri="nbd+unix:///data?socket=$tmp/s.sock" --rw=randwrite --bs=4k \
           --iodepth="$depth" --numjobs=1 --size=1G "${limit[@]}" --randrepeat=1 --randseed="$seed" \
           --output-format=json >"$tmp/load.out" 2>"$tmp/load.err" || { cat "$tmp/load.err" "$tmp/load.out" >&2; exit 1; }
@@ -147,7 +128,7 @@ echo "journal_trace_cost: $rounds round(s) x loads ${loads[*]} x trace {on,off},
 for ((round = 1; round <= rounds; round++)); do
   for what in "${loads[@]}"; do
     order="on off"
-    ((round % 2 == 0)) && order="off on"
+    if ((round % 2 == 0)); then order="off on"; fi
     for trace in $order; do
       n=$((n + 1))
       serve "$trace"
@@ -204,10 +185,7 @@ for fn, v in list(seen.items())[:12]:
 ' "$what" $((2 * ios)) >>"$tmp/hot.txt" || true
 done
 
-git_rev=$(git -C "$repo_dir" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [[ $git_rev != unknown && -n $(git -C "$repo_dir" status --porcelain 2>/dev/null) ]]; then
-  git_rev="$git_rev (working tree has uncommitted changes)"
-fi
+git_rev=$(bench_git_rev)
 
 JT_RESULTS=$results JT_COUNTS=$counts JT_HOT=$tmp/hot.txt JT_SELF=$tmp/self.txt JT_MARKDOWN=$markdown \
 JT_COMMAND=$command_line JT_DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') \

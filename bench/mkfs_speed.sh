@@ -27,9 +27,8 @@
 # alternates from run to run. Every image of the first run is checked with
 # e2fsck -fn.
 set -euo pipefail
+source "$(dirname "$0")/lib/options.sh"
 
-script_dir=$(cd "$(dirname "$0")" && pwd)
-repo_dir=$(cd "$script_dir/.." && pwd)
 nvj=${NVJ:-$repo_dir/build/tools/nvj/nvj}
 runs=5
 dir=${TMPDIR:-/tmp}
@@ -42,31 +41,15 @@ populate_dirs=100
 seed=20240601
 time_target=5
 memory_target_mib=64
-command_line=$(printf '%q ' "$0" "$@")
-command_line=${command_line% }
 
-usage() {
-  sed -n '17p' "$0" | sed 's/^# \{0,1\}//'
-  exit "${1:-0}"
-}
-
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --nvj) nvj=${2:?--nvj needs a path}; shift 2 ;;
-    --runs) runs=${2:?--runs needs a number}; shift 2 ;;
-    --dir) dir=${2:?--dir needs a folder}; shift 2 ;;
-    --markdown) markdown=${2:?--markdown needs a file}; shift 2 ;;
-    -h|--help) usage 0 ;;
-    *) echo "mkfs_speed.sh: unknown argument: $1" >&2; usage 2 >&2 ;;
-  esac
-done
-[[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "mkfs_speed.sh: --runs must be a positive integer" >&2; exit 2; }
-[[ -x $nvj ]] || { echo "mkfs_speed.sh: nvj not found: $nvj (build it with ninja -C build, or set NVJ)" >&2; exit 1; }
+bench_option --nvj nvj text
+bench_option --runs runs count
+bench_option --dir dir text
+bench_option --markdown markdown text
+bench_parse "$@"
+[[ -x $nvj ]] || bench_fail "nvj not found: $nvj (build it with ninja -C build, or set NVJ)"
 nvj=$(cd "$(dirname "$nvj")" && pwd)/$(basename "$nvj")
-for tool in mke2fs e2fsck python3 truncate; do
-  command -v "$tool" >/dev/null || { echo "mkfs_speed.sh: $tool not found" >&2; exit 1; }
-done
-[[ -x /usr/bin/time ]] || { echo "mkfs_speed.sh: /usr/bin/time not found (apt-get install time)" >&2; exit 1; }
+bench_require mke2fs e2fsck python3 truncate /usr/bin/time:time
 
 TMPDIR=$dir
 source "$script_dir/lib/server.sh"
@@ -86,7 +69,7 @@ timed() {
   local tool=$1 run=$2 size=$3 img=$4; shift 4
   local t0 t1
   rm -f "$img"
-  [[ $tool == mke2fs ]] && truncate -s "$size" "$img"
+  if [[ $tool == mke2fs ]]; then truncate -s "$size" "$img"; fi
   sync
   if [[ $tool == nvj ]]; then
     t0=$(now_us); "$nvj" mkfs "$img" --size "$size" --block-size 4096 "$@" >"$tmp/out" 2>&1 || { cat "$tmp/out" >&2; exit 1; }; t1=$(now_us)
@@ -110,7 +93,7 @@ echo "== empty filesystems, $runs runs each, order alternating"
 for size in "${sizes[@]}"; do
   for ((run = 1; run <= runs; run++)); do
     order="nvj mke2fs"
-    ((run % 2 == 0)) && order="mke2fs nvj"
+    if ((run % 2 == 0)); then order="mke2fs nvj"; fi
     line="  $size run $run:"
     for tool in $order; do
       s=$(timed "$tool" "$run" "$size" "$tmp/$tool.img")
@@ -180,7 +163,7 @@ PY
 tree_bytes=$(du -sb "$tree" | cut -f1)
 for ((run = 1; run <= runs; run++)); do
   order="nvj mke2fs"
-  ((run % 2 == 0)) && order="mke2fs nvj"
+  if ((run % 2 == 0)); then order="mke2fs nvj"; fi
   line="  run $run:"
   for tool in $order; do
     if [[ $tool == nvj ]]; then
@@ -196,10 +179,7 @@ done
 
 # --- report -------------------------------------------------------------------
 load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
-git_rev=$(git -C "$repo_dir" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [[ $git_rev != unknown && -n $(git -C "$repo_dir" status --porcelain 2>/dev/null) ]]; then
-  git_rev="$git_rev (working tree has uncommitted changes)"
-fi
+git_rev=$(bench_git_rev)
 
 MS_RESULTS=$results MS_MARKDOWN=$markdown MS_COMMAND=$command_line \
 MS_DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') MS_GIT=$git_rev \

@@ -20,9 +20,8 @@
 # at depth 16). So the servers take turns for R rounds (default 3) and the
 # figure is each server's median, with every round shown.
 set -euo pipefail
+source "$(dirname "$0")/lib/options.sh"
 
-script_dir=$(cd "$(dirname "$0")" && pwd)
-repo_dir=$(cd "$script_dir/.." && pwd)
 plugin="$repo_dir/build/plugins/nbdkit/nbdkit-nvjournal-plugin.so"
 ios=20000
 rounds=3
@@ -30,26 +29,14 @@ markdown=""
 depths=(1 16)
 seed=20240601
 
-command_line=$(printf '%q ' "$0" "$@")
-command_line=${command_line% }
-
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --plugin) plugin=${2:?--plugin needs a path}; shift 2 ;;
-    --ios) ios=${2:?--ios needs a number}; shift 2 ;;
-    --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
-    --markdown) markdown=${2:?--markdown needs a file}; shift 2 ;;
-    -h|--help) sed -n '9,9p' "$0" | sed 's/^# //'; exit 0 ;;
-    *) echo "nbd_instructions.sh: unknown argument: $1" >&2; exit 2 ;;
-  esac
-done
-[[ $ios =~ ^[1-9][0-9]*$ ]] || { echo "nbd_instructions.sh: --ios must be a positive integer" >&2; exit 2; }
-[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "nbd_instructions.sh: --rounds must be a positive integer" >&2; exit 2; }
-[[ -f $plugin ]] || { echo "nbd_instructions.sh: plugin not found: $plugin (build it with ninja -C build)" >&2; exit 1; }
+bench_option --plugin plugin text
+bench_option --ios ios count
+bench_option --rounds rounds count
+bench_option --markdown markdown text
+bench_parse "$@"
+[[ -f $plugin ]] || bench_fail "plugin not found: $plugin (build it with ninja -C build)"
 plugin=$(cd "$(dirname "$plugin")" && pwd)/$(basename "$plugin")
-for tool in nbdkit fio valgrind callgrind_annotate; do
-  command -v "$tool" >/dev/null || { echo "nbd_instructions.sh: $tool not found" >&2; exit 1; }
-done
+bench_require nbdkit fio valgrind callgrind_annotate:valgrind
 
 source "$script_dir/lib/server.sh"
 bench_init nbd_instructions
@@ -91,7 +78,7 @@ done
 NI_RESULTS=$results NI_MARKDOWN=$markdown NI_COMMAND=$command_line NI_IOS=$ios NI_ROUNDS=$rounds \
 NI_DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') NI_NBDKIT=$(nbdkit --version | head -n1) \
 NI_VALGRIND=$(valgrind --version) \
-NI_GIT=$(git -C "$repo_dir" rev-parse --short HEAD 2>/dev/null || echo unknown) \
+NI_GIT=$(bench_git_rev) \
 BENCH_DIR=$script_dir python3 - <<'PY'
 import os, statistics, subprocess
 env = os.environ

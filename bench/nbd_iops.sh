@@ -14,11 +14,9 @@
 # between rounds (target >= 0.97); the median IOPS per (server, depth) is
 # reported too.
 set -euo pipefail
+source "$(dirname "$0")/lib/options.sh"
 
-script_dir=$(cd "$(dirname "$0")" && pwd)
-repo_dir=$(cd "$script_dir/.." && pwd)
-
-plugin="$(dirname "$0")/../build/plugins/nbdkit/nbdkit-nvjournal-plugin.so"
+plugin="$repo_dir/build/plugins/nbdkit/nbdkit-nvjournal-plugin.so"
 runtime=10
 rounds=5
 markdown=""
@@ -28,91 +26,38 @@ block_size=4k
 seed=20240601
 target=0.97
 
-command_line=$(printf '%q ' "$0" "$@")
-command_line=${command_line% }
-
-usage() {
-  sed -n '5,6p' "$0" | sed 's/^# \{0,1\}//'
-  exit "${1:-0}"
-}
-
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --plugin) plugin=${2:?--plugin needs a path}; shift 2 ;;
-    --runtime) runtime=${2:?--runtime needs seconds}; shift 2 ;;
-    --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
-    --markdown) markdown=${2:?--markdown needs a file}; shift 2 ;;
-    -h|--help) usage 0 ;;
-    *) echo "nbd_iops.sh: unknown argument: $1" >&2; usage 2 >&2 ;;
-  esac
-done
-
-[[ $runtime =~ ^[1-9][0-9]*$ ]] || { echo "nbd_iops.sh: --runtime must be a positive integer" >&2; exit 2; }
-[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "nbd_iops.sh: --rounds must be a positive integer" >&2; exit 2; }
-[[ -f $plugin ]] || { echo "nbd_iops.sh: plugin not found: $plugin (build it with ninja -C build)" >&2; exit 1; }
+bench_option --plugin plugin text
+bench_option --runtime runtime count
+bench_option --rounds rounds count
+bench_option --markdown markdown text
+bench_parse "$@"
+[[ -f $plugin ]] || bench_fail "plugin not found: $plugin (build it with ninja -C build)"
 plugin=$(cd "$(dirname "$plugin")" && pwd)/$(basename "$plugin")
-for tool in nbdkit fio python3; do
-  command -v "$tool" >/dev/null || { echo "nbd_iops.sh: $tool not found" >&2; exit 1; }
-done
+bench_require nbdkit fio python3
 
 # --- processes we started, and their cleanup --------------------------------
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/nbd_iops.XXXXXX")
-server_pid=""
+source "$script_dir/lib/server.sh"
+bench_init nbd_iops
 fio_pid=""
-
-stop_pid() {  # stop_pid PID: TERM, wait up to 5 s, then KILL
-  local pid=$1 i
-  [[ -n $pid ]] || return 0
-  kill "$pid" 2>/dev/null || return 0
-  for ((i = 0; i < 50; i++)); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -KILL "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
+stop_fio() {
+  if [[ -n $fio_pid ]]; then
+    kill "$fio_pid" 2>/dev/null || true
+    wait "$fio_pid" 2>/dev/null || true
+    fio_pid=""
+  fi
 }
+trap 'stop_fio; bench_cleanup' EXIT
 
-cleanup() {
-  trap - EXIT INT TERM
-  stop_pid "$fio_pid"
-  stop_pid "$server_pid"
-  fio_pid="" server_pid=""
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'echo "nbd_iops.sh: interrupted" >&2; exit 130' INT TERM
-
-# start_server NAME: starts the server NAME on $tmp/NAME.sock, sets server_pid
-# and uri.
+# start_server NAME: a fresh server NAME (ours or memory) on $tmp/s.sock;
+# sets uri.
 start_server() {
-  local name=$1 sock="$tmp/$1.sock" pidfile="$tmp/$1.pid" i
-  rm -f "$sock" "$pidfile"
-  local -a args=(-U "$sock" -P "$pidfile" --foreground --exit-with-parent)
-  case "$name" in
-    ours) args+=("$plugin" "data=$disk_size" data-model=none); uri="nbd+unix:///data?socket=$sock" ;;  # no timing model
-    memory) args+=(memory "$disk_size"); uri="nbd+unix:///?socket=$sock" ;;
-    *) echo "nbd_iops.sh: unknown server $name" >&2; exit 1 ;;
+  local -a args=(-U "$tmp/s.sock" -P "$tmp/s.pid" --foreground --exit-with-parent)
+  case "$1" in
+    ours) args+=("$plugin" "data=$disk_size" data-model=none); uri="nbd+unix:///data?socket=$tmp/s.sock" ;;  # no timing model
+    memory) args+=(memory "$disk_size"); uri="nbd+unix:///?socket=$tmp/s.sock" ;;
+    *) bench_fail "unknown server $1" ;;
   esac
-  nbdkit "${args[@]}" >"$tmp/$name.log" 2>&1 &
-  server_pid=$!
-  for ((i = 0; i < 100; i++)); do
-    [[ -s $pidfile && -S $sock ]] && return 0
-    if ! kill -0 "$server_pid" 2>/dev/null; then
-      echo "nbd_iops.sh: nbdkit ($name) exited early:" >&2
-      cat "$tmp/$name.log" >&2
-      server_pid=""
-      exit 1
-    fi
-    sleep 0.1
-  done
-  echo "nbd_iops.sh: nbdkit ($name) did not write its pid file within 10 s" >&2
-  exit 1
-}
-
-stop_server() {
-  local pid=$server_pid
-  server_pid=""
-  stop_pid "$pid"
+  bench_start nbdkit "${args[@]}"
 }
 
 # run_fio DEPTH OUT: one fio job of 4 KiB random writes against $uri.
@@ -157,12 +102,12 @@ echo "nbd_iops: $rounds round(s) x depths ${depths[*]} x {ours,memory}, ${runtim
 for ((round = 1; round <= rounds; round++)); do
   for depth in "${depths[@]}"; do
     order="ours memory"
-    ((round % 2 == 0)) && order="memory ours"
+    if ((round % 2 == 0)); then order="memory ours"; fi
     for server in $order; do
       n=$((n + 1))
       start_server "$server"
       run_fio "$depth" "$tmp/fio.json"
-      stop_server
+      bench_stop
       iops=$(iops_of "$tmp/fio.json")
       printf '%s\t%s\t%s\t%s\n' "$server" "$depth" "$round" "$iops" >>"$results"
       printf '  [%2d/%d] round %d  qd%-2s  %-6s  %8s IOPS\n' "$n" "$total" "$round" "$depth" "$server" "$iops"
@@ -172,10 +117,7 @@ done
 
 # --- report -------------------------------------------------------------------
 load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
-git_rev=$(git -C "$repo_dir" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [[ $git_rev != unknown && -n $(git -C "$repo_dir" status --porcelain 2>/dev/null) ]]; then
-  git_rev="$git_rev (working tree has uncommitted changes)"
-fi
+git_rev=$(bench_git_rev)
 
 NBD_IOPS_RESULTS=$results \
 NBD_IOPS_MARKDOWN=$markdown \

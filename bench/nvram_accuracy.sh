@@ -13,29 +13,21 @@
 #
 # Usage: bench/nvram_accuracy.sh [--rounds N] [--duration SECONDS] [--markdown FILE]
 set -euo pipefail
+source "$(dirname "$0")/lib/options.sh"
 
-script_dir=$(cd "$(dirname "$0")" && pwd)
-repo_dir=$(cd "$script_dir/.." && pwd)
 plugin="$repo_dir/build/plugins/nbdkit/nbdkit-nvjournal-plugin.so"
 nvj="$repo_dir/build/tools/nvj/nvj"
 rounds=3
 duration=4
 markdown=""
 latencies=(10us 100us 1ms 10ms)
-command_line=$(printf '%q ' "$0" "$@")
-command_line=${command_line% }
 
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --rounds) rounds=${2:?}; shift 2 ;;
-    --duration) duration=${2:?}; shift 2 ;;
-    --markdown) markdown=${2:?}; shift 2 ;;
-    -h|--help) sed -n '9p' "$0" | sed 's/^# //'; exit 0 ;;
-    *) echo "nvram_accuracy.sh: unknown argument: $1" >&2; exit 2 ;;
-  esac
-done
-[[ $rounds =~ ^[1-9][0-9]*$ && $duration =~ ^[1-9][0-9]*$ ]] || { echo "nvram_accuracy.sh: --rounds and --duration take positive integers" >&2; exit 2; }
-for f in "$plugin" "$nvj"; do [[ -x $f || -f $f ]] || { echo "nvram_accuracy.sh: $f is missing (ninja -C build)" >&2; exit 1; }; done
+bench_option --rounds rounds count
+bench_option --duration duration count
+bench_option --markdown markdown text
+bench_parse "$@"
+for f in "$plugin" "$nvj"; do [[ -f $f ]] || bench_fail "$f is missing (ninja -C build)"; done
+bench_require nbdkit python3
 
 source "$script_dir/lib/server.sh"
 bench_init nvram_accuracy
@@ -71,7 +63,7 @@ for ((round = 1; round <= rounds; round++)); do
 done
 
 NA_RESULTS=$results NA_MARKDOWN=$markdown NA_COMMAND=$command_line NA_DURATION=$duration \
-NA_DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') NA_GIT=$(git -C "$repo_dir" rev-parse --short HEAD 2>/dev/null || echo unknown) \
+NA_DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') NA_GIT=$(bench_git_rev) \
 BENCH_DIR=$script_dir python3 - <<'PY'
 import os, re, statistics, subprocess
 env = os.environ

@@ -1,12 +1,19 @@
 # Shared by the benchmark scripts: a scratch folder and one server at a time,
-# both gone when the script ends, however it ends.
+# both gone when the script ends, however it ends. Servers start and stop
+# through nbdkit_start and nbdkit_stop (tests/support/nbdkit.sh), as in the
+# tests.
 #
 #   bench_init NAME        make $tmp and install the cleanup traps
 #   bench_start COMMAND... run COMMAND (an nbdkit on $tmp/s.sock with pid file
 #                          $tmp/s.pid, possibly under valgrind) in the
-#                          background until it serves; its output goes to
-#                          $tmp/server.log, shown if it fails to start
-#   bench_stop             SIGTERM it and wait
+#                          background until it serves; sets server_pid; its
+#                          output goes to $tmp/server.log, shown if it fails
+#                          to start (then the script exits 1)
+#   bench_stop             SIGTERM it and wait (up to a minute: callgrind
+#                          writes its profile on the way out)
+#   bench_cleanup          bench_stop, and $tmp removed (the EXIT trap)
+
+source "$(dirname "${BASH_SOURCE[0]}")/../../tests/support/nbdkit.sh"
 
 bench_init() {
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
@@ -21,24 +28,17 @@ bench_cleanup() {
 }
 
 bench_start() {
-  rm -f "$tmp/s.sock" "$tmp/s.pid"
-  "$@" >"$tmp/server.log" 2>&1 &
-  server_pid=$!
-  local _
-  for _ in $(seq 600); do
-    [[ -s $tmp/s.pid ]] && return 0
-    kill -0 "$server_pid" 2>/dev/null || break
-    sleep 0.05
-  done
-  echo "the server did not start:" >&2
-  cat "$tmp/server.log" >&2
-  exit 1
+  rm -f "$tmp/s.sock"  # nbdkit leaves its socket file behind
+  nbdkit_start "$tmp/s.pid" "$tmp/server.log" "$@" || exit 1
+  server_pid=$NBDKIT_PID
 }
 
 bench_stop() {
   if [[ -n ${server_pid:-} ]]; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
+    local pid=$server_pid status=0
     server_pid=""
+    nbdkit_stop "$pid" 60 || status=$?
+    [[ $status == 0 ]] || echo "${bench_name:-bench}: the server exited with status $status" >&2
   fi
+  return 0
 }

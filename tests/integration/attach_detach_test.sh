@@ -27,10 +27,13 @@ grep -q "already" "$T/err"
 
 echo "== detach refuses while mounted, and keeps the attachment"
 mkfs.ext4 -q -F "$DATA_DEV"
-mkdir "$T/m" && mount "$DATA_DEV" "$T/m" && _mounts+=("$T/m")
+mkdir "$T/m"
+mount "$DATA_DEV" "$T/m"
+_mounts+=("$T/m")
 if "$NVJ" detach --state "$T/one.attach" 2>"$T/err"; then exit 1; fi
 grep -q "is mounted on $T/m" "$T/err"
-[ -b "$DATA_DEV" ] && [ -n "$(leftovers)" ]
+[ -b "$DATA_DEV" ] || fail "the refused detach removed $DATA_DEV"
+[ -n "$(leftovers)" ] || fail "the refused detach took the attachment down"
 umount "$T/m"
 detach one
 [ -z "$(leftovers)" ] || { echo "left behind:"; leftovers; exit 1; }
@@ -39,7 +42,8 @@ detach one
 echo "== attaching an export the server lacks fails and leaves nothing"
 if "$NVJ" attach --state "$T/two.attach" --export data --export nosuch "$T/a.sock" 2>"$T/err"; then exit 1; fi
 grep -q "no export named 'nosuch'" "$T/err"
-[ -z "$(leftovers)" ] && [ ! -e "$T/two.attach/attach.log" ]
+[ -z "$(leftovers)" ] || { echo "left behind:"; leftovers; fail "the failed attach left devices behind"; }
+[ ! -e "$T/two.attach/attach.log" ] || fail "the failed attach left its state folder"
 
 echo "== detach after the server died"
 attach three "$T/a.sock"

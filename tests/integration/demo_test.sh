@@ -28,5 +28,6 @@ for bad in "--threads 0" "--files x" "--bogus" "extra"; do
   grep -q '^nvj demo: ' "$T/err"
 done
 status=0; "$NVJ" frobnicate 2>"$T/err" || status=$?
-[ "$status" = 2 ] && grep -q "unknown command 'frobnicate'" "$T/err"
+[ "$status" = 2 ] || fail "nvj frobnicate: exit $status, expected 2"
+grep -q "unknown command 'frobnicate'" "$T/err" || fail "nvj frobnicate: no 'unknown command' in: $(cat "$T/err")"
 echo "PASS"

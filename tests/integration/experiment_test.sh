@@ -56,12 +56,23 @@ for _ in $(seq 300); do
   [ -n "$mnt" ] && break
   sleep 0.1
 done
-[ -n "$mnt" ] || { echo "never mounted"; cat "$T/slog"; exit 1; }
-sleep 2  # synctest under way
+[ -n "$mnt" ] || { cat "$T/slog"; fail "nvj experiment never mounted a filesystem"; }
+# synctest is under way once it has written a file into its spool.
+for _ in $(seq 600); do
+  [ -z "$(find "$mnt/spool" -type f -print -quit 2>/dev/null)" ] || break
+  kill -0 "$pid" 2>/dev/null || { cat "$T/slog"; fail "nvj experiment ended before synctest wrote a file"; }
+  sleep 0.1
+done
+[ -n "$(find "$mnt/spool" -type f -print -quit 2>/dev/null)" ] || fail "synctest wrote no file in $mnt/spool in 60 s"
 (cd "$mnt" && exec sleep 3) &
 holder=$!
 _servers+=("$holder")
-sleep 0.2
+# The holder keeps the mount busy once its working directory is in it.
+for _ in $(seq 100); do
+  [ "$(readlink "/proc/$holder/cwd" 2>/dev/null)" != "$mnt" ] || break
+  sleep 0.01
+done
+[ "$(readlink "/proc/$holder/cwd" 2>/dev/null)" = "$mnt" ] || fail "the holder never entered $mnt"
 kill -TERM "$pid"
 for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$pid" 2>/dev/null; then echo "still running 10 s after SIGTERM"; exit 1; fi
@@ -90,12 +101,14 @@ expect_usage "--fsync=often: expected none, each or end" writers "$T/w" --fsync 
 expect_usage "--dirs must be between 1 and --tasks" writers "$T/w" --tasks 2 --dirs 3
 echo data > "$T/file"
 status=0; "$NVJ" experiment morton2001 --quick --out "$T/file" 2>"$T/err" || status=$?
-[ "$status" = 1 ] && grep -q "exists and is not a folder" "$T/err"
-[ "$(cat "$T/file")" = data ]
+[ "$status" = 1 ] || fail "--out naming a file: exit $status, expected 1"
+grep -q "exists and is not a folder" "$T/err" || fail "--out naming a file: no 'exists and is not a folder' in: $(cat "$T/err")"
+[ "$(cat "$T/file")" = data ] || fail "--out naming a file changed the file"
 
 # The writers' first error ends the run naming the task and the errno.
 mkdir "$T/small"
-mount -t tmpfs -o size=1m nvj-writers "$T/small" && _mounts+=("$T/small")
+mount -t tmpfs -o size=1m nvj-writers "$T/small"
+_mounts+=("$T/small")
 status=0
 "$NVJ" writers "$T/small/w" --tasks 20 --chunks 200 --dirs 2 >"$T/wout" 2>"$T/err" || status=$?
 umount "$T/small"

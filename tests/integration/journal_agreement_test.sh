@@ -16,10 +16,15 @@ TRACEFS=/sys/kernel/tracing
 _tracefs_mounted=0
 _instance=""
 stop_tracing() {
-  [ -n "$_instance" ] && [ -d "$_instance" ] && { echo 0 >"$_instance/events/enable"; rmdir "$_instance"; }
+  if [ -n "$_instance" ] && [ -d "$_instance" ]; then
+    echo 0 >"$_instance/events/enable"
+    rmdir "$_instance"
+  fi
   _instance=""
-  [ "$_tracefs_mounted" = 1 ] && umount "$TRACEFS" && _tracefs_mounted=0
-  return 0
+  if [ "$_tracefs_mounted" = 1 ]; then
+    umount "$TRACEFS"
+    _tracefs_mounted=0
+  fi
 }
 trap 'status=$?; set +e; stop_tracing; (exit "$status"); cleanup' EXIT
 

@@ -56,7 +56,7 @@ release_all() {
   done
   for ((i = ${#_loops[@]} - 1; i >= 0; i--)); do
     dev=${_loops[i]%%=*} file=${_loops[i]#*=}
-    [ "$(losetup -nO BACK-FILE "$dev" 2>/dev/null)" = "$file" ] && losetup -d "$dev"
+    if [ "$(losetup -nO BACK-FILE "$dev" 2>/dev/null)" = "$file" ]; then losetup -d "$dev"; fi
   done
   _loops=()
   return 0
@@ -127,7 +127,7 @@ snapshot() {
 # NAME.inspect.json.
 inspect() {
   local j=()
-  [ -f "$T/$1.crash.jnl" ] && j=(--journal "$T/$1.crash.jnl")
+  if [ -f "$T/$1.crash.jnl" ]; then j=(--journal "$T/$1.crash.jnl"); fi
   "$NVJ" journal inspect "$T/$1.crash.img" "${j[@]}" --json >"$T/$1.inspect.json"
 }
 
@@ -171,7 +171,9 @@ show_diff() {
 
 failures=()
 passed=()
-fail() { echo "FAIL: $*"; failures+=("$*"); }
+# A scenario that fails is reported and the next one runs; the list of
+# failures ends the script (lib.sh's fail stops it at once).
+fail_scenario() { echo "FAIL: $*"; failures+=("$*"); }
 
 # compare NAME [clean] : the crash image (and journal) through e2fsck and
 # through nvj, on separate copies; the results must be byte for byte equal.
@@ -180,11 +182,11 @@ compare() {
   local crash=$T/$n.crash.img jcrash=$T/$n.crash.jnl
   echo "== $n"
   if dumpe2fs -h "$crash" 2>/dev/null | grep -q '^Filesystem features:.*needs_recovery'; then
-    [ "$kind" = replay ] || { fail "$n: needs_recovery set on a clean image"; return; }
+    [ "$kind" = replay ] || { fail_scenario "$n: needs_recovery set on a clean image"; return; }
   else
-    [ "$kind" = clean ] || { fail "$n: dumpe2fs does not show needs_recovery on the crash image"; return; }
+    [ "$kind" = clean ] || { fail_scenario "$n: dumpe2fs does not show needs_recovery on the crash image"; return; }
   fi
-  inspect "$n" || { fail "$n: nvj journal inspect --json failed on the crash image"; return; }
+  inspect "$n" || { fail_scenario "$n: nvj journal inspect --json failed on the crash image"; return; }
   cp --sparse=always "$crash" "$T/$n.e2fsck.img"
   cp --sparse=always "$crash" "$T/$n.nvj.img"
   if [ -f "$jcrash" ]; then
@@ -195,21 +197,21 @@ compare() {
   fi
   E2FSCK_TIME=$NOW e2fsck "${ej[@]}" -E journal_only -y "$T/$n.e2fsck.img" >"$T/$n.e2fsck.out" 2>&1 || rc=$?
   sed 's/^/  e2fsck: /' "$T/$n.e2fsck.out"
-  [ "$rc" = 0 ] || { fail "$n: e2fsck -E journal_only exited with $rc"; return; }
+  [ "$rc" = 0 ] || { fail_scenario "$n: e2fsck -E journal_only exited with $rc"; return; }
   out=$(env -u E2FSCK_TIME "$NVJ" journal replay "$T/$n.nvj.img" "${nj[@]}" --time "$NOW" 2>&1) ||
-    { echo "$out"; fail "$n: nvj journal replay failed"; return; }
+    { echo "$out"; fail_scenario "$n: nvj journal replay failed"; return; }
   sed 's/^/  nvj: /' <<<"$out"
   if [ "$kind" = clean ]; then
-    grep -q 'the journal is clean' <<<"$out" || { fail "$n: nvj replayed a clean journal"; return; }
+    grep -q 'the journal is clean' <<<"$out" || { fail_scenario "$n: nvj replayed a clean journal"; return; }
     count=0
   else
     count=$(sed -n 's/.*: replayed \([0-9]*\) transactions.*/\1/p' <<<"$out")
-    [ -n "$count" ] || { fail "$n: no transaction count in nvj's replay output"; return; }
+    [ -n "$count" ] || { fail_scenario "$n: no transaction count in nvj's replay output"; return; }
   fi
   local inspected
   inspected=$(json "$n" 'j["replayed_transactions"]')
   [ "$inspected" = "$count" ] ||
-    { fail "$n: inspect --json counts $inspected replayed transactions, replay $count"; return; }
+    { fail_scenario "$n: inspect --json counts $inspected replayed transactions, replay $count"; return; }
   local same=1
   if ! cmp -s "$T/$n.e2fsck.img" "$T/$n.nvj.img"; then
     same=0
@@ -221,9 +223,9 @@ compare() {
     echo "  the journal image differs:"
     show_diff "$T/$n.e2fsck.jnl" "$T/$n.nvj.jnl"
   fi
-  [ "$same" = 1 ] || { fail "$n: nvj's replay differs from e2fsck's"; return; }
+  [ "$same" = 1 ] || { fail_scenario "$n: nvj's replay differs from e2fsck's"; return; }
   if [ "$kind" = clean ] && ! cmp -s "$crash" "$T/$n.nvj.img"; then
-    fail "$n: a clean image was changed"; return
+    fail_scenario "$n: a clean image was changed"; return
   fi
   echo "  identical ($count transactions replayed)"
   passed+=("$n")
@@ -268,7 +270,7 @@ scenario() {
   if [ "$TAKEN" = 1 ]; then
     compare "$n"
   else
-    fail "$n: no crash image with the state needed after $tries rounds"
+    fail_scenario "$n: no crash image with the state needed after $tries rounds"
   fi
 }
 
@@ -291,7 +293,7 @@ damage() {
   esac
   pblk=$(debugfs -c -R "bmap <8> $lblk" "$T/$from.crash.img" 2>/dev/null)
   if ! [[ "$pblk" =~ ^[0-9]+$ ]]; then
-    fail "$n: no physical block for journal block $lblk"
+    fail_scenario "$n: no physical block for journal block $lblk"
     return 0
   fi
   case $what in
@@ -316,8 +318,8 @@ PY
 # expect NAME PYTHON_TEST E2FSCK_MESSAGE : the damage shows, in nvj's inspect
 # output and in e2fsck's.
 expect() {
-  [ "$(json "$1" "int(bool($2))")" = 1 ] || fail "$1: nvj journal inspect does not show $2"
-  grep -q "$3" "$T/$1.e2fsck.out" || fail "$1: e2fsck did not say '$3'"
+  [ "$(json "$1" "int(bool($2))")" = 1 ] || fail_scenario "$1: nvj journal inspect does not show $2"
+  grep -q "$3" "$T/$1.e2fsck.out" || fail_scenario "$1: e2fsck did not say '$3'"
 }
 
 JIMG=""
@@ -418,7 +420,7 @@ external ext1k 1024 8M 40 3000
 echo "### 640 MiB journal: the journal inode's extent tree has an index level"
 new_fs 4096 4G -J size=640
 debugfs -c -R "ex <8>" "$T/work.img" 2>/dev/null | grep -q '^ *0/ *[1-9]' ||
-  fail "deepjnl: the journal inode has no extent index level"
+  fail_scenario "deepjnl: the journal inode has no extent index level"
 loop_attach "$T/work.img"
 mount_dev "$LOOP"
 deep_round() {
@@ -446,7 +448,7 @@ refuse() {
   shift 2
   "$NVJ" journal "$@" >"$T/refused.out" 2>&1 || rc=$?
   if [ "$rc" != "$code" ] || ! grep -q -- "$pattern" "$T/refused.out"; then
-    fail "nvj journal $*: exit $rc, expected $code and '$pattern': $(cat "$T/refused.out")"
+    fail_scenario "nvj journal $*: exit $rc, expected $code and '$pattern': $(cat "$T/refused.out")"
   fi
 }
 cp --sparse=always "$T/ext4k.crash.img" "$T/bad.img"
@@ -462,9 +464,9 @@ refuse 1 "$T/missing.img: No such file or directory" replay "$T/missing.img"
 refuse 1 "the journal is external (uuid .*): give its device with --journal" replay "$T/bad.img"
 refuse 1 "the --journal device has uuid .*, the filesystem's journal is" replay "$T/bad.img" --journal "$T/ext1k.crash.jnl"
 refuse 1 "no ext2/3/4 magic number" replay "$T/junk.img"
-cmp -s "$T/bad.img" "$T/ext4k.crash.img" || fail "a refused replay changed the filesystem image"
-cmp -s "$T/bad.jnl" "$T/ext4k.crash.jnl" || fail "a refused replay changed the journal image"
-cmp -s "$T/junk.img" "$T/junk.copy" || fail "a refused replay changed a file that is not ext4"
+cmp -s "$T/bad.img" "$T/ext4k.crash.img" || fail_scenario "a refused replay changed the filesystem image"
+cmp -s "$T/bad.jnl" "$T/ext4k.crash.jnl" || fail_scenario "a refused replay changed the journal image"
+cmp -s "$T/junk.img" "$T/junk.copy" || fail_scenario "a refused replay changed a file that is not ext4"
 
 echo
 echo "passed (${#passed[@]}): ${passed[*]}"

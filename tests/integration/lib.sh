@@ -4,6 +4,7 @@
 # Needs NVJ (the nvj binary) and NVJ_PLUGIN (the plugin) in the environment;
 # ctest sets both.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../support/nbdkit.sh"
 
 : "${NVJ:?NVJ must name the nvj binary}"
 : "${NVJ_PLUGIN:?NVJ_PLUGIN must name the plugin}"
@@ -13,7 +14,10 @@ _mounts=()
 _attachments=()
 _servers=()
 
+# skip WHY: the test cannot run here (ctest reports it as skipped: exit 77).
+# fail WHAT: the test failed; the message says what was expected.
 skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
 
 require_kernel_lab() {
   [ "$(id -u)" = 0 ] || skip "needs root (loop devices and mounts)"
@@ -33,10 +37,10 @@ cleanup() {
     mountpoint -q "${_mounts[i]}" && umount "${_mounts[i]}"
   done
   for ((i=${#_attachments[@]}-1; i>=0; i--)); do
-    [ -e "${_attachments[i]}/attach.log" ] && "$NVJ" detach --state "${_attachments[i]}"
+    if [ -e "${_attachments[i]}/attach.log" ]; then "$NVJ" detach --state "${_attachments[i]}"; fi
   done
-  for pid in "${_servers[@]}"; do
-    kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  for pid in "${_servers[@]}"; do  # servers, and nvj experiments: they tear down on SIGTERM
+    if kill "$pid" 2>/dev/null; then wait "$pid" 2>/dev/null; fi
   done
   rm -rf "$T"
   exit "$status"
@@ -44,29 +48,23 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# start_server NAME PARAM... : nbdkit on $T/NAME.sock; sets SERVER_PID.
+# start_server NAME PARAM... : nbdkit with the plugin and PARAMs on
+# $T/NAME.sock, serving when it returns; sets SERVER_PID. Its output goes
+# to $T/NAME.log.
 start_server() {
   local name=$1; shift
-  rm -f "$T/$name.pid"
-  nbdkit --foreground --exit-with-parent -U "$T/$name.sock" -P "$T/$name.pid" "$NVJ_PLUGIN" "$@" \
-    >"$T/$name.log" 2>&1 &
-  SERVER_PID=$!
+  nbdkit_start "$T/$name.pid" "$T/$name.log" \
+    nbdkit --foreground --exit-with-parent -U "$T/$name.sock" -P "$T/$name.pid" "$NVJ_PLUGIN" "$@" ||
+    fail "nbdkit $name did not start"
+  SERVER_PID=$NBDKIT_PID
   _servers+=("$SERVER_PID")
-  local i
-  for ((i=0; i<3000; i++)); do
-    [ -s "$T/$name.pid" ] && return 0
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$T/$name.log"; return 1; }
-    sleep 0.01
-  done
-  echo "nbdkit $name did not start"; return 1
 }
 
 # stop_server PID : SIGTERM and wait; fails unless nbdkit exits cleanly.
 stop_server() {
-  kill "$1"
   local status=0
-  wait "$1" || status=$?
-  [ "$status" = 0 ] || { echo "nbdkit exited with $status"; return 1; }
+  nbdkit_stop "$1" || status=$?
+  [ "$status" = 0 ] || fail "nbdkit (pid $1) exited with $status"
 }
 
 # attach NAME SOCKET : nvj attach; sets DATA_DEV and JOURNAL_DEV (empty when
@@ -79,7 +77,8 @@ attach() {
   echo "$out"
   DATA_DEV=$(awk '$1 == "data" { print $2 }' <<<"$out")
   JOURNAL_DEV=$(awk '$1 == "journal" { print $2 }' <<<"$out")
-  [ -b "$DATA_DEV" ] && { [ -z "$JOURNAL_DEV" ] || [ -b "$JOURNAL_DEV" ]; }
+  [ -b "$DATA_DEV" ] || fail "nvj attach $2: no block device for the data export"
+  [ -z "$JOURNAL_DEV" ] || [ -b "$JOURNAL_DEV" ] || fail "nvj attach $2: $JOURNAL_DEV is not a block device"
 }
 
 detach() { "$NVJ" detach --state "$T/$1.attach"; }

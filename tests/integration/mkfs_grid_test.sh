@@ -40,7 +40,7 @@ grid_cleanup() {
   done
   for ((i = ${#_loops[@]} - 1; i >= 0; i--)); do
     local dev=${_loops[i]%%=*} file=${_loops[i]#*=}
-    [ "$(losetup -nO BACK-FILE "$dev" 2>/dev/null)" = "$file" ] && losetup -d "$dev"
+    if [ "$(losetup -nO BACK-FILE "$dev" 2>/dev/null)" = "$file" ]; then losetup -d "$dev"; fi
   done
   (exit "$status")
   cleanup  # lib.sh's: mounts again, then the scratch folder
@@ -429,14 +429,16 @@ for size in 8M 100M 1G 70G 3T; do
     [ "$size" = 3T ] && [ "$bs" != 4096 ] && continue
     for journal_kind in internal internal:SIZE external none; do
       journal=$journal_kind
-      [ "$journal_kind" = internal:SIZE ] && journal=internal:${JSIZE[$size]}
-      [ "$journal_kind" = external ] && journal=external:$jimg:$EXTERNAL_SIZE
+      case $journal_kind in
+        internal:SIZE) journal=internal:${JSIZE[$size]} ;;
+        external) journal=external:$jimg:$EXTERNAL_SIZE ;;
+      esac
       key=$size/$bs/${journal/:$jimg:$EXTERNAL_SIZE/}
       for populated in no yes; do
         [ "$populated" = yes ] && [[ $POPULATE != *" $key "* ]] && continue
         rm -f "$img" "$jimg"
         args=(mkfs "$img" --size "$size" --block-size "$bs" --journal "$journal")
-        [ "$populated" = yes ] && args+=(--populate "$T/tree")
+        if [ "$populated" = yes ]; then args+=(--populate "$T/tree"); fi
         t0=${EPOCHREALTIME/./}
         if ! "$NVJ" "${args[@]}" >"$T/out" 2>&1; then
           # Only what mke2fs cannot make either may be refused.
@@ -453,10 +455,10 @@ for size in 8M 100M 1G 70G 3T; do
         t1=${EPOCHREALTIME/./}
         images=$((images + 1))
         check_image "$img" "$size" "$bs" "$journal"
-        [ "$populated" = no ] && same_as_mke2fs "$img" "$size" "$bs" "$journal"
+        if [ "$populated" = no ]; then same_as_mke2fs "$img" "$size" "$bs" "$journal"; fi
         what="mkfs $(((t1 - t0) / 1000)) ms, e2fsck clean"
         j=""
-        [[ $journal == external:* ]] && j=$jimg
+        if [[ $journal == external:* ]]; then j=$jimg; fi
         if [ "$populated" = yes ]; then
           grep -q "^from $T/tree: " "$T/out" || die "nvj mkfs --populate printed no counts: $(cat "$T/out")"
           mount_image "$T/mnt" "$img" "$j"

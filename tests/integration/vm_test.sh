@@ -31,7 +31,6 @@ if [ -n "${NVJ_WORKLOAD:-}" ] && LC_ALL=C readelf -l "$NVJ_WORKLOAD" 2>/dev/null
   skip "$NVJ_WORKLOAD is linked dynamically (a sanitized build): the guest needs the static one"
 fi
 
-fail() { echo "FAIL: $*"; exit 1; }
 started=()  # PIDs nvj vm reported (nbdkit, QEMU): all must be gone afterwards
 remember_pids() { started+=($(sed -nE 's/.*started \(pid ([0-9]+)\).*/\1/p' "$1")); }
 
