@@ -98,6 +98,11 @@ def documents(text, name, lines):
             yield label, None, e
 
 
+def shortened(message, most=300):
+    """A message that quotes a whole object, cut to its first `most` characters."""
+    return message if len(message) <= most else message[:most] + "..."
+
+
 def main(argv):
     lines = False
     args = list(argv)
@@ -137,7 +142,7 @@ def main(argv):
                 # Validation itself raises only when a "$ref" leads nowhere.
                 usage_error(f"schema {args[0]}: cannot follow a $ref: {e}")
             for e in errors:
-                print(f"{label}: at {e.json_path}: {e.message}")
+                print(f"{label}: at {e.json_path}: {shortened(e.message)}")
             if errors:
                 failures += 1
         if seen == 0:
