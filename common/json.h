@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -27,6 +28,14 @@ inline Json parse_json(std::string_view text, const std::string& what) {
   } catch (const Json::parse_error& e) {
     throw std::runtime_error(what + ": not JSON: " + e.what());
   }
+}
+
+// `value` rounded to `decimals` places, for a report's numbers: the library
+// writes the shortest text that reads back as the same double, so 12.345678
+// rounded to 2 is written 12.35 (and 3 as 3.0: still a number).
+inline double rounded(double value, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  return std::round(value * scale) / scale;
 }
 
 }  // namespace nvj

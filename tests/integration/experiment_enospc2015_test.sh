@@ -11,6 +11,7 @@ require_kernel_lab
 out="$T/out"
 run_experiment enospc2015 --quick --out "$out"
 expect_files "$out" results.json table.md time.png time.svg fill.png fill.svg untar.png untar.svg
+valid_json enospc2015.results.schema.json "$out/results.json"
 grep -q '^| test | volume | size | ended | time s | fill |' "$T/log"
 grep -q '^| volume | copy | time s | transactions | journal full s |' "$T/log"
 python3 - "$out/results.json" <<'PY'

@@ -14,6 +14,7 @@ require_kernel_lab
 out="$T/out"
 run_experiment morton2001 --quick --out "$out"
 expect_files "$out" results.json table.md completion.png completion.svg device_time.png device_time.svg
+valid_json morton2001.results.schema.json "$out/results.json"
 grep -q '^| processes/dir | directories | internal, hdd | external, nvram | external, hdd | internal 4M, hdd |$' "$T/log"
 python3 - "$out/results.json" <<'PY'
 import json, sys

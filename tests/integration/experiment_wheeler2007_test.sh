@@ -13,6 +13,7 @@ out="$T/out"
 run_experiment wheeler2007 --quick --out "$out"
 expect_files "$out" results.json table.md files_per_second.png files_per_second.svg files_per_transaction.png \
   files_per_transaction.svg files_per_second_syncdir.png files_per_transaction_syncdir.svg
+valid_json wheeler2007.results.schema.json "$out/results.json"
 grep -q '^| threads | NVRAM, max_batch_time default | NVRAM, max_batch_time=0 | SSD, max_batch_time default |' "$T/log"
 grep -q '^Files/s, in a chattr +S directory' "$T/log"
 python3 - "$out/results.json" <<'PY'

@@ -180,7 +180,7 @@ TEST_CASE("journal-model=data keeps an internal journal on the data disk's own m
                                    std::uint64_t{50} << 20})
       REQUIRE(nbd_pwrite(data.get(), block('W', 4096).data(), 4096, at, 0) == 0);
     REQUIRE(nbd_flush(data.get(), 0) == 0);
-    const nvj::cli::JsonFigures after(nvj::cli::control_request(control, "GET", "/stats").body);
+    const nvj::cli::JsonFigures after(nvj::cli::control_request(control, "GET", "/stats").body, "GET /stats");
     const double home = after.number("exports.data.destaged_writes_us");
     const double journal = after.number("exports.data.regions.journal.destaged_writes_us");
     CHECK(home > 0);

@@ -124,11 +124,12 @@ snapshot() {
 }
 
 # inspect NAME : nvj journal inspect --json on the crash image, into
-# NAME.inspect.json.
+# NAME.inspect.json, which must match its schema.
 inspect() {
   local j=()
   if [ -f "$T/$1.crash.jnl" ]; then j=(--journal "$T/$1.crash.jnl"); fi
-  "$NVJ" journal inspect "$T/$1.crash.img" "${j[@]}" --json >"$T/$1.inspect.json"
+  "$NVJ" journal inspect "$T/$1.crash.img" "${j[@]}" --json >"$T/$1.inspect.json" || return 1
+  valid_json journal-inspect.schema.json "$T/$1.inspect.json"
 }
 
 # json NAME EXPR : EXPR in Python over j, NAME's inspect output.

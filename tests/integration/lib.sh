@@ -130,3 +130,13 @@ run_experiment() {
   [ "$status" = 0 ] || { echo "nvj experiment $* exited $status"; return 1; }
   experiment_leftovers "$pid"
 }
+
+# valid_json SCHEMA FILE... : fails unless every FILE matches
+# docs/schemas/SCHEMA (the validator names the file, the JSON path and what
+# is wrong).
+valid_json() {
+  local schema=$1 top
+  shift
+  top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+  "$top/tests/support/validate_json.py" "$top/docs/schemas/$schema" "$@" || { echo "$* do not match $schema"; return 1; }
+}

@@ -1,16 +1,19 @@
 // The workload generators on a real directory: what synctest leaves behind
 // and counts, what the parallel writer writes and how a lost acknowledged
-// chunk is found, also by `writers --verify` after a completed run.
+// chunk is found, also by `writers --verify` after a completed run; their
+// JSON, read back.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "common/args.h"
+#include "common/json.h"
 #include "tools/workloads/synctest.h"
 #include "tools/workloads/workload_commands.h"
 #include "tools/workloads/writers.h"
@@ -67,6 +70,17 @@ TEST_CASE("synctest keeps the last unlink-lag files of each process, with the dr
       if (fs::exists(f)) CHECK(fs::file_size(f) == size);
     }
   CHECK(r.bytes == bytes);
+
+  // The JSON says the same, numbers as numbers.
+  const nvj::Json j = nvj::parse_json(nvj::to_json_text(r.json()), "synctest --json");
+  CHECK(j["files"] == 72);
+  CHECK(j["operations"] == r.operations);
+  CHECK(j["bytes"] == bytes);
+  CHECK(j["seconds"].get<double>() == Approx(r.seconds).margin(0.0005));
+  CHECK(j["fsync_file"]["count"] == 72);
+  CHECK(j["fsync_directory"]["count"] == 72 * 4);
+  CHECK(j["fsync_file"]["max_us"].get<double>() == Approx(r.fsync_file.max_us).margin(0.05));
+  CHECK(j["failure"].is_null());
   std::size_t entries = 0;
   for ([[maybe_unused]] const auto& e : fs::recursive_directory_iterator(tmp.path / "tree")) ++entries;
   CHECK(entries == 2 + 6 * 5);  // two directories, five files of each process
@@ -162,7 +176,28 @@ TEST_CASE("writers: the first error ends the run naming the task and the errno",
   CHECK_THAT(r.failure->describe(), Catch::Contains("task 2: create d0/t2") && Catch::Contains("(EISDIR)"));
   CHECK(r.rounds_done == 0);
   CHECK_FALSE(r.ledger[2].exists);
-  CHECK_THAT(r.json(), Catch::Contains(R"("failure_errno":"EISDIR")"));
+  const nvj::Json j = nvj::parse_json(nvj::to_json_text(r.json()), "writers --json");
+  CHECK(j["failure"] == r.failure->describe());
+  CHECK(j["failure_errno"] == "EISDIR");
+  CHECK(j["rounds_done"] == 0);
+}
+
+TEST_CASE("a failure's description is one JSON string whatever it holds", "[workloads]") {
+  // Quotes, backslashes and control characters (a file name is bytes) are
+  // escaped, not dropped; bytes that are not UTF-8 become U+FFFD.
+  TaskFailure f{3, "create \"a\\b\"\n\x01 \xff", EIO};
+  const nvj::Json j = nvj::parse_json(nvj::to_json_text(failure_json(f)), "failure");
+  CHECK(j == "task 3: create \"a\\b\"\n\x01 \xEF\xBF\xBD: Input/output error (EIO)");
+  CHECK(failure_json(std::nullopt).is_null());
+
+  // A writers run whose task ended without an errno: failure_errno is null.
+  WritersResult r;
+  r.failure = TaskFailure{1, "killed by signal 9", 0};
+  const nvj::Json w = r.json();
+  REQUIRE(w.contains("failure_errno"));
+  CHECK(w["failure_errno"].is_null());
+  r.failure.reset();
+  CHECK_FALSE(r.json().contains("failure_errno"));
 }
 
 TEST_CASE("writers --verify checks a completed run's files and names the first loss", "[workloads]") {

@@ -36,12 +36,13 @@ LatencySummary LatencySummary::of(std::vector<std::uint64_t>& nanos) {
   return s;
 }
 
-std::string LatencySummary::json() const {
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                R"({"count":%llu,"mean_us":%.1f,"p50_us":%.1f,"p90_us":%.1f,"p99_us":%.1f,"max_us":%.1f})",
-                static_cast<unsigned long long>(count), mean_us, p50_us, p90_us, p99_us, max_us);
-  return buf;
+Json LatencySummary::json() const {
+  return Json{{"count", count},
+              {"mean_us", rounded(mean_us, 1)},
+              {"p50_us", rounded(p50_us, 1)},
+              {"p90_us", rounded(p90_us, 1)},
+              {"p99_us", rounded(p99_us, 1)},
+              {"max_us", rounded(max_us, 1)}};
 }
 
 std::string LatencySummary::text() const {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "common/json.h"
+
 namespace nvj::workloads {
 
 struct LatencySummary {
@@ -14,7 +16,7 @@ struct LatencySummary {
 
   // `nanos` is sorted in place.
   static LatencySummary of(std::vector<std::uint64_t>& nanos);
-  std::string json() const;  // {"count":...,"mean_us":...,...}
+  Json json() const;         // {"count":...,"mean_us":...,...}
   std::string text() const;  // "n=500 mean 1.2 ms p50 ... max ..."
 };
 

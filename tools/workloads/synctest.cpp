@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -199,16 +198,16 @@ SynctestResult run_synctest(const SynctestOptions& o,
   return r;
 }
 
-std::string SynctestResult::json() const {
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                R"({"seconds":%.3f,"files":%llu,"operations":%llu,"bytes":%llu,"files_per_second":%.1f,)"
-                R"("operations_per_second":%.1f,)",
-                seconds, static_cast<unsigned long long>(files), static_cast<unsigned long long>(operations),
-                static_cast<unsigned long long>(bytes), files_per_second(), operations_per_second());
-  std::string s = buf;
-  s += R"("fsync_file":)" + fsync_file.json() + R"(,"fsync_directory":)" + fsync_directory.json();
-  return s + R"(,"failure":)" + failure_json(failure) + "}";
+Json SynctestResult::json() const {
+  return Json{{"seconds", rounded(seconds, 3)},
+              {"files", files},
+              {"operations", operations},
+              {"bytes", bytes},
+              {"files_per_second", rounded(files_per_second(), 1)},
+              {"operations_per_second", rounded(operations_per_second(), 1)},
+              {"fsync_file", fsync_file.json()},
+              {"fsync_directory", fsync_directory.json()},
+              {"failure", failure_json(failure)}};
 }
 
 }  // namespace nvj::workloads

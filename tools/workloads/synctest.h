@@ -45,7 +45,7 @@ struct SynctestResult {
 
   double files_per_second() const { return seconds > 0 ? static_cast<double>(files) / seconds : 0; }
   double operations_per_second() const { return seconds > 0 ? static_cast<double>(operations) / seconds : 0; }
-  std::string json() const;
+  Json json() const;
 };
 
 // chattr +S: synchronous semantics for the folder and what is made in it

@@ -85,17 +85,8 @@ void TaskChannel::fail(int error, const std::string& what) {
   send(kFailure, payload.data(), payload.size());
 }
 
-std::string json_string(const std::string& text) {
-  std::string s = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') s += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) s += c;
-  }
-  return s + "\"";
-}
-
-std::string failure_json(const std::optional<TaskFailure>& failure) {
-  return failure ? json_string(failure->describe()) : "null";
+Json failure_json(const std::optional<TaskFailure>& failure) {
+  return failure ? Json(failure->describe()) : Json(nullptr);
 }
 
 std::string TaskFailure::describe() const {

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "common/json.h"
+
 namespace nvj::workloads {
 
 // Thrown by a task: what it was doing and the errno it got.
@@ -66,11 +68,7 @@ TaskOutcome run_tasks(std::uint32_t n, const std::function<void(std::uint32_t, T
 // leave the tasks running to their end.)
 void stop_tasks();
 
-// `text` as a JSON string: quoted, '"' and '\\' escaped, control
-// characters dropped.
-std::string json_string(const std::string& text);
-
-// A JSON string (quoted, escaped) of a failure's description, or null.
-std::string failure_json(const std::optional<TaskFailure>& failure);
+// A failure's description as a JSON string, or null when there is none.
+Json failure_json(const std::optional<TaskFailure>& failure);
 
 }  // namespace nvj::workloads

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/args.h"
+#include "common/json.h"
 #include "tools/workloads/progress_line.h"
 #include "tools/workloads/synctest.h"
 #include "tools/workloads/writers.h"
@@ -70,10 +71,14 @@ int verify_writers_command(const WritersOptions& o, bool json) {
   const std::vector<WritersLoss> losses = verify_writers(o, ledger);
   constexpr std::size_t kShown = 10;
   if (json) {
-    std::string list;
-    for (std::size_t i = 0; i < losses.size() && i < kShown; ++i) list += (i == 0 ? "" : ",") + json_string(losses[i].detail);
-    std::printf("{\"tasks\":%u,\"chunks\":%u,\"round\":%u,\"tasks_with_losses\":%zu,\"losses\":[%s]}\n", o.tasks,
-                o.chunks, o.rounds - 1, losses.size(), list.c_str());
+    Json shown = Json::array();
+    for (std::size_t i = 0; i < losses.size() && i < kShown; ++i) shown.push_back(losses[i].detail);
+    const Json j{{"tasks", o.tasks},
+                 {"chunks", o.chunks},
+                 {"round", o.rounds - 1},
+                 {"tasks_with_losses", losses.size()},
+                 {"losses", shown}};
+    std::printf("%s\n", to_json_text(j).c_str());
   } else if (losses.empty()) {
     std::printf("writers --verify: %u tasks x %u chunks of round %u: every chunk is there\n", o.tasks, o.chunks,
                 o.rounds - 1);
@@ -136,7 +141,7 @@ int synctest_command(const std::vector<std::string>& argv) {
     throw cli::UsageError(std::string("nvj synctest: ") + e.what());
   }
   if (json) {
-    std::printf("%s\n", r.json().c_str());
+    std::printf("%s\n", to_json_text(r.json()).c_str());
   } else {
     std::printf("synctest: %u processes, %u per directory (%u directories), %u passes\n", o.processes,
                 o.per_directory, o.directories(), o.passes);
@@ -201,7 +206,7 @@ int writers_command(const std::vector<std::string>& argv) {
     throw cli::UsageError(std::string("nvj writers: ") + e.what());
   }
   if (json) {
-    std::printf("%s\n", r.json().c_str());
+    std::printf("%s\n", to_json_text(r.json()).c_str());
   } else {
     std::printf("writers: %u tasks x %u chunks of %u bytes in %u directories, %u round(s)\n", o.tasks, o.chunks,
                 o.chunk_size, o.directories, o.rounds);

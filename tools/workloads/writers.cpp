@@ -6,7 +6,6 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -135,14 +134,14 @@ std::vector<WritersResult::Ledger> completed_writers_ledger(const WritersOptions
   return std::vector<WritersResult::Ledger>(o.tasks, WritersResult::Ledger{true, o.rounds - 1, o.chunks});
 }
 
-std::string WritersResult::json() const {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, R"({"seconds":%.3f,"rounds_done":%u,"bytes":%llu,"fill":%.4f,"failure":)", seconds,
-                rounds_done, static_cast<unsigned long long>(bytes), fill);
-  std::string s = buf;
-  s += failure_json(failure);
-  if (failure) s += R"(,"failure_errno":")" + errno_name(failure->error) + "\"";
-  return s + "}";
+Json WritersResult::json() const {
+  Json j{{"seconds", rounded(seconds, 3)},
+         {"rounds_done", rounds_done},
+         {"bytes", bytes},
+         {"fill", rounded(fill, 4)},
+         {"failure", failure_json(failure)}};
+  if (failure) j["failure_errno"] = failure->error != 0 ? Json(errno_name(failure->error)) : Json(nullptr);
+  return j;
 }
 
 }  // namespace nvj::workloads

@@ -44,7 +44,9 @@ struct WritersResult {
     std::uint32_t chunks = 0;
   };
   std::vector<Ledger> ledger;
-  std::string json() const;
+  // failure_errno only with a failure: its errno's name, null when the task
+  // ended without one (killed, stopped by a signal).
+  Json json() const;
 };
 
 // Blocks in use over all blocks of the filesystem holding `path`, as df

@@ -14,6 +14,7 @@
 
 #include "common/args.h"
 #include "common/clock.h"
+#include "common/json.h"
 #include "common/percentile.h"
 #include "common/size.h"
 #include "tools/nvj/commands.h"
@@ -118,13 +119,20 @@ class Bench {
     auto us = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e3; };
     const double mean = s.count == 0 ? 0 : us(s.sum) / static_cast<double>(s.count);
     if (o_.json) {
-      std::printf("%s\n",
-                  fmt::format(R"({{"uri":"{}","depth":{},"block_size":{},"write_percent":{},"pattern":"{}",)"
-                              R"("seconds":{:.3f},"requests":{},"iops":{:.1f},"mib_per_s":{:.2f},)"
-                              R"("latency_us":{{"p50":{:.3f},"p90":{:.3f},"p99":{:.3f},"p999":{:.3f},"max":{:.3f},"mean":{:.3f}}}}})",
-                              uri, o_.depth, o_.block, o_.write_percent, o_.sequential ? "sequential" : "random", secs,
-                              s.count, iops, mib, us(s.p50), us(s.p90), us(s.p99), us(s.p999), us(s.max), mean)
-                      .c_str());
+      const Json latency{{"p50", rounded(us(s.p50), 3)},   {"p90", rounded(us(s.p90), 3)},
+                         {"p99", rounded(us(s.p99), 3)},   {"p999", rounded(us(s.p999), 3)},
+                         {"max", rounded(us(s.max), 3)},   {"mean", rounded(mean, 3)}};
+      const Json j{{"uri", uri},
+                   {"depth", o_.depth},
+                   {"block_size", o_.block},
+                   {"write_percent", o_.write_percent},
+                   {"pattern", o_.sequential ? "sequential" : "random"},
+                   {"seconds", rounded(secs, 3)},
+                   {"requests", s.count},
+                   {"iops", rounded(iops, 1)},
+                   {"mib_per_s", rounded(mib, 2)},
+                   {"latency_us", latency}};
+      std::printf("%s\n", to_json_text(j).c_str());
       return;
     }
     std::printf("%s: %llu-byte %s %s, depth %llu, %.1f s\n", uri.c_str(),

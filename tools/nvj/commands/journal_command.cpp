@@ -17,8 +17,8 @@
 #include "fscore/ext4/journal_replay.h"
 #include "fscore/jbd2/journal_recovery.h"
 #include "fscore/uuid.h"
-#include "server/control/stats_report.h"
 #include "common/args.h"
+#include "common/json.h"
 #include "tools/nvj/commands.h"
 #include "tools/nvj/client/control_client.h"
 #include "tools/nvj/host/file_image.h"
@@ -75,6 +75,51 @@ Opened open_images(const std::string& image, const std::optional<std::string>& j
   return o;
 }
 
+// When a transaction's commit block was written: "1700000000.000000123".
+std::string commit_time(const fscore::jbd2::ScannedTransaction& t) {
+  return fmt::format("{}.{:09d}", t.commit_seconds, t.commit_nanoseconds);
+}
+
+Json optional_number(const std::optional<std::uint32_t>& n) { return n ? Json(*n) : Json(nullptr); }
+
+// inspect --json: the superblock, the scan's outcome and every transaction.
+Json inspect_json(const std::string& placement, std::uint32_t block_size, const fscore::jbd2::JournalSuperblock& sb,
+                  const fscore::jbd2::JournalScan& scan, std::uint64_t replayed) {
+  Json transactions = Json::array();
+  for (const auto& t : scan.transactions)
+    transactions.push_back(Json{{"tid", t.tid},
+                                {"first_log_block", t.first_log_block},
+                                {"commit_log_block", optional_number(t.commit_log_block)},
+                                {"descriptor_blocks", t.descriptor_blocks},
+                                {"logged_blocks", t.logged_blocks},
+                                {"revoke_blocks", t.revoke_blocks},
+                                {"revoked_blocks", t.revoked},
+                                {"bad_descriptor_checksums", t.bad_descriptor_checksums},
+                                {"bad_block_checksums", t.bad_block_checksums},
+                                {"bad_commit_checksum", t.bad_commit_checksum},
+                                {"commit_time", commit_time(t)},
+                                {"replayed", t.replayed}});
+  return Json{{"placement", placement},
+              {"block_size", block_size},
+              {"maxlen", sb.maxlen},
+              {"first", sb.first},
+              {"sequence", sb.sequence},
+              {"start", sb.start},
+              {"head", sb.head},
+              {"errno", sb.errno_value},
+              {"uuid", fscore::format_uuid(sb.uuid)},
+              {"features", features(sb)},
+              {"users", sb.nr_users},
+              {"needs_recovery", scan.needs_recovery},
+              {"start_tid", scan.start_tid},
+              {"end_tid", scan.end_tid},
+              {"error", scan.error},
+              {"end", scan.end_reason},
+              {"failed_commit", optional_number(scan.failed_commit)},
+              {"transactions", transactions},
+              {"replayed_transactions", replayed}};
+}
+
 int inspect(const std::string& path, const std::optional<std::string>& journal_path, bool json) {
   Opened o = open_images(path, journal_path, FileImage::Mode::read_only);
   fscore::jbd2::JournalSuperblock sb;
@@ -102,25 +147,7 @@ int inspect(const std::string& path, const std::optional<std::string>& journal_p
   for (const auto& t : scan.transactions) replayed += t.replayed;
 
   if (json) {
-    std::string txs;
-    for (const auto& t : scan.transactions)
-      txs += fmt::format(
-          R"({}{{"tid":{},"first_log_block":{},"commit_log_block":{},"descriptor_blocks":{},"logged_blocks":{},)"
-          R"("revoke_blocks":{},"revoked_blocks":{},"bad_descriptor_checksums":{},"bad_block_checksums":{},)"
-          R"("bad_commit_checksum":{},"commit_time":"{}.{:09d}","replayed":{}}})",
-          txs.empty() ? "" : ",", t.tid, t.first_log_block,
-          t.commit_log_block ? std::to_string(*t.commit_log_block) : "null", t.descriptor_blocks, t.logged_blocks,
-          t.revoke_blocks, t.revoked, t.bad_descriptor_checksums, t.bad_block_checksums, t.bad_commit_checksum,
-          t.commit_seconds, t.commit_nanoseconds, t.replayed);
-    fmt::print(
-        R"({{"placement":"{}","block_size":{},"maxlen":{},"first":{},"sequence":{},"start":{},"head":{},)"
-        R"("errno":{},"uuid":"{}","features":"{}","users":{},"needs_recovery":{},"start_tid":{},"end_tid":{},)"
-        R"("error":{},"end":{},"failed_commit":{},"transactions":[{}],"replayed_transactions":{}}})"
-        "\n",
-        placement, bs, sb.maxlen, sb.first, sb.sequence, sb.start, sb.head, sb.errno_value,
-        fscore::format_uuid(sb.uuid), features(sb), sb.nr_users, scan.needs_recovery, scan.start_tid, scan.end_tid,
-        scan.error, json_quote(scan.end_reason), scan.failed_commit ? std::to_string(*scan.failed_commit) : "null",
-        txs, replayed);
+    std::printf("%s\n", to_json_text(inspect_json(placement, bs, sb, scan, replayed)).c_str());
     return 0;
   }
   fmt::print("journal: {}, {} blocks of {} bytes, log from block {}\n", placement, sb.maxlen, bs, sb.first);

@@ -35,7 +35,7 @@ struct Volume {
 // its /journal counters from the copy's start to its end).
 struct Copy {
   double seconds = 0;
-  double transactions = 0;    // committed
+  std::uint64_t transactions = 0;  // committed
   double journal_full_s = 0;  // the log's free space below a quarter
   double journal_mib = 0, checkpoint_mib = 0, data_mib = 0;  // written, by class
 };
@@ -151,10 +151,10 @@ Outcome run_dd(const fs::path& run_dir, const Volume& v, const std::string& size
 
 // The server's journal counters now, as a Copy (seconds 0).
 Copy journal_counters(const Testbed& lab) {
-  const JsonFigures j(lab.get("/journal"));
+  const JsonFigures j(lab.get("/journal"), "GET /journal");
   constexpr double kMiB = 1 << 20;
   Copy c;
-  c.transactions = j.number("committed_transactions");
+  c.transactions = j.count("committed_transactions");
   c.journal_full_s = j.number("full_time_us") / 1e6;
   c.journal_mib = j.number("traffic.journal.bytes") / kMiB;
   c.checkpoint_mib = j.number("traffic.checkpoint.bytes") / kMiB;
@@ -244,29 +244,32 @@ Outcome run_writers(const fs::path& run_dir, const Volume& v, const std::string&
   return r;
 }
 
-std::string results_json(const std::vector<Outcome>& runs, bool quick) {
-  std::string s = "{\"experiment\":\"enospc2015\",\"quick\":" + std::string(quick ? "true" : "false") + ",\"runs\":[";
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const Outcome& r = runs[i];
-    s += (i ? "," : "") + std::string("{\"test\":\"") + r.test + "\",\"volume_model\":\"" + r.volume->model +
-         "\",\"volume_size\":\"" + r.size + "\",\"seconds\":" + fixed(r.seconds, 4) +
-         ",\"enospc\":" + (r.enospc ? "true" : "false") + ",\"failed\":" + (r.error.empty() ? "false" : "true") +
-         ",\"fill\":" + fixed(r.fill, 4) + ",\"acknowledged_intact\":" + (r.intact ? "true" : "false") +
-         ",\"fsck_clean\":" + (r.fsck_clean ? "true" : "false");
+Json results_json(const std::vector<Outcome>& runs, bool quick) {
+  Json list = Json::array();
+  for (const Outcome& r : runs) {
+    Json run{{"test", r.test},
+             {"volume_model", r.volume->model},
+             {"volume_size", r.size},
+             {"seconds", rounded(r.seconds, 4)},
+             {"enospc", r.enospc},
+             {"failed", !r.error.empty()},
+             {"fill", rounded(r.fill, 4)},
+             {"acknowledged_intact", r.intact},
+             {"fsck_clean", r.fsck_clean}};
     if (!r.copies.empty()) {
-      s += ",\"copies\":[";
-      for (std::size_t k = 0; k < r.copies.size(); ++k) {
-        const Copy& c = r.copies[k];
-        s += (k ? ",{" : "{") + std::string("\"seconds\":") + fixed(c.seconds, 4) +
-             ",\"transactions\":" + fixed(c.transactions, 0) + ",\"journal_full_s\":" + fixed(c.journal_full_s, 4) +
-             ",\"journal_mib\":" + fixed(c.journal_mib, 3) + ",\"checkpoint_mib\":" + fixed(c.checkpoint_mib, 3) +
-             ",\"data_mib\":" + fixed(c.data_mib, 3) + "}";
-      }
-      s += "]";
+      Json copies = Json::array();
+      for (const Copy& c : r.copies)
+        copies.push_back(Json{{"seconds", rounded(c.seconds, 4)},
+                              {"transactions", c.transactions},
+                              {"journal_full_s", rounded(c.journal_full_s, 4)},
+                              {"journal_mib", rounded(c.journal_mib, 3)},
+                              {"checkpoint_mib", rounded(c.checkpoint_mib, 3)},
+                              {"data_mib", rounded(c.data_mib, 3)}});
+      run["copies"] = copies;
     }
-    s += "}";
+    list.push_back(run);
   }
-  return s + "]}\n";
+  return Json{{"experiment", "enospc2015"}, {"quick", quick}, {"runs", list}};
 }
 
 std::string table_md(const std::vector<Outcome>& runs) {
@@ -291,7 +294,7 @@ std::string table_md(const std::vector<Outcome>& runs) {
     for (std::size_t i = 0; i < r.copies.size(); ++i) {
       const Copy& c = r.copies[i];
       t += "| " + r.volume->label + " | " + std::to_string(i + 1) + " | " + fixed(c.seconds, 3) + " | " +
-           fixed(c.transactions, 0) + " | " + fixed(c.journal_full_s, 3) + " | " + fixed(c.journal_mib, 2) + " | " +
+           std::to_string(c.transactions) + " | " + fixed(c.journal_full_s, 3) + " | " + fixed(c.journal_mib, 2) + " | " +
            fixed(c.checkpoint_mib, 2) + " | " + fixed(c.data_mib, 2) + " |\n";
     }
   return t;
@@ -385,7 +388,7 @@ int enospc2015(const ExperimentOptions& options) {
       next(run_writers(dir / "writers-over", v, sizes.writers_over, 1, true));
     }
   }
-  write_report_file(options.out, "results.json", results_json(runs, options.quick));
+  write_report_json(options.out, "results.json", results_json(runs, options.quick));
   const std::string table = table_md(runs);
   write_report_file(options.out, "table.md", table);
   draw(options.out, runs, volumes);

@@ -31,7 +31,8 @@ struct Run {
   const Config* config;
   std::uint32_t per_dir, dirs;
   workloads::SynctestResult synctest;
-  double transactions = 0, logged_blocks = 0, commit_p50_us = 0, commit_p99_us = 0;
+  std::uint64_t transactions = 0, logged_blocks = 0;
+  double commit_p50_us = 0, commit_p99_us = 0;
   double journal_s = 0, checkpoint_s = 0, data_s = 0, longest_full_s = 0, full_s = 0;
   double journal_destage_s = 0, home_destage_s = 0;  // the cache's destaging of journal and home blocks
   bool fsck_clean = false;
@@ -56,10 +57,10 @@ Run measure(const Config& c, const workloads::SynctestOptions& base, std::uint32
           bar.update(done, total);
         })};
   if (r.synctest.failure) throw std::runtime_error("synctest: " + r.synctest.failure->describe());
-  const JsonFigures j(lab.get("/journal"));
-  const JsonFigures s(lab.get("/stats"));
-  r.transactions = j.number("committed_transactions");
-  r.logged_blocks = j.number("logged_blocks");
+  const JsonFigures j(lab.get("/journal"), "GET /journal");
+  const JsonFigures s(lab.get("/stats"), "GET /stats");
+  r.transactions = j.count("committed_transactions");
+  r.logged_blocks = j.count("logged_blocks");
   r.commit_p50_us = j.number("commit_latency_us.p50");
   r.commit_p99_us = j.number("commit_latency_us.p99");
   r.longest_full_s = j.number("longest_full_us") / 1e6;
@@ -84,25 +85,37 @@ Run measure(const Config& c, const workloads::SynctestOptions& base, std::uint32
   return r;
 }
 
-std::string results_json(const std::vector<Run>& runs, const workloads::SynctestOptions& o, bool quick) {
-  std::string s = "{\"experiment\":\"morton2001\",\"quick\":" + std::string(quick ? "true" : "false") +
-                  ",\"synctest\":{\"processes\":" + std::to_string(o.processes) +
-                  ",\"passes\":" + std::to_string(o.passes) + ",\"sync_tree\":true,\"data\":\"journal\"},\"runs\":[";
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const Run& r = runs[i];
-    s += (i ? "," : "") + std::string("{\"config\":\"") + r.config->key + "\",\"parameters\":\"";
-    for (const auto& p : r.config->parameters) s += p + " ";
-    s += "\",\"processes_per_dir\":" + std::to_string(r.per_dir) + ",\"directories\":" + std::to_string(r.dirs) +
-         ",\"synctest\":" + r.synctest.json() + ",\"transactions\":" + fixed(r.transactions, 0) +
-         ",\"logged_blocks\":" + fixed(r.logged_blocks, 0) + ",\"commit_latency_us\":{\"p50\":" +
-         fixed(r.commit_p50_us, 1) + ",\"p99\":" + fixed(r.commit_p99_us, 1) +
-         "},\"device_time_s\":{\"journal\":" + fixed(r.journal_s, 3) + ",\"journal_destage\":" +
-         fixed(r.journal_destage_s, 3) + ",\"checkpoint\":" + fixed(r.checkpoint_s, 3) + ",\"data\":" +
-         fixed(r.data_s, 3) + ",\"home_destage\":" + fixed(r.home_destage_s, 3) + "},\"journal_full_s\":" +
-         fixed(r.full_s, 3) + ",\"longest_full_stall_s\":" + fixed(r.longest_full_s, 3) +
-         ",\"fsck_clean\":" + (r.fsck_clean ? "true" : "false") + "}";
-  }
-  return s + "]}\n";
+// The configuration's server parameters as one string: "data=1G journal=16M".
+std::string parameter_list(const Config& c) {
+  std::string s;
+  for (const auto& p : c.parameters) s += (s.empty() ? "" : " ") + p;
+  return s;
+}
+
+Json results_json(const std::vector<Run>& runs, const workloads::SynctestOptions& o, bool quick) {
+  Json list = Json::array();
+  for (const Run& r : runs)
+    list.push_back(Json{{"config", r.config->key},
+                        {"parameters", parameter_list(*r.config)},
+                        {"processes_per_dir", r.per_dir},
+                        {"directories", r.dirs},
+                        {"synctest", r.synctest.json()},
+                        {"transactions", r.transactions},
+                        {"logged_blocks", r.logged_blocks},
+                        {"commit_latency_us", {{"p50", rounded(r.commit_p50_us, 1)}, {"p99", rounded(r.commit_p99_us, 1)}}},
+                        {"device_time_s",
+                         {{"journal", rounded(r.journal_s, 3)},
+                          {"journal_destage", rounded(r.journal_destage_s, 3)},
+                          {"checkpoint", rounded(r.checkpoint_s, 3)},
+                          {"data", rounded(r.data_s, 3)},
+                          {"home_destage", rounded(r.home_destage_s, 3)}}},
+                        {"journal_full_s", rounded(r.full_s, 3)},
+                        {"longest_full_stall_s", rounded(r.longest_full_s, 3)},
+                        {"fsck_clean", r.fsck_clean}});
+  return Json{{"experiment", "morton2001"},
+              {"quick", quick},
+              {"synctest", {{"processes", o.processes}, {"passes", o.passes}, {"sync_tree", true}, {"data", "journal"}}},
+              {"runs", list}};
 }
 
 std::string table_md(const std::vector<Run>& runs, const std::vector<Config>& configs,
@@ -132,8 +145,9 @@ std::string table_md(const std::vector<Run>& runs, const std::vector<Config>& co
        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
   for (const Run& r : runs)
     t += "| " + r.config->label + " | " + std::to_string(r.per_dir) + " | " + fixed(r.synctest.seconds, 2) +
-         " | " + fixed(r.synctest.files_per_second(), 1) + " | " + fixed(r.transactions, 0) + " | " +
-         fixed(r.transactions > 0 ? r.logged_blocks / r.transactions : 0, 1) + " | " +
+         " | " + fixed(r.synctest.files_per_second(), 1) + " | " + std::to_string(r.transactions) + " | " +
+         fixed(r.transactions > 0 ? static_cast<double>(r.logged_blocks) / static_cast<double>(r.transactions) : 0, 1) +
+         " | " +
          fixed(r.commit_p50_us / 1000, 2) + " | " + fixed(r.journal_s, 2) + " | " + fixed(r.journal_destage_s, 2) +
          " | " + fixed(r.checkpoint_s, 2) + " | " + fixed(r.data_s, 2) + " | " + fixed(r.home_destage_s, 2) + " | " +
          fixed(r.full_s, 2) + " | " +
@@ -218,7 +232,7 @@ int morton2001(const ExperimentOptions& options) {
         if (options.interrupted != nullptr && *options.interrupted != 0) throw std::runtime_error("interrupted");
         runs.push_back(measure(c, o, per, options.run_dir / (c.key + "-" + std::to_string(per)), bar, done, total));
         // After every run: a long experiment stopped half-way keeps what it measured.
-        write_report_file(options.out, "results.json", results_json(runs, o, options.quick));
+        write_report_json(options.out, "results.json", results_json(runs, o, options.quick));
         write_report_file(options.out, "table.md", table_md(runs, configs, rows, o));
       }
   }

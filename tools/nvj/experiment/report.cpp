@@ -1,11 +1,10 @@
 #include "tools/nvj/experiment/report.h"
 
-#include <boost/property_tree/json_parser.hpp>
-#include <boost/property_tree/ptree.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "tools/nvj/host/process.h"
 
@@ -38,27 +37,37 @@ void plot(const fs::path& dir, const std::string& name, const std::string& scrip
   }
 }
 
-struct JsonFigures::Tree {
-  boost::property_tree::ptree root;
-};
-
-JsonFigures::JsonFigures(const std::string& json) : tree_(std::make_unique<Tree>()) {
-  std::istringstream in(json);
-  try {
-    boost::property_tree::read_json(in, tree_->root);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(std::string("the server's answer is not JSON: ") + e.what());
-  }
+void write_report_json(const fs::path& dir, const std::string& name, const Json& document) {
+  write_report_file(dir, name, to_json_text(document) + "\n");
 }
 
-JsonFigures::~JsonFigures() = default;
+JsonFigures::JsonFigures(const std::string& text, std::string what)
+    : what_(std::move(what)), root_(parse_json(text, what_)) {}
+
+const Json& JsonFigures::at(const std::string& path) const {
+  const Json* node = &root_;
+  for (std::size_t from = 0; from <= path.size();) {
+    const std::size_t dot = std::min(path.find('.', from), path.size());
+    const std::string key = path.substr(from, dot - from);
+    if (!node->is_object() || !node->contains(key))
+      throw std::runtime_error(what_ + ": no " + path + " in the answer (" + key + " is missing)");
+    node = &(*node)[key];
+    from = dot + 1;
+  }
+  return *node;
+}
 
 double JsonFigures::number(const std::string& path) const {
-  try {
-    return tree_->root.get<double>(path);
-  } catch (const std::exception& e) {
-    throw std::runtime_error("no number at " + path + " in the server's answer: " + e.what());
-  }
+  const Json& v = at(path);
+  if (!v.is_number()) throw std::runtime_error(what_ + ": " + path + " is not a number: " + to_json_text(v));
+  return v.get<double>();
+}
+
+std::uint64_t JsonFigures::count(const std::string& path) const {
+  const Json& v = at(path);
+  if (!v.is_number_unsigned())
+    throw std::runtime_error(what_ + ": " + path + " is not a whole number from 0 up: " + to_json_text(v));
+  return v.get<std::uint64_t>();
 }
 
 }  // namespace nvj::cli

@@ -3,17 +3,22 @@
 // and SVG from a data file and a plotting script.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
-#include <memory>
 #include <string>
+
+#include "common/json.h"
 
 namespace nvj::cli {
 
-// "12.35" for fixed(12.345, 2): numbers in tables and JSON.
+// "12.35" for fixed(12.345, 2): numbers in tables.
 std::string fixed(double value, int decimals);
 
 // Writes `text` to dir/name (replacing it), throwing with the path on error.
 void write_report_file(const std::filesystem::path& dir, const std::string& name, const std::string& text);
+
+// Writes `document` to dir/name as one line of JSON.
+void write_report_json(const std::filesystem::path& dir, const std::string& name, const Json& document);
 
 // Draws dir/NAME.png and dir/NAME.svg: `script` is gnuplot commands after
 // the terminal and output are set (data files are named relative to dir).
@@ -21,16 +26,20 @@ void write_report_file(const std::filesystem::path& dir, const std::string& name
 void plot(const std::filesystem::path& dir, const std::string& name, const std::string& script);
 
 // Numbers of a JSON document (the control API's answers), by dotted path:
-// figures.number("traffic.checkpoint.device_time_us").
+// figures.number("traffic.checkpoint.device_time_us"). `what` names the
+// document in errors ("GET /journal").
 class JsonFigures {
  public:
-  explicit JsonFigures(const std::string& json);  // throws if it does not parse
-  ~JsonFigures();
-  double number(const std::string& path) const;  // throws naming the path if absent
+  JsonFigures(const std::string& text, std::string what);  // throws if it is not JSON
+  // Throw naming the path when it is absent or not a number (count: not a
+  // whole number from 0 up).
+  double number(const std::string& path) const;
+  std::uint64_t count(const std::string& path) const;
 
  private:
-  struct Tree;
-  std::unique_ptr<Tree> tree_;
+  const Json& at(const std::string& path) const;
+  std::string what_;
+  Json root_;
 };
 
 }  // namespace nvj::cli

@@ -46,9 +46,14 @@ struct Point {
   const Sync* sync;
   std::uint64_t threads;
   FsMarkResult fs_mark;
-  double transactions = 0, logged_blocks = 0, commit_p50_us = 0;
-  double files_per_transaction() const { return transactions > 0 ? static_cast<double>(fs_mark.files) / transactions : 0; }
-  double blocks_per_transaction() const { return transactions > 0 ? logged_blocks / transactions : 0; }
+  std::uint64_t transactions = 0, logged_blocks = 0;
+  double commit_p50_us = 0;
+  double files_per_transaction() const {
+    return transactions > 0 ? static_cast<double>(fs_mark.files) / static_cast<double>(transactions) : 0;
+  }
+  double blocks_per_transaction() const {
+    return transactions > 0 ? static_cast<double>(logged_blocks) / static_cast<double>(transactions) : 0;
+  }
 };
 
 struct Line {  // one curve: a journal device at one max_batch_time, one kind of sync
@@ -84,9 +89,9 @@ void measure_line(Line& line, const Plan& plan, const fs::path& run_dir, std::ve
     lab.post("/reset-stats");
     Point p{line.journal, line.batch, line.sync, t,
             run_fs_mark(FsMarkOptions{dir, t, plan.files_per_point / t, 10240, 1, run_dir / "fs_mark.log"})};
-    const JsonFigures j(lab.get("/journal"));
-    p.transactions = j.number("committed_transactions");
-    p.logged_blocks = j.number("logged_blocks");
+    const JsonFigures j(lab.get("/journal"), "GET /journal");
+    p.transactions = j.count("committed_transactions");
+    p.logged_blocks = j.count("logged_blocks");
     p.commit_p50_us = j.number("commit_latency_us.p50");
     points.push_back(p);
     done += plan.files_per_point;
@@ -103,32 +108,31 @@ const Point* find(const std::vector<Point>& points, const Line& line, std::uint6
   return nullptr;
 }
 
-std::string results_json(const std::vector<Point>& points, const std::vector<Line>& lines, const Plan& plan,
-                         bool quick) {
-  std::string s = "{\"experiment\":\"wheeler2007\",\"quick\":" + std::string(quick ? "true" : "false") +
-                  ",\"fs_mark\":{\"file_size\":10240,\"sync\":\"fsync before close\",\"files_per_point\":" +
-                  std::to_string(plan.files_per_point) + "},\"data\":\"" + plan.data +
-                  " nvram\",\"journal_size\":\"" + plan.journal + "\",\"lines\":[";
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const Line& l = lines[i];
-    s += (i ? "," : "") + std::string("{\"sync\":\"") + l.sync->key + "\",\"journal_model\":\"" + l.journal->model +
-         "\",\"max_batch_time\":\"" +
-         l.batch->key + "\",\"fsck_clean\":" + (l.fsck_clean ? "true" : "false") + ",\"points\":[";
-    bool first = true;
-    for (std::uint64_t t : plan.threads) {
-      const Point* p = find(points, l, t);
-      if (p == nullptr) continue;
-      s += (first ? "" : ",") + std::string("{\"threads\":") + std::to_string(t) +
-           ",\"files\":" + std::to_string(p->fs_mark.files) +
-           ",\"files_per_second\":" + fixed(p->fs_mark.files_per_second, 1) +
-           ",\"transactions\":" + fixed(p->transactions, 0) + ",\"logged_blocks\":" + fixed(p->logged_blocks, 0) +
-           ",\"files_per_transaction\":" + fixed(p->files_per_transaction(), 2) +
-           ",\"commit_latency_us_p50\":" + fixed(p->commit_p50_us, 1) + "}";
-      first = false;
-    }
-    s += "]}";
+Json results_json(const std::vector<Point>& points, const std::vector<Line>& lines, const Plan& plan, bool quick) {
+  Json curves = Json::array();
+  for (const Line& l : lines) {
+    Json list = Json::array();
+    for (std::uint64_t t : plan.threads)
+      if (const Point* p = find(points, l, t))
+        list.push_back(Json{{"threads", t},
+                            {"files", p->fs_mark.files},
+                            {"files_per_second", rounded(p->fs_mark.files_per_second, 1)},
+                            {"transactions", p->transactions},
+                            {"logged_blocks", p->logged_blocks},
+                            {"files_per_transaction", rounded(p->files_per_transaction(), 2)},
+                            {"commit_latency_us_p50", rounded(p->commit_p50_us, 1)}});
+    curves.push_back(Json{{"sync", l.sync->key},
+                          {"journal_model", l.journal->model},
+                          {"max_batch_time", l.batch->key},
+                          {"fsck_clean", l.fsck_clean},
+                          {"points", list}});
   }
-  return s + "]}\n";
+  return Json{{"experiment", "wheeler2007"},
+              {"quick", quick},
+              {"fs_mark", {{"file_size", 10240}, {"sync", "fsync before close"}, {"files_per_point", plan.files_per_point}}},
+              {"data", plan.data + " nvram"},
+              {"journal_size", plan.journal},
+              {"lines", curves}};
 }
 
 std::vector<const Line*> lines_of(const std::vector<Line>& lines, const Sync& sync) {
@@ -166,7 +170,7 @@ std::string table_md(const std::vector<Point>& points, const std::vector<Line>& 
     for (std::uint64_t n : plan.threads)
       if (const Point* p = find(points, l, n))
         t += "| " + l.sync->key + " | " + l.journal->label + " | " + l.batch->label + " | " + std::to_string(n) +
-             " | " + fixed(p->fs_mark.files_per_second, 1) + " | " + fixed(p->transactions, 0) + " | " +
+             " | " + fixed(p->fs_mark.files_per_second, 1) + " | " + std::to_string(p->transactions) + " | " +
              fixed(p->files_per_transaction(), 2) + " | " + fixed(p->blocks_per_transaction(), 1) + " | " +
              fixed(p->commit_p50_us / 1000, 3) + " |\n";
   t += "\ne2fsck after each curve:";
@@ -245,7 +249,7 @@ int wheeler2007(const ExperimentOptions& options) {
     for (Line& l : lines)
       measure_line(l, plan, options.run_dir / l.key(), points, bar, done, total, options.interrupted);
   }
-  write_report_file(options.out, "results.json", results_json(points, lines, plan, options.quick));
+  write_report_json(options.out, "results.json", results_json(points, lines, plan, options.quick));
   const std::string table = table_md(points, lines, syncs, plan);
   write_report_file(options.out, "table.md", table);
   for (const Sync& y : syncs) draw(options.out, points, lines_of(lines, y), y, y.sync_directory ? "_syncdir" : "", plan);
