@@ -9,7 +9,9 @@
 # jsonschema, nbdkit, mke2fs and debugfs; no root.
 source "$(dirname "$0")/lib.sh"
 : "${NVJ_WORKLOAD:?NVJ_WORKLOAD must name the nvj-workload binary}"
-python3 -c 'import jsonschema' 2>/dev/null || skip "python3 has no jsonschema module"
+# Debian's interpreter, which python3-jsonschema serves (the validator's
+# first line names it too).
+/usr/bin/python3 -c 'import jsonschema' 2>/dev/null || skip "/usr/bin/python3 has no jsonschema module (Debian: python3-jsonschema)"
 for c in nbdkit mke2fs debugfs; do
   command -v "$c" >/dev/null || skip "$c is not installed"
 done

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Validates JSON documents against a JSON Schema.
 
 usage: validate_json.py [--lines] SCHEMA FILE [FILE...]

@@ -16,12 +16,15 @@ T=$(mktemp -d /tmp/nvj-schemas-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
 fail() { echo "FAIL: $*"; exit 1; }
-python3 -c 'import jsonschema' 2>/dev/null || { echo "SKIP: python3 has no jsonschema module"; exit 77; }
+# Debian's interpreter, which python3-jsonschema serves (another python3 may
+# come first on PATH); the validator's own first line names it too.
+python=/usr/bin/python3
+"$python" -c 'import jsonschema' 2>/dev/null || { echo "SKIP: $python has no jsonschema module (Debian: python3-jsonschema)"; exit 77; }
 
 # Every schema is valid under the draft it names.
 count=0
 for s in "$schemas"/*.schema.json; do
-  python3 - "$s" <<'PY' || fail "$s is not a valid JSON Schema"
+  "$python" - "$s" <<'PY' || fail "$s is not a valid JSON Schema"
 import json, sys
 from jsonschema import validators, Draft202012Validator
 schema = json.load(open(sys.argv[1]))
