@@ -242,7 +242,7 @@ TEST_CASE("nvj stats shows a running server's statistics", "[control][nvj]") {
 
   r = nvj::cli::run({NVJ_BINARY, "stats", dir.file("nothing.sock")});
   CHECK(r.status == 1);
-  CHECK_THAT(r.output, Catch::Contains("cannot reach the control socket"));
+  CHECK_THAT(r.output, Catch::Contains("control socket " + dir.file("nothing.sock") + ": no such file or directory"));
   r = nvj::cli::run({NVJ_BINARY, "stats"});
   CHECK(r.status == 2);
   CHECK_THAT(r.output, Catch::Contains("which server?"));
