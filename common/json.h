@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -27,6 +28,14 @@ inline Json parse_json(std::string_view text, const std::string& what) {
   } catch (const Json::parse_error& e) {
     throw std::runtime_error(what + ": not JSON: " + e.what());
   }
+}
+
+// `value` rounded to `decimals` digits after the point: a measured figure
+// written as a number without digits it does not have (0.9, not
+// 0.90000000000000002).
+inline double json_round(double value, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  return std::round(value * scale) / scale;
 }
 
 }  // namespace nvj
