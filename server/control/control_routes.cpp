@@ -167,8 +167,8 @@ ControlReply route_control(Lab& lab, std::string_view method, std::string_view t
     return json(200, {{"power", "on"}});
   }
   return error(404, "no such path: " + std::string(path) +
-                        " (GET /stats, GET /metrics, GET /journal, POST /reset-stats, POST /mark, POST /model, POST /crash, "
-                        "POST /power-on)");
+                        " (GET /stats, GET /metrics, GET /journal, POST /reset-stats, POST /mark, POST /model, "
+                        "POST /crash, POST /power-on)");
 }
 
 }  // namespace nvj

@@ -214,11 +214,12 @@ TEST_CASE("the control client against a real server's control socket", "[control
   const auto r = control_request(control, "GET", "/stats?format=text");
   CHECK(r.status == 200);
   CHECK_THAT(r.body, Catch::StartsWith("export       op"));
+  const std::string prefix = "control socket " + control + ": ";
   CHECK_THAT(error_of([&] { control_call(control, "GET", "/nowhere"); }),
-             Catch::StartsWith("control socket " + control + ": GET /nowhere answered 404: {\"error\":\"no such path: /nowhere"));
+             Catch::StartsWith(prefix + "GET /nowhere answered 404: {\"error\":\"no such path: /nowhere"));
   CHECK_THAT(error_of([&] { control_call(control, "POST", "/crash?policy=sideways"); }),
-             Catch::StartsWith("control socket " + control + ": POST /crash?policy=sideways answered 400: {\"error\":"));
+             Catch::StartsWith(prefix + "POST /crash?policy=sideways answered 400: {\"error\":"));
   CHECK(server->stop() == 0);
   CHECK_THAT(error_of([&] { control_request(control, "GET", "/stats"); }),
-             Catch::StartsWith("control socket " + control + ": no such file or directory"));
+             Catch::StartsWith(prefix + "no such file or directory"));
 }

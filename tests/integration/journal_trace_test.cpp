@@ -59,7 +59,8 @@ TEST_CASE("GET /journal and trace-file= report the transactions written through 
     first_tid = sb.sequence;
     // A mount's first commit: the superblock with the log's start, then the log.
     sb.start = sb.first;
-    jbd2::encode_journal_superblock(sb, std::span<std::uint8_t, jbd2::kSuperblockSize>(block.data(), jbd2::kSuperblockSize));
+    jbd2::encode_journal_superblock(
+        sb, std::span<std::uint8_t, jbd2::kSuperblockSize>(block.data(), jbd2::kSuperblockSize));
     REQUIRE(nbd_pwrite(journal.get(), block.data(), kBlock, kBlock, LIBNBD_CMD_FLAG_FUA) == 0);
 
     jbd2::LogBuilder log(sb, sb.first, sb.sequence);

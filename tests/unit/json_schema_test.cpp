@@ -28,11 +28,25 @@ Json real_stats() {
 
 // A trace-file line as the server writes it.
 Json trace_line() {
-  return Json{{"tid", 7},          {"first_write_us", 10.5}, {"commit_us", 20.0},       {"commit_done_us", 22.25},
-              {"duration_us", 11.75}, {"log_start", 1},      {"log_blocks", 4},         {"descriptor_blocks", 1},
-              {"logged_blocks", 2}, {"metadata_blocks", 2},  {"data_blocks", 0},        {"escaped_blocks", 0},
-              {"revoke_blocks", 0}, {"revoked_blocks", 0},   {"bytes", 16384},          {"flushes", 1},
-              {"fua_writes", 1},    {"checksum_errors", 0},  {"commit_time", "1700000000.000000123"},
+  return Json{{"tid", 7},
+              {"first_write_us", 10.5},
+              {"commit_us", 20.0},
+              {"commit_done_us", 22.25},
+              {"duration_us", 11.75},
+              {"log_start", 1},
+              {"log_blocks", 4},
+              {"descriptor_blocks", 1},
+              {"logged_blocks", 2},
+              {"metadata_blocks", 2},
+              {"data_blocks", 0},
+              {"escaped_blocks", 0},
+              {"revoke_blocks", 0},
+              {"revoked_blocks", 0},
+              {"bytes", 16384},
+              {"flushes", 1},
+              {"fua_writes", 1},
+              {"checksum_errors", 0},
+              {"commit_time", "1700000000.000000123"},
               {"fill_after", 0.0125}};
 }
 
@@ -68,12 +82,14 @@ TEST_CASE("the schema check accepts the server's documents and refuses broken on
   {
     Json bad = stats;
     bad["exports"]["data"].erase("powered");
-    CHECK_THAT(refused("stats", bad, "missing"), Catch::Contains("at $.exports.data: 'powered' is a required property"));
+    CHECK_THAT(refused("stats", bad, "missing"),
+               Catch::Contains("at $.exports.data: 'powered' is a required property"));
   }
   {
     Json bad = stats;
     bad["exports"]["data"]["durability"] = "durable eventually";
-    CHECK_THAT(refused("stats", bad, "enum"), Catch::Contains("at $.exports.data.durability: 'durable eventually' is not one of"));
+    CHECK_THAT(refused("stats", bad, "enum"),
+               Catch::Contains("at $.exports.data.durability: 'durable eventually' is not one of"));
   }
   {
     Json bad = stats;
@@ -95,10 +111,12 @@ TEST_CASE("the schema check refuses broken trace lines and journals", "[schema]"
   }
   Json bad = trace_line();
   bad["commit_time"] = "1700000000.123";  // the nanoseconds are nine digits
-  CHECK_THAT(refused("journal-trace-line", bad, "commit-time"), Catch::Contains("at $.commit_time: '1700000000.123' does not match"));
+  CHECK_THAT(refused("journal-trace-line", bad, "commit-time"),
+             Catch::Contains("at $.commit_time: '1700000000.123' does not match"));
   bad = trace_line();
   bad["fill_after"] = 1.5;
-  CHECK_THAT(refused("journal-trace-line", bad, "fill"), Catch::Contains("at $.fill_after: 1.5 is greater than the maximum of 1"));
+  CHECK_THAT(refused("journal-trace-line", bad, "fill"),
+             Catch::Contains("at $.fill_after: 1.5 is greater than the maximum of 1"));
   bad = trace_line();
   bad["comment"] = "hello";
   CHECK_THAT(refused("journal-trace-line", bad, "extra"), Catch::Contains("'comment' was unexpected"));

@@ -51,7 +51,9 @@ class Exchange {
       : path_(path), request_line_(std::move(request_line)), timeout_(timeout),
         deadline_(std::chrono::steady_clock::now() + timeout) {}
 
-  [[noreturn]] void fail(const std::string& what) const { throw std::runtime_error("control socket " + path_ + ": " + what); }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw std::runtime_error("control socket " + path_ + ": " + what);
+  }
 
   // Starts an operation with `start(handler)` and runs it to its end; past
   // the deadline the socket is closed and the exchange fails.
