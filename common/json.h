@@ -30,10 +30,10 @@ inline Json parse_json(std::string_view text, const std::string& what) {
   }
 }
 
-// `value` rounded to `decimals` places, for a report's numbers: the library
-// writes the shortest text that reads back as the same double, so 12.345678
-// rounded to 2 is written 12.35 (and 3 as 3.0: still a number).
-inline double rounded(double value, int decimals) {
+// `value` rounded to `decimals` digits after the point: a measured figure
+// written as a number without digits it does not have (0.9, not
+// 0.90000000000000002).
+inline double json_round(double value, int decimals) {
   const double scale = std::pow(10.0, decimals);
   return std::round(value * scale) / scale;
 }

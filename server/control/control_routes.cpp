@@ -3,18 +3,19 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "common/json.h"
+#include "common/size.h"
 #include "server/control/journal_report.h"
 #include "server/control/stats_report.h"
-#include "common/size.h"
+#include "server/probe/journal_json.h"
 
 namespace nvj {
 namespace {
 
-ControlReply json(unsigned status, const std::string& body) { return {status, "application/json", body + "\n"}; }
+// Every JSON answer is one line.
+ControlReply json(unsigned status, const Json& body) { return {status, "application/json", to_json_text(body) + "\n"}; }
 
-ControlReply error(unsigned status, const std::string& message) {
-  return json(status, "{\"error\":" + json_quote(message) + "}");
-}
+ControlReply error(unsigned status, const std::string& message) { return json(status, {{"error", message}}); }
 
 int hex(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -80,7 +81,7 @@ ControlReply route_control(Lab& lab, std::string_view method, std::string_view t
   if (path == "/stats") {
     if (method != "GET") return wrong_method("GET");
     const std::string* format = param("format");
-    if (format == nullptr || *format == "json") return {200, "application/json", stats_json(lab)};
+    if (format == nullptr || *format == "json") return json(200, stats_json(lab));
     if (*format == "text") return {200, "text/plain; charset=utf-8", stats_text(lab)};
     return error(400, "format=" + *format + ": expected json or text");
   }
@@ -91,14 +92,14 @@ ControlReply route_control(Lab& lab, std::string_view method, std::string_view t
   if (path == "/journal") {
     if (method != "GET") return wrong_method("GET");
     const std::string* format = param("format");
-    if (format == nullptr || *format == "json") return json(200, journal_json(lab));
+    if (format == nullptr || *format == "json") return json(200, journal_json(lab.journal_tracer()));
     if (*format == "text") return {200, "text/plain; charset=utf-8", journal_text(lab)};
     return error(400, "format=" + *format + ": expected json or text");
   }
   if (path == "/reset-stats") {
     if (method != "POST") return wrong_method("POST");
     lab.reset_stats();
-    return json(200, R"({"reset":true})");
+    return json(200, {{"reset", true}});
   }
   if (path == "/mark") {
     if (method != "POST") return wrong_method("POST");
@@ -106,7 +107,7 @@ ControlReply route_control(Lab& lab, std::string_view method, std::string_view t
     if (label == nullptr || label->empty()) return error(400, "POST /mark needs label=TEXT");
     if (label->size() > 1024) return error(400, "a label may be at most 1024 bytes");
     lab.mark(*label);
-    return json(200, R"({"marked":)" + json_quote(*label) + "}");
+    return json(200, {{"marked", *label}});
   }
   if (path == "/model") {
     if (method != "POST") return wrong_method("POST");
@@ -118,8 +119,7 @@ ControlReply route_control(Lab& lab, std::string_view method, std::string_view t
     } catch (const std::invalid_argument& e) {
       return error(400, "model=" + *spec + ": " + e.what());
     }
-    return json(200, R"({"export":)" + json_quote(*exp) + R"(,"model":)" +
-                         json_quote(lab.find(*exp)->model_description()) + "}");
+    return json(200, {{"export", *exp}, {"model", lab.find(*exp)->model_description()}});
   }
   if (path == "/crash") {
     if (method != "POST") return wrong_method("POST");
@@ -144,17 +144,17 @@ ControlReply route_control(Lab& lab, std::string_view method, std::string_view t
     } catch (const std::invalid_argument& e) {
       return error(400, e.what());
     }
-    std::string body = R"({"policy":")" + std::string(to_string(policy.kind)) + R"(","seed":)" +
-                       std::to_string(policy.seed) + R"(,"torn":)" + std::to_string(policy.atomic_unit) +
-                       R"(,"exports":{)";
-    for (std::size_t i = 0; i < reports.size(); ++i) {
-      const auto& r = reports[i].second;
-      body += (i == 0 ? "" : ",") + json_quote(reports[i].first) + R"(:{"durable":)" + std::to_string(r.durable) +
-              R"(,"volatile_kept":)" + std::to_string(r.volatile_kept) + R"(,"volatile_lost":)" +
-              std::to_string(r.volatile_lost) + R"(,"in_flight":)" + std::to_string(r.in_flight) +
-              R"(,"bytes_lost":)" + std::to_string(r.bytes_lost) + "}";
-    }
-    return json(200, body + "}}");
+    Json exports = Json::object();
+    for (const auto& [name, r] : reports)
+      exports[name] = {{"durable", r.durable},
+                       {"volatile_kept", r.volatile_kept},
+                       {"volatile_lost", r.volatile_lost},
+                       {"in_flight", r.in_flight},
+                       {"bytes_lost", r.bytes_lost}};
+    return json(200, {{"policy", to_string(policy.kind)},
+                      {"seed", policy.seed},
+                      {"torn", policy.atomic_unit},
+                      {"exports", std::move(exports)}});
   }
   if (path == "/power-on") {
     if (method != "POST") return wrong_method("POST");
@@ -164,11 +164,11 @@ ControlReply route_control(Lab& lab, std::string_view method, std::string_view t
     } catch (const std::invalid_argument& e) {
       return error(400, e.what());
     }
-    return json(200, R"({"power":"on"})");
+    return json(200, {{"power", "on"}});
   }
   return error(404, "no such path: " + std::string(path) +
-                        " (GET /stats, GET /metrics, POST /reset-stats, POST /mark, POST /model, POST /crash, "
-                        "POST /power-on)");
+                        " (GET /stats, GET /metrics, GET /journal, POST /reset-stats, POST /mark, POST /model, "
+                        "POST /crash, POST /power-on)");
 }
 
 }  // namespace nvj

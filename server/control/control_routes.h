@@ -2,6 +2,7 @@
 // (control_server) parses, this decides. Every answer is one of:
 //   GET  /stats[?format=text]   200 JSON (or a table)
 //   GET  /metrics               200 Prometheus text
+//   GET  /journal[?format=text] 200 JSON (or a table)
 //   POST /reset-stats           200
 //   POST /mark?label=TEXT       200
 //   POST /model?export=NAME&model=SPEC   200, or 400 naming what is wrong

@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/json.h"
 #include "server/control/control_routes.h"
 #include "server/store/io_error.h"
 
@@ -76,7 +77,7 @@ class Session : public std::enable_shared_from_this<Session> {
       return;  // the peer left, or took too long
     }
     if (ec) {
-      reply = {400, "application/json", "{\"error\":\"malformed request: " + ec.message() + "\"}\n"};
+      reply = {400, "application/json", to_json_text(Json{{"error", "malformed request: " + ec.message()}}) + "\n"};
     } else {
       const auto& req = parser_.get();
       reply = route_control(lab_, std::string_view(req.method_string().data(), req.method_string().size()),

@@ -2,8 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "server/control/stats_report.h"
-#include "server/probe/journal_json.h"
+#include <algorithm>
 
 namespace nvj {
 namespace {
@@ -12,37 +11,6 @@ double us(std::uint64_t ns) { return static_cast<double>(ns) / 1e3; }
 double ms(Nanos ns) { return static_cast<double>(ns) / 1e6; }
 
 }  // namespace
-
-std::string journal_json(const Lab& lab) {
-  const JournalTracer* tracer = lab.journal_tracer();
-  if (tracer == nullptr) return R"({"tracing":false})";
-  const JournalReport r = tracer->report();
-  const auto& t = r.totals;
-  std::string traffic;
-  for (std::size_t i = 0; i < kTrafficNames.size(); ++i)
-    traffic += fmt::format(R"({}"{}":{{"bytes":{},"writes":{},"device_time_us":{:.3f}}})", i == 0 ? "" : ",",
-                           kTrafficNames[i], r.traffic.bytes[i], r.traffic.writes[i], us(static_cast<std::uint64_t>(r.traffic.device_time[i])));
-  std::string recent;
-  for (const auto& tx : r.recent)
-    recent += (recent.empty() ? "" : ",") + transaction_json(tx, r.block_size, r.since, r.fill);
-  std::string problems;
-  for (const auto& p : r.problems) problems += (problems.empty() ? "" : ",") + json_quote(p);
-  const auto& l = r.commit_latency;
-  return fmt::format(
-      R"({{"tracing":true,"placement":"{}","format_known":{},"block_size":{},"log_blocks":{},"synchronized":{},)"
-      R"("head":{},"tail":{},"next_tid":{},"fill_ratio":{:.4f},"full_time_us":{:.3f},"longest_full_us":{:.3f},)"
-      R"("committed_transactions":{},"logged_blocks":{},"log_blocks_written":{},"descriptor_blocks":{},)"
-      R"("metadata_blocks":{},"data_blocks":{},"escaped_blocks":{},"revoke_blocks":{},"revoked_blocks":{},)"
-      R"("fast_commit_blocks":{},"superblock_writes":{},"checksum_errors":{},"problems":{},"log_bytes":{},)"
-      R"("commit_latency_us":{{"count":{},"p50":{:.3f},"p99":{:.3f},"max":{:.3f},"mean":{:.3f}}},)"
-      R"("traffic":{{{}}},"recent":[{}],"recent_problems":[{}]}})",
-      r.placement, r.format_known, r.block_size, r.log_blocks, r.synchronized, r.head, r.tail, r.next_tid, r.fill,
-      us(static_cast<std::uint64_t>(t.full_time)), us(static_cast<std::uint64_t>(t.longest_full)), t.transactions,
-      t.logged_blocks, t.log_blocks, t.descriptor_blocks,
-      t.metadata_blocks, t.data_blocks, t.escaped_blocks, t.revoke_blocks, t.revoked, t.fast_commit_blocks,
-      t.superblock_writes, t.checksum_errors, t.problems, t.log_bytes, l.count, us(l.p50), us(l.p99), us(l.max),
-      l.count == 0 ? 0.0 : us(l.sum) / static_cast<double>(l.count), traffic, recent, problems);
-}
 
 std::string journal_text(const Lab& lab) {
   const JournalTracer* tracer = lab.journal_tracer();
@@ -66,7 +34,7 @@ std::string journal_text(const Lab& lab) {
                      "revoked", "commit us", "flushes", "fua");
   const std::size_t shown = std::min<std::size_t>(r.recent.size(), 15);
   for (std::size_t i = r.recent.size() - shown; i < r.recent.size(); ++i) {
-    const auto& tx = r.recent[i];
+    const auto& tx = r.recent[i].t;
     out += fmt::format("{:>10} {:>8} {:>8} {:>8} {:>8} {:>12.1f} {:>8} {:>6}\n", tx.tid, tx.log_blocks,
                        tx.logged_blocks, tx.metadata_blocks, tx.revoked, static_cast<double>(tx.duration()) / 1e3,
                        tx.flushes, tx.fua_writes);

@@ -1,6 +1,6 @@
-// The live journal as the control API serves it: GET /journal (JSON, or a
-// table with format=text, which `nvj journal top` shows), and the totals
-// that GET /metrics adds.
+// The live journal for people and Prometheus: GET /journal?format=text (the
+// table `nvj journal top` shows) and the totals GET /metrics adds. Its JSON
+// (GET /journal, trace-file=) is server/probe/journal_json.h.
 #pragma once
 
 #include <string>
@@ -9,7 +9,6 @@
 
 namespace nvj {
 
-std::string journal_json(const Lab& lab);
 std::string journal_text(const Lab& lab);
 // Prometheus families; empty without a tracer.
 std::string journal_prometheus(const Lab& lab);

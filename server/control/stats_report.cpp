@@ -16,53 +16,68 @@ double fraction(std::uint64_t part, std::uint64_t whole) {
   return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
 }
 
-std::string latency_json(const LatencyHistogram::Summary& l) {
-  return fmt::format(R"({{"p50":{:.3f},"p90":{:.3f},"p99":{:.3f},"p999":{:.3f},"max":{:.3f},"mean":{:.3f}}})",
-                     us(l.p50), us(l.p90), us(l.p99), us(l.p999), us(l.max),
-                     l.count == 0 ? 0.0 : us(l.sum) / static_cast<double>(l.count));
+double us_json(std::uint64_t ns) { return json_round(us(ns), 3); }
+
+Json latency_json(const LatencyHistogram::Summary& l) {
+  return {{"p50", us_json(l.p50)},
+          {"p90", us_json(l.p90)},
+          {"p99", us_json(l.p99)},
+          {"p999", us_json(l.p999)},
+          {"max", us_json(l.max)},
+          {"mean", l.count == 0 ? 0.0 : json_round(us(l.sum) / static_cast<double>(l.count), 3)}};
 }
 
-// Counters of one region's snapshot, without the braces.
-std::string counters_json(const DeviceStats::Snapshot& s) {
-  std::string ops;
+// One region's counters, added to `out`.
+void add_counters(Json& out, const DeviceStats::Snapshot& s) {
+  Json ops = Json::object();
   for (std::size_t i = 0; i < kAllOps.size(); ++i) {
     const auto& o = s.ops[i];
-    ops += fmt::format(R"({}"{}":{{"count":{},"bytes":{},"errors":{},"latency_us":{}}})", i == 0 ? "" : ",",
-                       to_string(kAllOps[i]), o.count, o.bytes, o.errors, latency_json(o.latency));
+    ops[to_string(kAllOps[i])] = {
+        {"count", o.count}, {"bytes", o.bytes}, {"errors", o.errors}, {"latency_us", latency_json(o.latency)}};
   }
-  std::string depth;
+  // Requests already in flight on arrival, by count ("64+": that many or more);
+  // seek distances by powers of two of cylinders. Only the buckets that were met.
+  Json depth = Json::object();
   for (std::size_t i = 0; i < s.depth.size(); ++i)
-    if (s.depth[i] != 0)
-      depth += fmt::format(R"({}"{}{}":{})", depth.empty() ? "" : ",", i, i + 1 == s.depth.size() ? "+" : "",
-                           s.depth[i]);
-  std::string distance;
+    if (s.depth[i] != 0) depth[std::to_string(i) + (i + 1 == s.depth.size() ? "+" : "")] = s.depth[i];
+  Json distance = Json::object();
   for (std::size_t k = 0; k < s.seek_distance.size(); ++k)
-    if (s.seek_distance[k] != 0)
-      distance += fmt::format(R"({}"{}":{})", distance.empty() ? "" : ",", std::uint64_t{1} << k, s.seek_distance[k]);
-  return fmt::format(
-      R"("in_flight":{},"ops":{{{}}},)"
-      R"("queue_depth":{{{}}},"device_time_us":{{"queued":{:.3f},"seek":{:.3f},"rotation":{:.3f},"transfer":{:.3f},"destage":{:.3f}}},)"
-      R"("seeks":{{"count":{},"cylinders":{},"distance":{{{}}}}},"sequential_fraction":{:.4f},)"
-      R"("cache_hits":{},"flushes_with_destage":{},"flush_device_time_us":{:.3f},"destaged_writes_us":{:.3f})",
-      s.in_flight, ops, depth, us(s.queued_ns), us(s.seek_ns), us(s.rotation_ns), us(s.transfer_ns),
-      us(s.destage_ns), s.seeks, s.seek_cylinders, distance, fraction(s.sequential, s.media_requests),
-      s.cache_hits, s.flushes_with_destage, us(s.flush_ns), us(s.destaged_writes_ns));
+    if (s.seek_distance[k] != 0) distance[std::to_string(std::uint64_t{1} << k)] = s.seek_distance[k];
+  out["in_flight"] = s.in_flight;
+  out["ops"] = std::move(ops);
+  out["queue_depth"] = std::move(depth);
+  out["device_time_us"] = {{"queued", us_json(s.queued_ns)},
+                           {"seek", us_json(s.seek_ns)},
+                           {"rotation", us_json(s.rotation_ns)},
+                           {"transfer", us_json(s.transfer_ns)},
+                           {"destage", us_json(s.destage_ns)}};
+  out["seeks"] = {{"count", s.seeks}, {"cylinders", s.seek_cylinders}, {"distance", std::move(distance)}};
+  out["sequential_fraction"] = json_round(fraction(s.sequential, s.media_requests), 4);
+  out["cache_hits"] = s.cache_hits;
+  out["flushes_with_destage"] = s.flushes_with_destage;
+  out["flush_device_time_us"] = us_json(s.flush_ns);
+  out["destaged_writes_us"] = us_json(s.destaged_writes_ns);
 }
 
 // An export; its regions (an internal journal) under "regions", each with
 // its own model, durability, size and counters. The export's own counters
 // are for the rest of its address space.
-std::string export_json(const Device& d) {
-  std::string regions;
+Json export_json(const Device& d) {
+  Json regions = Json::object();
   for (std::size_t i = 0; i < d.region_count(); ++i) {
     const auto r = d.region(i);
-    regions += fmt::format(R"({}{}:{{"model":{},"durability":{},"size":{},{}}})", regions.empty() ? "" : ",",
-                           json_quote(r.name), json_quote(d.region_model_description(i)),
-                           json_quote(to_string(r.durability)), r.bytes, counters_json(r.stats.snapshot()));
+    Json region{{"model", d.region_model_description(i)}, {"durability", to_string(r.durability)}, {"size", r.bytes}};
+    add_counters(region, r.stats.snapshot());
+    regions[r.name] = std::move(region);
   }
-  return fmt::format(R"({{"description":{},"model":{},"durability":{},"powered":{},"size":{},{},"regions":{{{}}}}})",
-                     json_quote(d.describe()), json_quote(d.model_description()), json_quote(to_string(d.durability())),
-                     d.powered() ? "true" : "false", d.size(), counters_json(d.stats().snapshot()), regions);
+  Json out{{"description", d.describe()},
+           {"model", d.model_description()},
+           {"durability", to_string(d.durability())},
+           {"powered", d.powered()},
+           {"size", d.size()}};
+  add_counters(out, d.stats().snapshot());
+  out["regions"] = std::move(regions);
+  return out;
 }
 
 // Every region of every device, named "data" and "data/journal".
@@ -84,36 +99,15 @@ std::vector<NamedStats> all_stats(const Lab& lab) {
 
 }  // namespace
 
-std::string json_quote(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20)
-          out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
-        else
-          out += c;
-    }
-  }
-  return out + "\"";
-}
-
-std::string stats_json(const Lab& lab) {
-  std::string exports;
-  for (const auto& d : lab.devices())
-    exports += fmt::format("{}{}:{}", exports.empty() ? "" : ",", json_quote(d->name()), export_json(*d));
-  std::string marks;
+Json stats_json(const Lab& lab) {
+  Json exports = Json::object();
+  for (const auto& d : lab.devices()) exports[d->name()] = export_json(*d);
+  Json marks = Json::array();
   for (const auto& m : lab.marks())
-    marks += fmt::format(R"({}{{"t_s":{:.6f},"label":{}}})", marks.empty() ? "" : ",",
-                         seconds(static_cast<std::uint64_t>(m.at)), json_quote(m.label));
-  return fmt::format(R"({{"uptime_s":{:.3f},"exports":{{{}}},"marks":[{}]}})",
-                     seconds(static_cast<std::uint64_t>(lab.uptime())), exports, marks) +
-         "\n";
+    marks.push_back({{"t_s", json_round(seconds(static_cast<std::uint64_t>(m.at)), 6)}, {"label", m.label}});
+  return {{"uptime_s", json_round(seconds(static_cast<std::uint64_t>(lab.uptime())), 3)},
+          {"exports", std::move(exports)},
+          {"marks", std::move(marks)}};
 }
 
 std::string stats_prometheus(const Lab& lab) {

@@ -5,15 +5,14 @@
 
 #include <string>
 
+#include "common/json.h"
 #include "server/lab/lab.h"
 
 namespace nvj {
 
-std::string stats_json(const Lab& lab);
+// GET /stats; its shape is docs/schemas/stats.schema.json.
+Json stats_json(const Lab& lab);
 std::string stats_prometheus(const Lab& lab);
 std::string stats_text(const Lab& lab);
-
-// A JSON string literal, escaped.
-std::string json_quote(std::string_view text);
 
 }  // namespace nvj

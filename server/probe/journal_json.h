@@ -1,16 +1,23 @@
-// One transaction as a JSON object: a line of trace-file= and an entry of
-// GET /journal's "recent". Times are microseconds since `epoch`.
+// The journal's JSON, all of it: one transaction (a line of trace-file= and
+// an entry of GET /journal's "recent") and the GET /journal document. Their
+// shapes are published in docs/schemas/journal-trace-line.schema.json and
+// docs/schemas/journal.schema.json.
 #pragma once
 
 #include <cstdint>
-#include <string>
 
-#include "fscore/jbd2/journal_decoder.h"
 #include "common/clock.h"
+#include "common/json.h"
+#include "fscore/jbd2/journal_decoder.h"
+#include "server/probe/journal_tracer.h"
 
 namespace nvj {
 
-std::string transaction_json(const fscore::jbd2::Transaction& t, std::uint32_t block_size, Nanos epoch,
-                             double fill_after);
+// Times are microseconds since `epoch`; `fill_after` is the log's fill once
+// the transaction committed.
+Json transaction_json(const fscore::jbd2::Transaction& t, std::uint32_t block_size, Nanos epoch, double fill_after);
+
+// GET /journal: the tracer's report, or {"tracing":false} without a tracer.
+Json journal_json(const JournalTracer* tracer);
 
 }  // namespace nvj

@@ -172,8 +172,8 @@ void JournalTracer::on_commit(const fscore::jbd2::Transaction& t) {
   classifier_->committed(t.tid);
   commit_latency_.record(static_cast<std::uint64_t>(std::max<Nanos>(0, t.duration())));
   if (recent_.size() == kRecent) recent_.pop_front();
-  recent_.push_back(t);
-  if (trace_fd_ >= 0) write_trace_line(t);
+  recent_.push_back({t, decoder_->fill()});
+  if (trace_fd_ >= 0) write_trace_line(recent_.back());
 }
 
 void JournalTracer::on_problem(const fscore::jbd2::ProblemReport& p) {
@@ -181,9 +181,10 @@ void JournalTracer::on_problem(const fscore::jbd2::ProblemReport& p) {
   problems_.push_back(std::string(fscore::jbd2::to_string(p.problem)) + ": " + p.detail);
 }
 
-void JournalTracer::write_trace_line(const fscore::jbd2::Transaction& t) {
+void JournalTracer::write_trace_line(const CommittedTransaction& c) {
   const auto* format = decoder_->format();
-  std::string line = transaction_json(t, format ? format->block_size : 0, epoch_, decoder_->fill());
+  // Once per committed transaction, with the decoder's mutex held: never per request.
+  std::string line = to_json_text(transaction_json(c.t, format ? format->block_size : 0, epoch_, c.fill_after));
   line += '\n';
   // A short or failed write loses a line of the trace, never the request.
   const ssize_t ignored = ::write(trace_fd_, line.data(), line.size());

@@ -36,6 +36,12 @@
 
 namespace nvj {
 
+// A committed transaction and the log's fill once it had committed.
+struct CommittedTransaction {
+  fscore::jbd2::Transaction t;
+  double fill_after = 0;
+};
+
 struct JournalReport {
   std::string placement;  // "external" or "internal"
   bool format_known = false;
@@ -47,7 +53,7 @@ struct JournalReport {
   fscore::jbd2::DecoderTotals totals;
   LatencyHistogram::Summary commit_latency;  // nanoseconds
   TrafficTotals traffic;
-  std::vector<fscore::jbd2::Transaction> recent;  // oldest first
+  std::vector<CommittedTransaction> recent;       // oldest first
   std::vector<std::string> problems;              // the most recent
   Nanos since = 0;  // the lab's time of the first request, for relative times
 };
@@ -113,7 +119,7 @@ class JournalTracer final : public fscore::jbd2::DecoderEvents, public fscore::j
   void on_logged_block(const fscore::jbd2::LoggedBlock& b) override;
   void on_commit(const fscore::jbd2::Transaction& t) override;
   void on_problem(const fscore::jbd2::ProblemReport& p) override;
-  void write_trace_line(const fscore::jbd2::Transaction& t);
+  void write_trace_line(const CommittedTransaction& c);
 
   Store& data_;
   const bool internal_;
@@ -133,7 +139,7 @@ class JournalTracer final : public fscore::jbd2::DecoderEvents, public fscore::j
   std::unique_ptr<fscore::jbd2::JournalDecoder> decoder_;
   std::unique_ptr<TrafficClassifier> classifier_;
   LatencyHistogram commit_latency_;
-  std::deque<fscore::jbd2::Transaction> recent_;
+  std::deque<CommittedTransaction> recent_;
   std::deque<std::string> problems_;
   fscore::jbd2::DecoderTotals baseline_;  // totals at the last reset
   std::vector<std::uint8_t> restored_;

@@ -19,11 +19,16 @@
 
 #include "common/json.h"
 #include "server_fixture.h"
+#include "tests/support/json_schema.h"
 #include "tools/nvj/client/control_client.h"
 #include "tools/nvj/host/text_file.h"
 #include "tools/nvj/host/process.h"
 
+using nvj::Json;
+using nvj::parse_json;
+using nvj::test::check_valid;
 using nvj::test::connect;
+using nvj::test::control_json;
 using nvj::test::start_server;
 using nvj::test::TempDir;
 
@@ -76,6 +81,13 @@ std::string get(const std::string& path, const std::string& target, const char* 
   return http_exchange(path, std::string(method) + " " + target + " HTTP/1.1\r\nHost: lab\r\nContent-Length: 0\r\n\r\n");
 }
 
+// The body of a raw HTTP answer.
+std::string body_of(const std::string& reply) {
+  const std::size_t end = reply.find("\r\n\r\n");
+  REQUIRE(end != std::string::npos);
+  return reply.substr(end + 4);
+}
+
 }  // namespace
 
 TEST_CASE("the control socket serves statistics, marks, resets and model changes", "[control]") {
@@ -96,29 +108,49 @@ TEST_CASE("the control socket serves statistics, marks, resets and model changes
   }
   std::string r = get(control, "/stats");
   CHECK_THAT(r, Catch::StartsWith("HTTP/1.1 200 OK\r\n"));
-  CHECK_THAT(r, Catch::Contains("Content-Type: application/json"));
-  CHECK_THAT(r, Catch::Contains(R"("journal":{"description":)"));
-  CHECK_THAT(r, Catch::Contains(R"("write":{"count":10,"bytes":40960,"errors":0)"));
-  CHECK_THAT(r, Catch::Contains(R"("sequential_fraction":0.9000)"));
+  CHECK_THAT(r, Catch::Contains("Content-Type: application/json\r\n"));
+  check_valid("stats", body_of(r));
+  Json stats = parse_json(body_of(r), "GET /stats");
+  const Json& journal = stats.at("exports").at("journal");
+  CHECK(journal.at("description").get<std::string>().rfind("journal: 8 MiB", 0) == 0);
+  CHECK(journal.at("ops").at("write").at("count") == 10);
+  CHECK(journal.at("ops").at("write").at("bytes") == 40960);
+  CHECK(journal.at("ops").at("write").at("errors") == 0);
+  CHECK(journal.at("ops").at("write").at("latency_us").at("p50").get<double>() > 0);
+  CHECK(journal.at("sequential_fraction") == 0.9);  // each write after the first began where the last ended
+  CHECK(journal.at("in_flight") == 0);
+  CHECK(stats.at("exports").at("data").at("ops").at("write").at("count") == 0);
 
   r = get(control, "/metrics");
   CHECK_THAT(r, Catch::Contains("nvjournal_requests_total{export=\"journal\",op=\"write\"} 10\n"));
 
-  CHECK_THAT(get(control, "/mark?label=start", "POST"), Catch::StartsWith("HTTP/1.1 200"));
-  CHECK_THAT(get(control, "/stats"), Catch::Contains(R"("label":"start")"));
+  CHECK(control_json(control, "POST", "/mark?label=start") == Json{{"marked", "start"}});
+  stats = control_json(control, "GET", "/stats");
+  REQUIRE(stats.at("marks").size() == 1);
+  CHECK(stats.at("marks")[0].at("label") == "start");
 
-  r = get(control, "/model?export=journal&model=nvram%3Alatency%3D50us", "POST");
-  CHECK_THAT(r, Catch::StartsWith("HTTP/1.1 200"));
-  CHECK_THAT(r, Catch::Contains("nvram: write 50 us"));
-  r = get(control, "/model?export=journal&model=hdd", "POST");
-  CHECK_THAT(r, Catch::StartsWith("HTTP/1.1 400"));
-  CHECK_THAT(r, Catch::Contains("durable on acknowledgement for as long as the server runs"));
-  CHECK_THAT(get(control, "/stats"), Catch::Contains(R"("model":"nvram: write 50 us)"));
+  const Json changed = control_json(control, "POST", "/model?export=journal&model=nvram%3Alatency%3D50us");
+  CHECK(changed.at("export") == "journal");
+  CHECK(changed.at("model").get<std::string>().rfind("nvram: write 50 us", 0) == 0);
+  const auto refused = nvj::cli::control_request(control, "POST", "/model?export=journal&model=hdd");
+  CHECK(refused.status == 400);
+  CHECK_THAT(parse_json(refused.body, "the refusal").at("error").get<std::string>(),
+             Catch::Contains("durable on acknowledgement for as long as the server runs"));
+  stats = control_json(control, "GET", "/stats");
+  CHECK(stats.at("exports").at("journal").at("model") == changed.at("model"));
 
-  CHECK_THAT(get(control, "/reset-stats", "POST"), Catch::StartsWith("HTTP/1.1 200"));
-  CHECK_THAT(get(control, "/stats"), Catch::Contains(R"("write":{"count":0,)"));
-  CHECK_THAT(get(control, "/nowhere"), Catch::StartsWith("HTTP/1.1 404"));
-  CHECK_THAT(get(control, "/stats", "DELETE"), Catch::StartsWith("HTTP/1.1 405"));
+  CHECK(control_json(control, "POST", "/reset-stats") == Json{{"reset", true}});
+  const std::string after_reset = nvj::cli::control_call(control, "GET", "/stats");
+  check_valid("stats", after_reset);
+  CHECK(parse_json(after_reset, "GET /stats").at("exports").at("journal").at("ops").at("write").at("count") == 0);
+  CHECK(nvj::cli::control_request(control, "GET", "/nowhere").status == 404);
+  CHECK(nvj::cli::control_request(control, "DELETE", "/stats").status == 405);
+  // The journal export is traced; the writes above were no journal's: nothing committed.
+  const std::string journal_answer = nvj::cli::control_call(control, "GET", "/journal");
+  check_valid("journal", journal_answer);
+  const Json traced = parse_json(journal_answer, "GET /journal");
+  CHECK(traced.at("placement") == "external");
+  CHECK(traced.at("committed_transactions") == 0);
 
   CHECK(server->stop() == 0);
   CHECK_FALSE(std::filesystem::exists(control));  // removed at exit
@@ -133,7 +165,10 @@ TEST_CASE("garbage, oversized and silent clients neither crash nor block the con
   // A client that connects and says nothing, held open throughout.
   const int silent = dial(control);
 
-  CHECK_THAT(http_exchange(control, "GARBAGE\r\n\r\n"), Catch::StartsWith("HTTP/1.1 400"));
+  const std::string garbage = http_exchange(control, "GARBAGE\r\n\r\n");
+  CHECK_THAT(garbage, Catch::StartsWith("HTTP/1.1 400"));
+  CHECK_THAT(parse_json(body_of(garbage), "the answer to garbage").at("error").get<std::string>(),
+             Catch::StartsWith("malformed request: "));
   CHECK_THAT(http_exchange(control, std::string(5000, '\0')), Catch::StartsWith("HTTP/1.1 400"));
   CHECK_THAT(http_exchange(control, "GET /stats HTTP/1.1\r\nX: " + std::string(20000, 'a') + "\r\n\r\n"),
              Catch::StartsWith("HTTP/1.1 400"));
@@ -216,7 +251,8 @@ TEST_CASE("the control socket outlives nbdkit's fork into the background", "[con
   REQUIRE_THAT(pid_line, Catch::EndsWith("\n"));
   const auto stats = nvj::cli::control_request(control, "GET", "/stats");
   CHECK(stats.status == 200);
-  CHECK_THAT(stats.body, Catch::Contains("\"exports\""));
+  check_valid("stats", stats.body);
+  CHECK(parse_json(stats.body, "GET /stats").at("exports").contains("data"));
   CHECK(stop.now());
   CHECK_FALSE(std::filesystem::exists(control));  // the server that served it removed it
 }
@@ -237,13 +273,18 @@ TEST_CASE("nvj stats shows a running server's statistics", "[control][nvj]") {
   CHECK_THAT(r.output, Catch::Contains("data         write           1         8192"));
   CHECK_THAT(r.output, Catch::Contains("data         flush           1"));
   r = nvj::cli::run({NVJ_BINARY, "stats", "--json", control});
-  CHECK_THAT(r.output, Catch::StartsWith("{\"uptime_s\":"));
+  CHECK(r.status == 0);
+  check_valid("stats", r.output);
+  const Json data = parse_json(r.output, "nvj stats --json").at("exports").at("data");
+  CHECK(data.at("ops").at("write").at("count") == 1);
+  CHECK(data.at("ops").at("write").at("bytes") == 8192);
+  CHECK(data.at("ops").at("flush").at("count") == 1);
   r = nvj::cli::run({NVJ_BINARY, "stats", "--metrics", "--reset", control});
   CHECK_THAT(r.output, Catch::Contains("nvjournal_requests_total{export=\"data\",op=\"write\"} 0"));
 
   r = nvj::cli::run({NVJ_BINARY, "stats", dir.file("nothing.sock")});
   CHECK(r.status == 1);
-  CHECK_THAT(r.output, Catch::Contains("cannot reach the control socket"));
+  CHECK_THAT(r.output, Catch::Contains("control socket " + dir.file("nothing.sock") + ": no such file or directory"));
   r = nvj::cli::run({NVJ_BINARY, "stats"});
   CHECK(r.status == 2);
   CHECK_THAT(r.output, Catch::Contains("which server?"));

@@ -11,11 +11,13 @@
 
 #include "fscore/ext4/image_reader.h"
 #include "server_fixture.h"
-#include "tools/nvj/experiment/report.h"
+#include "tests/support/json_schema.h"
 #include "tools/nvj/client/control_client.h"
 #include "tools/nvj/host/process.h"
 #include "tools/nvj/client/server_address.h"
 
+using nvj::Json;
+using nvj::test::check_valid;
 using nvj::test::connect;
 using nvj::test::start_server;
 using nvj::test::TempDir;
@@ -48,6 +50,22 @@ std::string post(const std::string& control, const std::string& target) {
   return std::to_string(r.status) + " " + r.body;
 }
 
+// GET /stats, checked against its schema, parsed.
+Json stats_of(const std::string& control) {
+  const std::string body = nvj::cli::control_call(control, "GET", "/stats");
+  check_valid("stats", body);
+  return nvj::parse_json(body, "GET /stats");
+}
+
+// GET /journal, checked against its schema, parsed.
+Json journal_of(const std::string& control) {
+  const std::string body = nvj::cli::control_call(control, "GET", "/journal");
+  check_valid("journal", body);
+  return nvj::parse_json(body, "GET /journal");
+}
+
+bool starts_with(const Json& text, const std::string& prefix) { return text.get<std::string>().rfind(prefix, 0) == 0; }
+
 }  // namespace
 
 TEST_CASE("an internal journal's region keeps every acknowledged write through a power cut", "[fs][power]") {
@@ -77,10 +95,20 @@ TEST_CASE("an internal journal's region keeps every acknowledged write through a
     REQUIRE(nbd_pwrite(data.get(), block('D', 4096).data(), 4096, outside, 0) == 0);
     REQUIRE(nbd_pwrite(data.get(), block('S', 8192).data(), 8192, straddle, 0) == 0);
 
-    const std::string stats = nvj::cli::control_request(control, "GET", "/stats").body;
-    CHECK_THAT(stats, Catch::Contains(R"("regions":{"journal":{"model":"nvram)"));
-    CHECK_THAT(stats, Catch::Contains(R"("durability":"durable on acknowledgement","size":8388608,"in_flight":0,)"
-                                      R"("ops":{"read":{"count":0,"bytes":0,"errors":0)"));
+    const Json stats = stats_of(control);
+    const Json& region = stats.at("exports").at("data").at("regions").at("journal");
+    CHECK(starts_with(region.at("model"), "nvram"));
+    CHECK(region.at("durability") == "durable on acknowledgement");
+    CHECK(region.at("size") == 8 << 20);
+    CHECK(region.at("in_flight") == 0);
+    CHECK(region.at("ops").at("read").at("count") == 0);
+    CHECK(region.at("ops").at("write").at("count") == 2);  // in the journal, and the straddling write's half
+    CHECK(region.at("ops").at("write").at("bytes") == 8192);
+    CHECK(stats.at("exports").at("data").at("ops").at("write").at("bytes") == 8192);  // the rest
+    const Json journal = journal_of(control);
+    CHECK(journal.at("placement") == "internal");
+    CHECK(journal.at("block_size") == 4096);
+    CHECK(journal.at("traffic").at("journal").at("bytes") == 8192);
     const std::string text = nvj::cli::control_request(control, "GET", "/stats?format=text").body;
     CHECK_THAT(text, Catch::Matches(R"((.|\n)*data/journal +write +2 +8192 (.|\n)*)"));
     CHECK_THAT(text, Catch::Matches(R"((.|\n)*\ndata +write +2 +8192 (.|\n)*)"));
@@ -126,8 +154,7 @@ TEST_CASE("a file-backed filesystem is served back as it is after a restart", "[
     REQUIRE(info.journal_runs.size() == runs.size());
     CHECK(info.journal_runs.front().start == runs.front().start);
     CHECK(first_byte(data.get(), (info.blocks - 1) * info.block_size + 1023) == 'K');
-    CHECK_THAT(nvj::cli::control_request(control, "GET", "/stats").body,
-               Catch::Contains(R"("regions":{"journal":{"model":"nvram)"));
+    CHECK(starts_with(stats_of(control).at("exports").at("data").at("regions").at("journal").at("model"), "nvram"));
   }
   CHECK(server->stop() == 0);
 }
@@ -164,9 +191,9 @@ TEST_CASE("journal-model=data keeps an internal journal on the data disk's own m
     REQUIRE(info.journal == fscore::ext4::JournalKind::kInternal);
     const std::uint64_t in_journal = (info.journal_runs.front().start + 10) * info.block_size;
     REQUIRE(nbd_pwrite(data.get(), block('J', 1024).data(), 1024, in_journal, 0) == 0);
-    const std::string stats = nvj::cli::control_request(control, "GET", "/stats").body;
-    CHECK_THAT(stats, Catch::Contains(R"("regions":{"journal":{"model":"the data device's own: hdd: 7200 rpm)"));
-    CHECK_THAT(stats, Catch::Contains(R"("durability":"durable after flush or FUA")"));
+    const Json region = stats_of(control).at("exports").at("data").at("regions").at("journal");
+    CHECK(starts_with(region.at("model"), "the data device's own: hdd: 7200 rpm"));
+    CHECK(region.at("durability") == "durable after flush or FUA");
     // The same disk's volatile cache: a cut loses the unflushed journal write.
     CHECK_THAT(post(control, "/crash?policy=all"), Catch::StartsWith("200 "));
     CHECK_THAT(post(control, "/power-on"), Catch::StartsWith("200 "));
@@ -180,12 +207,12 @@ TEST_CASE("journal-model=data keeps an internal journal on the data disk's own m
                                    std::uint64_t{50} << 20})
       REQUIRE(nbd_pwrite(data.get(), block('W', 4096).data(), 4096, at, 0) == 0);
     REQUIRE(nbd_flush(data.get(), 0) == 0);
-    const nvj::cli::JsonFigures after(nvj::cli::control_request(control, "GET", "/stats").body, "GET /stats");
-    const double home = after.number("exports.data.destaged_writes_us");
-    const double journal = after.number("exports.data.regions.journal.destaged_writes_us");
+    const Json after = stats_of(control).at("exports").at("data");
+    const double home = after.at("destaged_writes_us");
+    const double journal = after.at("regions").at("journal").at("destaged_writes_us");
     CHECK(home > 0);
     CHECK(journal > 0);
-    CHECK(home + journal > after.number("exports.data.device_time_us.destage"));  // the idle disk's too
+    CHECK(home + journal > after.at("device_time_us").at("destage").get<double>());  // the idle disk's too
   }
   CHECK(server->stop() == 0);
 }
@@ -203,9 +230,12 @@ TEST_CASE("images made by mke2fs are served as they are with their journal found
     REQUIRE(made.status == 0);
     const std::string control = dir.file("control.sock");
     auto server = start_server(dir.path / "run", {"data-file=" + image, "control=" + control, "fs-journal=internal"});
-    const std::string stats = nvj::cli::control_request(control, "GET", "/stats").body;
-    CHECK_THAT(stats, Catch::Contains(R"("regions":{"journal":{"model":"nvram)"));
-    CHECK_THAT(stats, Catch::Contains(R"("size":16777216,)"));
+    const Json region = stats_of(control).at("exports").at("data").at("regions").at("journal");
+    CHECK(starts_with(region.at("model"), "nvram"));
+    CHECK(region.at("size") == 16 << 20);
+    const Json journal = journal_of(control);
+    CHECK(journal.at("placement") == "internal");
+    CHECK(journal.at("format_known") == true);
     CHECK(server->stop() == 0);
     CHECK(nvj::cli::run({"e2fsck", "-fn", image}).status == 0);
   }

@@ -7,7 +7,8 @@
 # per-transaction jbd2_run_stats events (blocks and log blocks, unmount
 # included). Done for an external journal under data=ordered and for an
 # internal journal under data=journal, with a directory deleted so that
-# (under data=ordered) revoke records appear.
+# (under data=ordered) revoke records appear. GET /journal, GET /stats and
+# the trace file are checked against their JSON Schemas.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 command -v curl >/dev/null || skip "curl is not installed"
@@ -73,6 +74,11 @@ run_case() {
   detach "$name"
   curl -sf --unix-socket "$T/$name.ctl" http://lab/journal >"$T/$name.after.json"
   curl -sf --unix-socket "$T/$name.ctl" http://lab/metrics >"$T/$name.metrics"
+  curl -sf --unix-socket "$T/$name.ctl" http://lab/stats >"$T/$name.stats.json"
+  # The server's JSON, as the kernel's work left it, against the published schemas.
+  check_json journal "$T/$name.before.json" "$T/$name.after.json"
+  check_json --lines journal-trace-line "$T/$name.trace"
+  check_json stats "$T/$name.stats.json"
   python3 - "$T/$name" "$traced" "$opts" <<'PY'
 import json, re, sys
 base, traced, opts = sys.argv[1], sys.argv[2] == "1", sys.argv[3]

@@ -19,6 +19,23 @@ _servers=()
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 
+_source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+# check_json [--lines] SCHEMA FILE... : every FILE (with --lines: every line
+# of it) valid against docs/schemas/SCHEMA.schema.json, or against the schema
+# file SCHEMA when it is a path; fails naming the file, the JSON path and the
+# rule broken (tests/support/validate_json.py).
+check_json() {
+  local lines=()
+  if [ "$1" = --lines ]; then lines=(--lines); shift; fi
+  local schema=$1; shift
+  case "$schema" in
+    */*) ;;
+    *) schema="$_source_dir/docs/schemas/$schema.schema.json" ;;
+  esac
+  "$_source_dir/tests/support/validate_json.py" "${lines[@]}" "$schema" "$@"
+}
+
 require_kernel_lab() {
   [ "$(id -u)" = 0 ] || skip "needs root (loop devices and mounts)"
   [ -e /dev/loop-control ] || skip "no loop devices (/dev/loop-control)"

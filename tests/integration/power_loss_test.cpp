@@ -14,9 +14,13 @@
 #include <vector>
 
 #include "server_fixture.h"
+#include "tests/support/json_schema.h"
 #include "tools/nvj/client/control_client.h"
 
+using nvj::Json;
+using nvj::test::check_valid;
 using nvj::test::connect;
+using nvj::test::control_json;
 using nvj::test::start_server;
 using nvj::test::TempDir;
 
@@ -30,9 +34,14 @@ char first_byte(nbd_handle* h, std::uint64_t offset) {
   return b[0];
 }
 
-std::string post(const std::string& control, const std::string& target) {
-  const auto r = nvj::cli::control_request(control, "POST", target);
-  return std::to_string(r.status) + " " + r.body;
+// Whether every export is powered, from GET /stats (checked against its schema).
+std::vector<bool> powered(const std::string& control) {
+  const std::string body = nvj::cli::control_call(control, "GET", "/stats");
+  check_valid("stats", body);
+  const Json stats = nvj::parse_json(body, "GET /stats");
+  std::vector<bool> out;
+  for (const auto& e : stats.at("exports")) out.push_back(e.at("powered"));
+  return out;
 }
 
 }  // namespace
@@ -54,19 +63,22 @@ TEST_CASE("a power cut drops unflushed data-disk writes and keeps flushed, FUA a
       REQUIRE(nbd_pwrite(journal.get(), block(static_cast<char>('a' + i)).data(), 4096,
                          static_cast<std::uint64_t>(i) * 4096, 0) == 0);
 
-    const std::string cut = post(control, "/crash?policy=all");
-    CHECK_THAT(cut, Catch::StartsWith("200 "));
-    CHECK_THAT(cut, Catch::Contains(R"("data":{"durable":1,"volatile_kept":0,"volatile_lost":2)"));
-    CHECK_THAT(cut, Catch::Contains(R"("journal":{"durable":0,"volatile_kept":0,"volatile_lost":0,"in_flight":0)"));
+    const Json cut = control_json(control, "POST", "/crash?policy=all");
+    CHECK(cut.at("policy") == "all");
+    CHECK(cut.at("exports").at("data") ==
+          Json{{"durable", 1}, {"volatile_kept", 0}, {"volatile_lost", 2}, {"in_flight", 0}, {"bytes_lost", 8192}});
+    CHECK(cut.at("exports").at("journal") ==
+          Json{{"durable", 0}, {"volatile_kept", 0}, {"volatile_lost", 0}, {"in_flight", 0}, {"bytes_lost", 0}});
 
     // Off: every request fails with EIO, reads too.
     std::vector<char> b(4096);
     CHECK(nbd_pread(data.get(), b.data(), b.size(), 0, 0) == -1);
     CHECK(nbd_get_errno() == EIO);
     CHECK(nbd_pwrite(journal.get(), b.data(), b.size(), 0, 0) == -1);
-    CHECK_THAT(nvj::cli::control_request(control, "GET", "/stats").body, Catch::Contains(R"("powered":false)"));
+    CHECK(powered(control) == std::vector<bool>{false, false});
 
-    CHECK_THAT(post(control, "/power-on"), Catch::StartsWith("200 "));
+    CHECK(control_json(control, "POST", "/power-on") == Json{{"power", "on"}});
+    CHECK(powered(control) == std::vector<bool>{true, true});
     CHECK(first_byte(data.get(), 0) == 'F');      // the flushed write, not the volatile one over it
     CHECK(first_byte(data.get(), 8192) == 'A');   // FUA
     CHECK(first_byte(data.get(), 16384) == 0);    // lost
@@ -85,8 +97,13 @@ TEST_CASE("a cache-off disk loses nothing acknowledged", "[power]") {
     auto data = connect(*server, "data");
     for (int i = 0; i < 32; ++i)
       REQUIRE(nbd_pwrite(data.get(), block('S').data(), 4096, static_cast<std::uint64_t>(i) * 4096, 0) == 0);
-    CHECK_THAT(post(control, "/crash?policy=random&seed=5&export=data"), Catch::Contains(R"("volatile_lost":0)"));
-    CHECK_THAT(post(control, "/power-on?export=data"), Catch::StartsWith("200 "));
+    const Json cut = control_json(control, "POST", "/crash?policy=random&seed=5&export=data");
+    CHECK(cut.at("policy") == "random");
+    CHECK(cut.at("seed") == 5);
+    CHECK(cut.at("exports").size() == 1);
+    CHECK(cut.at("exports").at("data").at("volatile_lost") == 0);
+    CHECK(cut.at("exports").at("data").at("bytes_lost") == 0);
+    CHECK(control_json(control, "POST", "/power-on?export=data") == Json{{"power", "on"}});
     for (int i = 0; i < 32; ++i) CHECK(first_byte(data.get(), static_cast<std::uint64_t>(i) * 4096) == 'S');
   }
   CHECK(server->stop() == 0);
@@ -102,8 +119,8 @@ TEST_CASE("random loss is the same for the same seed", "[power]") {
       auto data = connect(*server, "data");
       for (int i = 0; i < 48; ++i)
         REQUIRE(nbd_pwrite(data.get(), block('R').data(), 4096, static_cast<std::uint64_t>(i) * 4096, 0) == 0);
-      REQUIRE_THAT(post(control, "/crash?policy=random&seed=" + std::to_string(seed)), Catch::StartsWith("200 "));
-      post(control, "/power-on");
+      nvj::cli::control_call(control, "POST", "/crash?policy=random&seed=" + std::to_string(seed));
+      nvj::cli::control_call(control, "POST", "/power-on");
       for (int i = 0; i < 48; ++i) kept += first_byte(data.get(), static_cast<std::uint64_t>(i) * 4096) == 'R' ? 'k' : '-';
     }
     CHECK(server->stop() == 0);
@@ -122,10 +139,12 @@ TEST_CASE("bad crash requests change nothing", "[power]") {
   auto server = start_server(dir.path / "run", {"control=" + control, "data-model=none"});
   for (const char* bad : {"/crash?policy=some", "/crash?torn=12Q", "/crash?export=nosuch", "/crash?seed=x",
                           "/power-on?export=nosuch"}) {
-    INFO(bad);
-    CHECK_THAT(post(control, bad), Catch::StartsWith("400 "));
+    const auto r = nvj::cli::control_request(control, "POST", bad);
+    INFO(bad << ": " << r.body);
+    CHECK(r.status == 400);
+    CHECK_FALSE(nvj::parse_json(r.body, bad).at("error").get<std::string>().empty());
   }
-  CHECK_THAT(nvj::cli::control_request(control, "GET", "/stats").body, !Catch::Contains(R"("powered":false)"));
+  CHECK(powered(control) == std::vector<bool>{true, true});
   CHECK(nvj::cli::control_request(control, "GET", "/crash").status == 405);
   CHECK(server->stop() == 0);
 }

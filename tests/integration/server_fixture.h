@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "common/json.h"
+#include "tools/nvj/client/control_client.h"
 #include "tools/nvj/host/server_process.h"
 
 namespace nvj::test {
@@ -70,6 +72,11 @@ inline Handle connect(const cli::ServerProcess& server, const std::string& expor
   if (nbd_connect_uri(h.get(), server.uri(export_name).c_str()) == -1)
     throw std::runtime_error(std::string("connect: ") + nbd_get_error());
   return h;
+}
+
+// A control API answer of 200, parsed (anything else throws, with the answer).
+inline Json control_json(const std::string& socket, const std::string& method, const std::string& target) {
+  return parse_json(cli::control_call(socket, method, target), method + " " + target);
 }
 
 }  // namespace nvj::test

@@ -68,10 +68,19 @@ def file_refs():
 
 
 def parse(text):
-    """json.loads without Python's extensions: NaN and Infinity are not JSON."""
+    """json.loads, strict: NaN and Infinity are not JSON, and a key given
+    twice in one object is an error (Python would keep the last)."""
     def reject(name):
         raise json.JSONDecodeError(f"{name} is not JSON", text, 0)
-    return json.loads(text, parse_constant=reject)
+
+    def no_duplicates(pairs):
+        obj = {}
+        for key, value in pairs:
+            if key in obj:
+                raise json.JSONDecodeError(f"the key {key!r} is given twice", text, 0)
+            obj[key] = value
+        return obj
+    return json.loads(text, parse_constant=reject, object_pairs_hook=no_duplicates)
 
 
 def read_text(path):

@@ -1,16 +1,20 @@
 // The control API's decisions, without sockets: a real Lab (memory stores,
-// no timing) and route_control().
+// no timing) and route_control(). JSON answers are parsed and checked
+// against the published schemas (docs/schemas).
 #include <catch2/catch.hpp>
 
 #include <string>
 
+#include "common/json.h"
 #include "fscore/jbd2/journal_superblock.h"
 #include "fscore/jbd2/log_builder.h"
 #include "server/control/control_routes.h"
 #include "server/control/stats_report.h"
 #include "server/lab/lab.h"
+#include "tests/support/json_schema.h"
 
 using namespace nvj;
+using nvj::test::check_valid;
 
 namespace {
 
@@ -21,6 +25,24 @@ std::unique_ptr<Lab> small_lab() {
   parser.set("data-model", "hdd:cache=on");
   parser.set("journal-model", "nvram");
   return Lab::open(parser.finish());
+}
+
+// A 200 JSON answer, parsed.
+Json json_answer(Lab& lab, std::string_view method, std::string_view target) {
+  const ControlReply r = route_control(lab, method, target);
+  INFO(std::string(method) << " " << std::string(target) << ": " << r.body);
+  REQUIRE(r.status == 200);
+  REQUIRE(r.content_type == "application/json");
+  return parse_json(r.body, std::string(target));
+}
+
+// The error message of a JSON error answer.
+std::string error_of(const ControlReply& r) {
+  INFO(r.body);
+  CHECK(r.content_type == "application/json");
+  const Json j = parse_json(r.body, "the error answer");
+  CHECK(j.size() == 1);
+  return j.at("error").get<std::string>();
 }
 
 }  // namespace
@@ -34,7 +56,7 @@ TEST_CASE("queries decode and bad ones are refused", "[control]") {
   CHECK_THROWS_WITH(parse_query("a=%4"), "bad %-escape in the query");
   CHECK_THROWS_WITH(parse_query("a=%zz"), "bad %-escape in the query");
   CHECK_THROWS_WITH(parse_query("a=1&a=2"), "a query parameter is given twice");
-  CHECK(json_quote("a\"b\\c\n\x01") == R"("a\"b\\c\n\u0001")");
+  CHECK(to_json_text(Json("a\"b\\c\n\x01")) == R"("a\"b\\c\n\u0001")");  // what every answer's strings go through
 }
 
 TEST_CASE("stats, metrics, marks and resets", "[control]") {
@@ -46,9 +68,26 @@ TEST_CASE("stats, metrics, marks and resets", "[control]") {
   auto r = route_control(*lab, "GET", "/stats");
   CHECK(r.status == 200);
   CHECK(r.content_type == "application/json");
-  CHECK_THAT(r.body, Catch::Contains(R"("data":{"description":)"));
-  CHECK_THAT(r.body, Catch::Contains(R"("write":{"count":1,"bytes":4096,"errors":0)"));
-  CHECK_THAT(r.body, Catch::Contains(R"("durability":"durable on acknowledgement")"));
+  check_valid("stats", r.body);
+  Json stats = parse_json(r.body, "GET /stats");
+  CHECK(stats.at("exports").size() == 2);
+  const Json& data = stats.at("exports").at("data");
+  CHECK(data.at("description").get<std::string>().rfind("data: 16 MiB", 0) == 0);
+  CHECK(data.at("powered") == true);
+  CHECK(data.at("size") == 16 << 20);
+  CHECK(data.at("durability") == "durable after flush or FUA");
+  CHECK(data.at("ops").at("write").at("count") == 1);
+  CHECK(data.at("ops").at("write").at("bytes") == 4096);
+  CHECK(data.at("ops").at("write").at("errors") == 0);
+  CHECK(data.at("ops").at("read").at("count") == 0);
+  CHECK(data.at("ops").at("write").at("latency_us").at("max").is_number());
+  CHECK(data.at("regions").empty());
+  const Json& journal = stats.at("exports").at("journal");
+  CHECK(journal.at("durability") == "durable on acknowledgement");
+  CHECK(journal.at("ops").at("write").at("count") == 1);
+  CHECK(journal.at("queue_depth") == Json{{"0", 1}});  // one request, nothing ahead of it
+  CHECK(stats.at("marks").empty());
+  CHECK(stats.at("uptime_s").get<double>() >= 0);
 
   r = route_control(*lab, "GET", "/stats?format=text");
   CHECK(r.status == 200);
@@ -61,29 +100,50 @@ TEST_CASE("stats, metrics, marks and resets", "[control]") {
   CHECK_THAT(r.body, Catch::Contains("nvjournal_requests_total{export=\"journal\",op=\"write\"} 1\n"));
   CHECK_THAT(r.body, Catch::Contains("nvjournal_latency_seconds_count{export=\"data\",op=\"write\"} 1\n"));
 
-  CHECK(route_control(*lab, "POST", "/mark?label=phase%201").status == 200);
-  CHECK(route_control(*lab, "POST", "/mark").status == 400);
+  CHECK(json_answer(*lab, "POST", "/mark?label=phase%201") == Json{{"marked", "phase 1"}});
+  CHECK(error_of(route_control(*lab, "POST", "/mark")) == "POST /mark needs label=TEXT");
   CHECK(route_control(*lab, "POST", "/mark?label=" + std::string(2000, 'x')).status == 400);
-  CHECK_THAT(route_control(*lab, "GET", "/stats").body, Catch::Contains(R"("label":"phase 1")"));
+  stats = json_answer(*lab, "GET", "/stats");
+  REQUIRE(stats.at("marks").size() == 1);
+  CHECK(stats.at("marks")[0].at("label") == "phase 1");
+  CHECK(stats.at("marks")[0].at("t_s").get<double>() >= 0);
 
-  CHECK(route_control(*lab, "POST", "/reset-stats").status == 200);
-  CHECK_THAT(route_control(*lab, "GET", "/stats").body, Catch::Contains(R"("write":{"count":0,)"));
-  CHECK_THAT(route_control(*lab, "GET", "/stats").body, Catch::Contains(R"("marks":[])"));
+  CHECK(json_answer(*lab, "POST", "/reset-stats") == Json{{"reset", true}});
+  r = route_control(*lab, "GET", "/stats");
+  check_valid("stats", r.body);
+  stats = parse_json(r.body, "GET /stats");
+  CHECK(stats.at("exports").at("data").at("ops").at("write").at("count") == 0);
+  CHECK(stats.at("exports").at("data").at("queue_depth").empty());
+  CHECK(stats.at("marks").empty());
+}
+
+TEST_CASE("labels come back as they were sent, whatever their bytes", "[control]") {
+  auto lab = small_lab();
+  // A quote, a backslash, a newline, a control character, and a byte that is not UTF-8.
+  CHECK(json_answer(*lab, "POST", "/mark?label=a%22b%5Cc%0Ad%01") == Json{{"marked", "a\"b\\c\nd\x01"}});
+  CHECK(json_answer(*lab, "POST", "/mark?label=caf%C3%A9%FF").at("marked") == "caf\u00e9\ufffd");
+  const auto r = route_control(*lab, "GET", "/stats");
+  check_valid("stats", r.body);
+  const Json marks = parse_json(r.body, "GET /stats").at("marks");
+  REQUIRE(marks.size() == 2);
+  CHECK(marks[0].at("label") == "a\"b\\c\nd\x01");
+  CHECK(marks[1].at("label") == "caf\u00e9\ufffd");
 }
 
 TEST_CASE("model changes: good ones apply, bad ones change nothing", "[control]") {
   auto lab = small_lab();
-  auto r = route_control(*lab, "POST", "/model?export=data&model=hdd:rpm=5400");
-  CHECK(r.status == 200);
+  const Json changed = json_answer(*lab, "POST", "/model?export=data&model=hdd:rpm=5400");
+  CHECK(changed.at("export") == "data");
+  CHECK(changed.at("model") == lab->find("data")->model_description());
   CHECK(lab->find("data")->model_description().rfind("hdd: 5400 rpm", 0) == 0);
   const std::string before = lab->find("data")->model_description();
   for (const char* bad : {"/model?export=data&model=tape", "/model?export=data&model=hdd:rpmx=1",
                           "/model?export=data&model=hdd:cache=off", "/model?export=nosuch&model=hdd",
                           "/model?export=data", "/model?model=hdd", "/model?export=&model=hdd"}) {
     INFO(bad);
-    r = route_control(*lab, "POST", bad);
+    const auto r = route_control(*lab, "POST", bad);
     CHECK(r.status == 400);
-    CHECK_THAT(r.body, Catch::StartsWith("{\"error\":"));
+    CHECK_FALSE(error_of(r).empty());
     CHECK(lab->find("data")->model_description() == before);
   }
   CHECK(route_control(*lab, "POST", "/model?export=journal&model=nvram:latency=10us").status == 200);
@@ -93,7 +153,10 @@ TEST_CASE("model changes: good ones apply, bad ones change nothing", "[control]"
 
 TEST_CASE("unknown paths and wrong methods", "[control]") {
   auto lab = small_lab();
-  CHECK(route_control(*lab, "GET", "/nothing").status == 404);
+  const auto r = route_control(*lab, "GET", "/nothing");
+  CHECK(r.status == 404);
+  CHECK_THAT(error_of(r), Catch::StartsWith("no such path: /nothing (GET /stats, GET /metrics, GET /journal, "));
+  CHECK(error_of(route_control(*lab, "POST", "/stats")) == "/stats takes GET, not POST");
   CHECK(route_control(*lab, "POST", "/stats").status == 405);
   CHECK(route_control(*lab, "GET", "/reset-stats").status == 405);
   CHECK(route_control(*lab, "DELETE", "/model").status == 405);
@@ -126,13 +189,37 @@ TEST_CASE("GET /journal: transactions written to the journal export are decoded"
 
   auto r = route_control(*lab, "GET", "/journal");
   REQUIRE(r.status == 200);
-  CHECK_THAT(r.body, Catch::Contains(R"("tracing":true,"placement":"external")"));
-  CHECK_THAT(r.body, Catch::Contains(R"("committed_transactions":1,"logged_blocks":2,)"));
-  CHECK_THAT(r.body, Catch::Contains(R"("revoked_blocks":1,)"));
-  CHECK_THAT(r.body, Catch::Contains(R"("checkpoint":{"bytes":1024,"writes":1,)"));
-  CHECK_THAT(r.body, Catch::Contains(R"("commit_latency_us":{"count":1,)"));
-  CHECK_THAT(r.body, Catch::Contains(R"("fill_ratio":)"));
-  CHECK_THAT(r.body, Catch::Contains(R"("recent":[{"tid":)" + std::to_string(sb.sequence)));
+  check_valid("journal", r.body);
+  const Json j = parse_json(r.body, "GET /journal");
+  CHECK(j.at("tracing") == true);
+  CHECK(j.at("placement") == "external");
+  CHECK(j.at("format_known") == true);
+  CHECK(j.at("block_size") == 1024);
+  CHECK(j.at("log_blocks") == sb.maxlen - sb.first);
+  CHECK(j.at("committed_transactions") == 1);
+  CHECK(j.at("logged_blocks") == 2);
+  CHECK(j.at("revoked_blocks") == 1);
+  CHECK(j.at("revoke_blocks") == 1);
+  CHECK(j.at("descriptor_blocks") == 1);
+  CHECK(j.at("log_blocks_written") == 5);  // revoke, descriptor, two logged, commit
+  CHECK(j.at("problems") == 0);
+  CHECK(j.at("recent_problems").empty());
+  CHECK(j.at("traffic").at("checkpoint").at("bytes") == 1024);
+  CHECK(j.at("traffic").at("checkpoint").at("writes") == 1);
+  CHECK(j.at("traffic").at("ordered").at("bytes") == 0);
+  CHECK(j.at("commit_latency_us").at("count") == 1);
+  CHECK(j.at("fill_ratio").get<double>() >= 0);
+  REQUIRE(j.at("recent").size() == 1);
+  const Json& tx = j.at("recent")[0];
+  CHECK(tx.at("tid") == sb.sequence);
+  CHECK(tx.at("log_start") == sb.first);
+  CHECK(tx.at("log_blocks") == 5);
+  CHECK(tx.at("bytes") == 5 * 1024);
+  CHECK(tx.at("logged_blocks") == 2);
+  CHECK(tx.at("revoked_blocks") == 1);
+  CHECK(tx.at("commit_time") == "1.000000002");
+  CHECK(tx.at("fill_after").get<double>() > 0);
+  CHECK(tx.at("fill_after") == j.at("fill_ratio"));  // nothing committed since
   r = route_control(*lab, "GET", "/journal?format=text");
   CHECK(r.status == 200);
   CHECK_THAT(r.body, Catch::Contains("1 transactions, 2 blocks logged"));
@@ -141,5 +228,22 @@ TEST_CASE("GET /journal: transactions written to the journal export are decoded"
   CHECK_THAT(route_control(*lab, "GET", "/metrics").body,
              Catch::Contains("nvjournal_journal_transactions_total 1\n"));
   CHECK(route_control(*lab, "POST", "/reset-stats").status == 200);
-  CHECK_THAT(route_control(*lab, "GET", "/journal").body, Catch::Contains(R"("committed_transactions":0,)"));
+  r = route_control(*lab, "GET", "/journal");
+  check_valid("journal", r.body);
+  const Json after = parse_json(r.body, "GET /journal");
+  CHECK(after.at("committed_transactions") == 0);
+  CHECK(after.at("recent").empty());
+  CHECK(after.at("synchronized") == true);  // the decoder keeps following the log
+}
+
+TEST_CASE("GET /journal without a tracer says so", "[control][jbd2]") {
+  ConfigParser parser;
+  parser.set("data", "16M");
+  parser.set("journal", "4M");
+  parser.set("journal-trace", "off");
+  auto lab = Lab::open(parser.finish());
+  const auto r = route_control(*lab, "GET", "/journal");
+  CHECK(r.status == 200);
+  check_valid("journal", r.body);
+  CHECK(parse_json(r.body, "GET /journal") == Json{{"tracing", false}});
 }

@@ -50,7 +50,7 @@ TEST_CASE("write_report_json writes one line of JSON that reads back the same", 
   std::string t = (fs::temp_directory_path() / "nvj-report-XXXXXX").string();
   REQUIRE(::mkdtemp(t.data()) != nullptr);
   const fs::path dir = t;
-  const nvj::Json doc{{"experiment", "x"}, {"quick", true}, {"seconds", nvj::rounded(12.345678, 3)},
+  const nvj::Json doc{{"experiment", "x"}, {"quick", true}, {"seconds", nvj::json_round(12.345678, 3)},
                       {"name", "quote \" backslash \\ newline \n"}, {"runs", nvj::Json::array({1, 2})}};
   nvj::cli::write_report_json(dir / "out", "results.json", doc);
   std::ifstream in(dir / "out" / "results.json");
@@ -69,8 +69,8 @@ TEST_CASE("write_report_json writes one line of JSON that reads back the same", 
 }
 
 TEST_CASE("rounded keeps a report's numbers short and numbers", "[report]") {
-  CHECK(nvj::to_json_text(nvj::Json(nvj::rounded(12.345678, 2))) == "12.35");
-  CHECK(nvj::to_json_text(nvj::Json(nvj::rounded(3.0, 1))) == "3.0");
-  CHECK(nvj::to_json_text(nvj::Json(nvj::rounded(0.00004, 4))) == "0.0");
-  CHECK(nvj::to_json_text(nvj::Json(nvj::rounded(940.19512, 3))) == "940.195");
+  CHECK(nvj::to_json_text(nvj::Json(nvj::json_round(12.345678, 2))) == "12.35");
+  CHECK(nvj::to_json_text(nvj::Json(nvj::json_round(3.0, 1))) == "3.0");
+  CHECK(nvj::to_json_text(nvj::Json(nvj::json_round(0.00004, 4))) == "0.0");
+  CHECK(nvj::to_json_text(nvj::Json(nvj::json_round(940.19512, 3))) == "940.195");
 }

@@ -38,11 +38,11 @@ LatencySummary LatencySummary::of(std::vector<std::uint64_t>& nanos) {
 
 Json LatencySummary::json() const {
   return Json{{"count", count},
-              {"mean_us", rounded(mean_us, 1)},
-              {"p50_us", rounded(p50_us, 1)},
-              {"p90_us", rounded(p90_us, 1)},
-              {"p99_us", rounded(p99_us, 1)},
-              {"max_us", rounded(max_us, 1)}};
+              {"mean_us", json_round(mean_us, 1)},
+              {"p50_us", json_round(p50_us, 1)},
+              {"p90_us", json_round(p90_us, 1)},
+              {"p99_us", json_round(p99_us, 1)},
+              {"max_us", json_round(max_us, 1)}};
 }
 
 std::string LatencySummary::text() const {

@@ -199,12 +199,12 @@ SynctestResult run_synctest(const SynctestOptions& o,
 }
 
 Json SynctestResult::json() const {
-  return Json{{"seconds", rounded(seconds, 3)},
+  return Json{{"seconds", json_round(seconds, 3)},
               {"files", files},
               {"operations", operations},
               {"bytes", bytes},
-              {"files_per_second", rounded(files_per_second(), 1)},
-              {"operations_per_second", rounded(operations_per_second(), 1)},
+              {"files_per_second", json_round(files_per_second(), 1)},
+              {"operations_per_second", json_round(operations_per_second(), 1)},
               {"fsync_file", fsync_file.json()},
               {"fsync_directory", fsync_directory.json()},
               {"failure", failure_json(failure)}};

@@ -135,10 +135,10 @@ std::vector<WritersResult::Ledger> completed_writers_ledger(const WritersOptions
 }
 
 Json WritersResult::json() const {
-  Json j{{"seconds", rounded(seconds, 3)},
+  Json j{{"seconds", json_round(seconds, 3)},
          {"rounds_done", rounds_done},
          {"bytes", bytes},
-         {"fill", rounded(fill, 4)},
+         {"fill", json_round(fill, 4)},
          {"failure", failure_json(failure)}};
   if (failure) j["failure_errno"] = failure->error != 0 ? Json(errno_name(failure->error)) : Json(nullptr);
   return j;

@@ -1,7 +1,9 @@
 // A client of the server's control API: one HTTP/1.1 request over the Unix
-// socket given with control=PATH.
+// socket given with control=PATH (Boost.Beast, as the server), answered
+// within a time limit.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 namespace nvj::cli {
@@ -11,8 +13,20 @@ struct ControlResponse {
   std::string body;
 };
 
-// Throws std::runtime_error if the socket cannot be reached or the answer is
-// not HTTP.
-ControlResponse control_request(const std::string& socket, const std::string& method, const std::string& target);
+inline constexpr std::chrono::milliseconds kControlTimeout = std::chrono::seconds(30);
+
+// Sends METHOD TARGET and reads the whole answer: its Content-Length, its
+// chunks, or up to the server's close. Any HTTP status is returned. Throws
+// std::runtime_error naming the socket when it cannot be reached ("control
+// socket S: connection refused ..."), when nothing has answered within
+// `timeout`, when it closes before the answer is complete, or when the
+// answer is not HTTP ("control socket S: not HTTP: ...").
+ControlResponse control_request(const std::string& socket, const std::string& method, const std::string& target,
+                                std::chrono::milliseconds timeout = kControlTimeout);
+
+// control_request for an answer of 200: its body. Any other status is a
+// std::runtime_error "control socket S: POST /x answered 400: BODY".
+std::string control_call(const std::string& socket, const std::string& method, const std::string& target,
+                         std::chrono::milliseconds timeout = kControlTimeout);
 
 }  // namespace nvj::cli

@@ -119,18 +119,18 @@ class Bench {
     auto us = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e3; };
     const double mean = s.count == 0 ? 0 : us(s.sum) / static_cast<double>(s.count);
     if (o_.json) {
-      const Json latency{{"p50", rounded(us(s.p50), 3)},   {"p90", rounded(us(s.p90), 3)},
-                         {"p99", rounded(us(s.p99), 3)},   {"p999", rounded(us(s.p999), 3)},
-                         {"max", rounded(us(s.max), 3)},   {"mean", rounded(mean, 3)}};
+      const Json latency{{"p50", json_round(us(s.p50), 3)},   {"p90", json_round(us(s.p90), 3)},
+                         {"p99", json_round(us(s.p99), 3)},   {"p999", json_round(us(s.p999), 3)},
+                         {"max", json_round(us(s.max), 3)},   {"mean", json_round(mean, 3)}};
       const Json j{{"uri", uri},
                    {"depth", o_.depth},
                    {"block_size", o_.block},
                    {"write_percent", o_.write_percent},
                    {"pattern", o_.sequential ? "sequential" : "random"},
-                   {"seconds", rounded(secs, 3)},
+                   {"seconds", json_round(secs, 3)},
                    {"requests", s.count},
-                   {"iops", rounded(iops, 1)},
-                   {"mib_per_s", rounded(mib, 2)},
+                   {"iops", json_round(iops, 1)},
+                   {"mib_per_s", json_round(mib, 2)},
                    {"latency_us", latency}};
       std::printf("%s\n", to_json_text(j).c_str());
       return;

@@ -65,18 +65,16 @@ int stats_command(const std::vector<std::string>& argv) {
   }
   if (socket.empty()) throw UsageError("nvj stats: which server? (nvj stats CONTROL-SOCKET)");
   if (reset) {
-    const auto r = control_request(socket, "POST", "/reset-stats");
-    if (r.status != 200) throw std::runtime_error("reset refused: " + r.body);
+    control_call(socket, "POST", "/reset-stats");
   }
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   do {
-    const auto r = control_request(socket, "GET", target);
-    if (r.status != 200) throw std::runtime_error("the server answered " + std::to_string(r.status) + ": " + r.body);
+    const std::string body = control_call(socket, "GET", target);
     if (watch && isatty(STDOUT_FILENO)) std::fputs("\033[H\033[2J", stdout);
-    std::fputs(r.body.c_str(), stdout);
+    std::fputs(body.c_str(), stdout);
     std::fflush(stdout);
     for (std::uint64_t i = 0; watch && !g_stop && i < interval * 10; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));

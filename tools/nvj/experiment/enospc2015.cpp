@@ -250,21 +250,21 @@ Json results_json(const std::vector<Outcome>& runs, bool quick) {
     Json run{{"test", r.test},
              {"volume_model", r.volume->model},
              {"volume_size", r.size},
-             {"seconds", rounded(r.seconds, 4)},
+             {"seconds", json_round(r.seconds, 4)},
              {"enospc", r.enospc},
              {"failed", !r.error.empty()},
-             {"fill", rounded(r.fill, 4)},
+             {"fill", json_round(r.fill, 4)},
              {"acknowledged_intact", r.intact},
              {"fsck_clean", r.fsck_clean}};
     if (!r.copies.empty()) {
       Json copies = Json::array();
       for (const Copy& c : r.copies)
-        copies.push_back(Json{{"seconds", rounded(c.seconds, 4)},
+        copies.push_back(Json{{"seconds", json_round(c.seconds, 4)},
                               {"transactions", c.transactions},
-                              {"journal_full_s", rounded(c.journal_full_s, 4)},
-                              {"journal_mib", rounded(c.journal_mib, 3)},
-                              {"checkpoint_mib", rounded(c.checkpoint_mib, 3)},
-                              {"data_mib", rounded(c.data_mib, 3)}});
+                              {"journal_full_s", json_round(c.journal_full_s, 4)},
+                              {"journal_mib", json_round(c.journal_mib, 3)},
+                              {"checkpoint_mib", json_round(c.checkpoint_mib, 3)},
+                              {"data_mib", json_round(c.data_mib, 3)}});
       run["copies"] = copies;
     }
     list.push_back(run);

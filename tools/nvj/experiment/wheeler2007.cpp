@@ -116,11 +116,11 @@ Json results_json(const std::vector<Point>& points, const std::vector<Line>& lin
       if (const Point* p = find(points, l, t))
         list.push_back(Json{{"threads", t},
                             {"files", p->fs_mark.files},
-                            {"files_per_second", rounded(p->fs_mark.files_per_second, 1)},
+                            {"files_per_second", json_round(p->fs_mark.files_per_second, 1)},
                             {"transactions", p->transactions},
                             {"logged_blocks", p->logged_blocks},
-                            {"files_per_transaction", rounded(p->files_per_transaction(), 2)},
-                            {"commit_latency_us_p50", rounded(p->commit_p50_us, 1)}});
+                            {"files_per_transaction", json_round(p->files_per_transaction(), 2)},
+                            {"commit_latency_us_p50", json_round(p->commit_p50_us, 1)}});
     curves.push_back(Json{{"sync", l.sync->key},
                           {"journal_model", l.journal->model},
                           {"max_batch_time", l.batch->key},

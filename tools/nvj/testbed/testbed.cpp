@@ -60,14 +60,11 @@ Testbed::Testbed(TestbedOptions options) : options_(std::move(options)) {
 Testbed::~Testbed() { teardown_.run(); }
 
 std::string Testbed::get(const std::string& target) const {
-  const auto r = control_request(control_, "GET", target);
-  if (r.status != 200) throw std::runtime_error("GET " + target + ": status " + std::to_string(r.status) + ": " + r.body);
-  return r.body;
+  return control_call(control_, "GET", target);
 }
 
 void Testbed::post(const std::string& target) const {
-  const auto r = control_request(control_, "POST", target);
-  if (r.status != 200) throw std::runtime_error("POST " + target + ": status " + std::to_string(r.status) + ": " + r.body);
+  control_call(control_, "POST", target);
 }
 
 void Testbed::mount() {

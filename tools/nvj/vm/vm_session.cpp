@@ -78,10 +78,8 @@ GuestKernel pick_kernel(const VmOptions& o) {
 }
 
 void post(const std::string& control, const std::string& target, std::string* body = nullptr) {
-  const auto r = control_request(control, "POST", target);
-  if (r.status != 200)
-    throw std::runtime_error("POST " + target + " on " + control + ": status " + std::to_string(r.status) + ": " + r.body);
-  if (body != nullptr) *body = r.body;
+  std::string answer = control_call(control, "POST", target);
+  if (body != nullptr) *body = std::move(answer);
 }
 
 std::string crash_target(const VmOptions& o) {
