@@ -14,6 +14,13 @@ std::string prefix(std::string_view key, std::string_view value) {
   return std::string(key) + "=" + std::string(value) + ": ";
 }
 
+// The documented parameters, in the order --help lists them.
+struct ParameterDoc {
+  std::string_view key;
+  std::string_view form;
+  std::string_view help;
+};
+
 constexpr std::array kParameters{
     ParameterDoc{"data", "SIZE",
                  "Size of the data export (default 1G). With data-file, an existing file is extended to SIZE, "
@@ -71,8 +78,6 @@ constexpr std::array kParameters{
 };
 
 }  // namespace
-
-std::span<const ParameterDoc> lab_parameters() { return kParameters; }
 
 std::string lab_parameters_help() {
   std::string out;

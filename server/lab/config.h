@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <optional>
 #include <map>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -44,15 +43,8 @@ struct LabConfig {
   bool journal_export() const { return !fs.format || fs.journal == JournalPlacement::external; }
 };
 
-// The documented parameters, in the order --help lists them.
-struct ParameterDoc {
-  std::string_view key;
-  std::string_view form;
-  std::string_view help;
-};
-std::span<const ParameterDoc> lab_parameters();
-
-// Text for nbdkit's --help: one entry per parameter.
+// Text for nbdkit's --help: one entry per parameter, in a table of their
+// own (the parser does not read it: tests compare the two).
 std::string lab_parameters_help();
 
 // Limits every export size is checked against (also for sizes read from files).

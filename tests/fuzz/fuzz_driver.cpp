@@ -8,27 +8,17 @@
 // superblock, group descriptor, journal inode, jbd2 superblock and the
 // journal's tree blocks, blocks filled or copied, checksums fixed up or
 // not, records added, truncation) and hands each result to
-// LLVMFuzzerTestOneInput.
+// LLVMFuzzerTestOneInput. The command line and the loop: fuzz_loop.h.
 //
-//   image_reader_fuzz [--seconds N] [--iterations N] [--seed S] [--reasons] [--save-slowest FILE]
-//   image_reader_fuzz --write-seeds DIR    the seeds as inputs, for libFuzzer's corpus
-//   image_reader_fuzz FILE...              runs the target once on each file
-//
-// --reasons counts why read_image rejected the images (numbers left out),
-// to see how deep the mutations get; --save-slowest keeps the input that
-// took longest, to replay it. A run is reproducible: the same --seed and
-// --iterations make the same inputs. Images are kept sparse (only the 1 KiB
-// chunks that hold something), so a 2 GiB seed costs a few dozen KiB.
+// Its own flag, --reasons, counts why read_image rejected the images
+// (numbers left out), to see how deep the mutations get. Images are kept
+// sparse (only the 1 KiB chunks that hold something), so a 2 GiB seed costs
+// a few dozen KiB.
 #include <algorithm>
-#include <array>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <fstream>
-#include <functional>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -36,7 +26,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fscore/block_io.h"
@@ -50,7 +40,9 @@
 #include "fscore/ext4/journal_device.h"
 #include "fscore/ext4/superblock.h"
 #include "fscore/jbd2/journal_superblock.h"
+#include "tests/fuzz/fuzz_loop.h"
 #include "tests/fuzz/image_reader_fuzz.h"
+#include "tests/support/block_mapped_journal.h"
 #include "tests/support/sparse_image.h"
 
 namespace {
@@ -99,9 +91,6 @@ struct Seed {
   std::optional<Region> desc;
   std::optional<std::uint64_t> journal_inode;
   std::optional<std::uint64_t> journal_super;
-  // Run by the driver.
-  std::uint64_t runs = 0;
-  std::uint64_t accepted = 0;
 };
 
 // The encoded input of a seed, and where each chunk's bytes are in it.
@@ -169,49 +158,6 @@ std::uint64_t journal_inode_offset(const fscore::BlockSource& image, const ext4:
   image.read((std::uint64_t{sb.first_data_block} + 1) * info.block_size, desc);
   const ext4::GroupDesc d = ext4::decode_group_desc(desc);
   return d.inode_table * info.block_size + std::uint64_t{ext4::kJournalIno - 1} * sb.inode_size;
-}
-
-// Rewrites the journal inode of a built image to map its blocks the way
-// ext3 does (12 direct blocks, then single, double and triple indirect
-// blocks) instead of with extents. The indirect blocks are taken from the
-// unused end of the filesystem (the bitmaps are left alone: the reader does
-// not look at them). Returns the indirect blocks.
-std::vector<std::uint64_t> make_journal_block_mapped(ChunkImage& image) {
-  const ext4::ImageInfo info = ext4::read_image(image);
-  const std::uint32_t bs = info.block_size;
-  std::vector<std::uint32_t> journal;
-  for (const ext4::BlockRun& r : info.journal_runs)
-    for (std::uint64_t i = 0; i < r.count; ++i) journal.push_back(static_cast<std::uint32_t>(r.start + i));
-  std::vector<std::uint64_t> indirect;
-  std::uint64_t next_free = info.blocks;
-  std::size_t next = 0;
-  const std::function<std::uint32_t(int)> map = [&](int level) -> std::uint32_t {
-    if (level == 0) return journal[next++];
-    do {
-      --next_free;
-    } while (image.holds(next_free * bs, bs));
-    const std::uint64_t at = next_free;
-    indirect.push_back(at);
-    std::vector<std::uint8_t> block(bs, 0);
-    for (std::size_t i = 0; i < bs / 4 && next < journal.size(); ++i)
-      fscore::store_le<std::uint32_t>(block.data() + 4 * i, map(level - 1));
-    image.write(at * bs, block);
-    return static_cast<std::uint32_t>(at);
-  };
-  std::array<std::uint8_t, 60> i_block{};
-  for (int slot = 0; slot < 15 && next < journal.size(); ++slot)
-    fscore::store_le<std::uint32_t>(i_block.data() + 4 * slot, map(slot < 12 ? 0 : slot - 11));
-
-  const std::uint64_t at = journal_inode_offset(image, info);
-  std::vector<std::uint8_t> raw(info.super.inode_size);
-  image.read(at, raw);
-  ext4::Inode j = ext4::decode_inode(raw);
-  j.flags &= ~ext4::kExtentsFl;
-  j.block = i_block;
-  j.blocks_512 = (journal.size() + indirect.size()) * (bs / 512);
-  ext4::encode_inode(j, ext4::kJournalIno, fscore::crc32c(~0u, info.super.uuid.data(), 16), raw);
-  image.write(at, raw);
-  return indirect;
 }
 
 // Fills in what a seed's image holds and where its metadata is, from the
@@ -287,9 +233,10 @@ Seed filesystem_seed(std::string name, const ext4::ImageOptions& o, const Shape&
     }
     b.add_special(ext4::ImageBuilder::kRoot, "fifo", a, ext4::FileType::kFifo);
   }
-  b.finish();
-  const std::vector<std::uint64_t> indirect =
-      shape.block_mapped ? make_journal_block_mapped(image) : std::vector<std::uint64_t>{};
+  const ext4::ImageLayout layout = b.finish();
+  const std::vector<std::uint64_t> indirect = shape.block_mapped
+                                                  ? nvj::test::make_journal_block_mapped(image, layout.journal_runs)
+                                                  : std::vector<std::uint64_t>{};
   Seed s = analyse(std::move(name), image, shape.flat);
   for (const std::uint64_t block : indirect) s.hot.push_back({block * s.block_size, s.block_size});
   if (shape.extent_depth > 0) {  // the seed is there for its tree: make sure it has one
@@ -540,66 +487,6 @@ void fix_checksums(std::vector<std::uint8_t>& bytes, const Seed& s, const Encode
 
 // ---------------------------------------------------------------- driver
 
-
-struct Options {
-  double seconds = 0;
-  std::uint64_t iterations = 0;
-  std::uint64_t seed = 1;
-  bool reasons = false;
-  std::string save_slowest;
-  std::string write_seeds;
-  std::vector<std::string> files;
-};
-
-[[noreturn]] void usage(const std::string& problem) {
-  std::fprintf(stderr,
-               "image_reader_fuzz: %s\n"
-               "usage: image_reader_fuzz [--seconds N] [--iterations N] [--seed S] [--reasons] [--save-slowest FILE]\n"
-               "       image_reader_fuzz --write-seeds DIR\n"
-               "       image_reader_fuzz FILE...\n",
-               problem.c_str());
-  std::exit(2);
-}
-
-std::uint64_t number(const char* text, const char* option) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(text, &end, 10);
-  if (end == text || *end != '\0' || text[0] == '-') usage(std::string(option) + " takes a number, not '" + text + "'");
-  return v;
-}
-
-Options parse(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) usage(std::string(arg) + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--seconds") {
-      o.seconds = static_cast<double>(number(value(), "--seconds"));
-    } else if (arg == "--iterations") {
-      o.iterations = number(value(), "--iterations");
-    } else if (arg == "--seed") {
-      o.seed = number(value(), "--seed");
-    } else if (arg == "--reasons") {
-      o.reasons = true;
-    } else if (arg == "--save-slowest") {
-      o.save_slowest = value();
-    } else if (arg == "--write-seeds") {
-      o.write_seeds = value();
-    } else if (arg == "-h" || arg == "--help") {
-      usage("the image reader's fuzz target, run on mutated seed images");
-    } else if (arg.starts_with("-")) {
-      usage("unknown option " + std::string(arg));
-    } else {
-      o.files.emplace_back(arg);
-    }
-  }
-  if (o.seconds == 0 && o.iterations == 0) o.seconds = 10;
-  return o;
-}
-
 // A rejection message with its numbers left out, to count alike ones together.
 std::string reason(const std::string& message) {
   std::string out;
@@ -613,45 +500,13 @@ std::string reason(const std::string& message) {
   return out;
 }
 
-int replay(const std::vector<std::string>& files) {
-  for (const std::string& path : files) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      std::fprintf(stderr, "image_reader_fuzz: cannot read %s\n", path.c_str());
-      return 1;
-    }
-    const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::uint64_t before = nvj::fuzz::outcome().accepted;
-    LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
-    if (nvj::fuzz::outcome().accepted > before) {
-      std::printf("%s: accepted\n", path.c_str());
-    } else {
-      std::printf("%s: rejected: %s\n", path.c_str(), nvj::fuzz::outcome().last_rejection.c_str());
-    }
-  }
-  return 0;
-}
-
-bool write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (!out) std::fprintf(stderr, "image_reader_fuzz: cannot write %s\n", path.c_str());
-  return static_cast<bool>(out);
-}
-
-int write_seeds(const std::vector<Seed>& seeds, const std::string& dir) {
-  for (const Seed& s : seeds)
-    if (!write_file(dir + "/" + s.name, encode(s).bytes)) return 1;
-  std::printf("%zu seeds written to %s\n", seeds.size(), dir.c_str());
-  return 0;
-}
+constexpr nvj::fuzz::DriverFlag kFlags[] = {
+    {"--reasons", "count why read_image rejected the images (numbers left out)"}};
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options options = parse(argc, argv);
-  if (!options.files.empty()) return replay(options.files);
-
+  const nvj::fuzz::LoopOptions options = nvj::fuzz::parse_loop_options("image_reader_fuzz", argc, argv, kFlags);
   std::vector<Seed> seeds;
   try {
     seeds = build_seeds();
@@ -659,11 +514,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "image_reader_fuzz: building the seed images: %s\n", e.what());
     return 1;
   }
-  if (!options.write_seeds.empty()) return write_seeds(seeds, options.write_seeds);
-
+  nvj::fuzz::FuzzLoop loop;
+  loop.name = "image_reader_fuzz";
   std::vector<Encoded> encoded;
-  for (Seed& s : seeds) {
+  for (const Seed& s : seeds) {
     encoded.push_back(encode(s));
+    loop.seeds.push_back({s.name, encoded.back().bytes});
     // Unmutated, every seed must be accepted, or the fuzzing starts nowhere.
     const std::uint64_t before = nvj::fuzz::outcome().accepted;
     LLVMFuzzerTestOneInput(encoded.back().bytes.data(), encoded.back().bytes.size());
@@ -674,21 +530,9 @@ int main(int argc, char** argv) {
   }
 
   Mutator m(options.seed);
-  const auto start = std::chrono::steady_clock::now();
-  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  std::uint64_t done = 0;
-  const nvj::fuzz::Outcome before = nvj::fuzz::outcome();
-  std::vector<std::uint8_t> bytes;
-  std::map<std::string, std::uint64_t> reasons;
-  double slowest = 0;
-  std::uint64_t slowest_iteration = 0;
-  std::string slowest_seed;
-  std::vector<std::uint8_t> slowest_input;
-  for (;;) {
-    if (options.iterations != 0 && done >= options.iterations) break;
-    if (options.seconds > 0 && done % 64 == 0 && elapsed() >= options.seconds) break;
+  loop.next = [&](std::vector<std::uint8_t>& bytes) {
     const std::size_t which = static_cast<std::size_t>(m.below(seeds.size()));
-    Seed& s = seeds[which];
+    const Seed& s = seeds[which];
     const Encoded& base = encoded[which];
     bytes = base.bytes;
     const std::uint64_t mutations = m.one_in(8) ? 1 + m.below(16) : 1 + m.below(3);
@@ -696,44 +540,46 @@ int main(int argc, char** argv) {
     if (m.one_in(16)) m.add_record(bytes, s);
     if (!m.one_in(4)) fix_checksums(bytes, s, base);
     if (m.one_in(16)) m.truncate(bytes, s);
-    const std::uint64_t accepted = nvj::fuzz::outcome().accepted;
-    const auto began = std::chrono::steady_clock::now();
-    LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
-    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-    if (took > slowest) {
-      slowest = took;
-      slowest_iteration = done + 1;
-      slowest_seed = s.name;
-      if (!options.save_slowest.empty()) slowest_input = bytes;
+    return which;
+  };
+  const nvj::fuzz::Outcome start = nvj::fuzz::outcome();
+  std::uint64_t accepted_so_far = start.accepted;
+  std::vector<std::uint64_t> accepted(seeds.size(), 0);
+  std::map<std::string, std::uint64_t> reasons;
+  const bool count_reasons = options.has("--reasons");
+  loop.after = [&](std::size_t which) {
+    const nvj::fuzz::Outcome& o = nvj::fuzz::outcome();
+    if (o.accepted > accepted_so_far) {
+      accepted[which] += o.accepted - accepted_so_far;
+      accepted_so_far = o.accepted;
+    } else if (count_reasons) {
+      ++reasons[reason(o.last_rejection)];
     }
-    ++s.runs;
-    s.accepted += nvj::fuzz::outcome().accepted - accepted;
-    if (options.reasons && nvj::fuzz::outcome().accepted == accepted) ++reasons[reason(nvj::fuzz::outcome().last_rejection)];
-    ++done;
-  }
-  const double seconds = elapsed();
-  const std::uint64_t accepted = nvj::fuzz::outcome().accepted - before.accepted;
-  const std::uint64_t rejected = nvj::fuzz::outcome().rejected - before.rejected;
-  std::printf("image_reader_fuzz: seed %llu: %llu iterations in %.1f s (%.0f/s): %llu images accepted, %llu rejected\n",
-              static_cast<unsigned long long>(options.seed), static_cast<unsigned long long>(done), seconds,
-              seconds > 0 ? static_cast<double>(done) / seconds : 0.0, static_cast<unsigned long long>(accepted),
-              static_cast<unsigned long long>(rejected));
-  if (slowest_iteration != 0)
-    std::printf("  slowest input: %.1f ms, iteration %llu (from %s; --iterations %llu ends with it)\n", slowest * 1e3,
-                static_cast<unsigned long long>(slowest_iteration), slowest_seed.c_str(),
-                static_cast<unsigned long long>(slowest_iteration));
-  for (const Seed& s : seeds) {
-    std::printf("  %-24s %8llu runs %8llu accepted  (%zu chunks, %llu bytes logical)\n", s.name.c_str(),
-                static_cast<unsigned long long>(s.runs), static_cast<unsigned long long>(s.accepted), s.chunks.size(),
-                static_cast<unsigned long long>(s.size));
-  }
-  if (!options.save_slowest.empty() && !write_file(options.save_slowest, slowest_input)) return 1;
-  if (options.reasons) {
+  };
+  loop.seed_note = [&](std::size_t which) {
+    char note[128];
+    std::snprintf(note, sizeof note, " %8llu accepted  (%zu chunks, %llu bytes logical)",
+                  static_cast<unsigned long long>(accepted[which]), seeds[which].chunks.size(),
+                  static_cast<unsigned long long>(seeds[which].size));
+    return std::string(note);
+  };
+  std::uint64_t replayed_accepted = start.accepted;
+  loop.verdict = [&] {
+    const nvj::fuzz::Outcome& o = nvj::fuzz::outcome();
+    const bool ok = o.accepted > replayed_accepted;
+    replayed_accepted = o.accepted;
+    return ok ? std::string("accepted") : "rejected: " + o.last_rejection;
+  };
+  loop.summary = [&] {
+    const nvj::fuzz::Outcome& o = nvj::fuzz::outcome();
+    std::printf("  %llu images accepted, %llu rejected\n", static_cast<unsigned long long>(o.accepted - start.accepted),
+                static_cast<unsigned long long>(o.rejected - start.rejected));
+    if (!count_reasons) return;
     std::vector<std::pair<std::uint64_t, std::string>> sorted;
     for (const auto& [what, count] : reasons) sorted.emplace_back(count, what);
     std::sort(sorted.rbegin(), sorted.rend());
     std::printf("why images were rejected:\n");
     for (const auto& [count, what] : sorted) std::printf("  %8llu  %s\n", static_cast<unsigned long long>(count), what.c_str());
-  }
-  return 0;
+  };
+  return nvj::fuzz::run_fuzz_loop(options, loop);
 }

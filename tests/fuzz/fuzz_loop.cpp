@@ -1,37 +1,41 @@
-// The journal fuzz drivers' shared command line and loop (fuzz_loop.h).
+// The fuzz drivers' shared command line and loop (fuzz_loop.h).
 #include "tests/fuzz/fuzz_loop.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
-#include <string_view>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
 
 namespace nvj::fuzz {
 namespace {
 
-[[noreturn]] void usage(const char* name, const std::string& problem) {
+[[noreturn]] void usage(const char* name, std::span<const DriverFlag> flags, const std::string& problem) {
+  std::string own;
+  for (const DriverFlag& f : flags) own += std::string(" [") + f.name + "]";
   std::fprintf(stderr,
                "%s: %s\n"
-               "usage: %s [--seconds N] [--iterations N] [--seed S] [--save-slowest FILE]\n"
+               "usage: %s --iterations N [--seed S] [--seconds T] [--save-slowest FILE]%s\n"
+               "       %s --seconds T [--seed S] [--save-slowest FILE]%s\n"
                "       %s --write-seeds DIR\n"
                "       %s FILE...\n",
-               name, problem.c_str(), name, name, name);
+               name, problem.c_str(), name, own.c_str(), name, own.c_str(), name, name);
+  for (const DriverFlag& f : flags) std::fprintf(stderr, "  %s: %s\n", f.name, f.help);
   std::exit(2);
 }
 
-std::uint64_t number(const char* name, const char* text, std::string_view option) {
+std::uint64_t number(const char* name, std::span<const DriverFlag> flags, const char* text, std::string_view option) {
   char* end = nullptr;
   const unsigned long long v = std::strtoull(text, &end, 10);
   if (end == text || *end != '\0' || text[0] == '-')
-    usage(name, std::string(option) + " takes a number, not '" + text + "'");
+    usage(name, flags, std::string(option) + " takes a number, not '" + text + "'");
   return v;
 }
 
@@ -63,53 +67,62 @@ extern "C" void on_fatal_signal(int signal) {
   std::raise(signal);
 }
 
+int replay(const LoopOptions& options, const FuzzLoop& loop) {
+  for (const std::string& path : options.files) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      std::fprintf(stderr, "%s: cannot read %s\n", loop.name, path.c_str());
+      return 1;
+    }
+    const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
+    std::printf("%s: %s\n", path.c_str(), loop.verdict ? loop.verdict().c_str() : "done");
+  }
+  if (loop.summary) loop.summary();
+  return 0;
+}
+
 }  // namespace
 
-LoopOptions parse_loop_options(const char* name, int argc, char** argv) {
+bool LoopOptions::has(std::string_view flag) const { return std::find(flags.begin(), flags.end(), flag) != flags.end(); }
+
+LoopOptions parse_loop_options(const char* name, int argc, char** argv, std::span<const DriverFlag> flags) {
   LoopOptions o;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     auto value = [&]() -> const char* {
-      if (i + 1 >= argc) usage(name, std::string(arg) + " needs a value");
+      if (i + 1 >= argc) usage(name, flags, std::string(arg) + " needs a value");
       return argv[++i];
     };
     if (arg == "--seconds") {
-      o.seconds = static_cast<double>(number(name, value(), arg));
+      o.seconds = number(name, flags, value(), arg);
+      if (o.seconds == 0) usage(name, flags, "--seconds takes a number above 0");
     } else if (arg == "--iterations") {
-      o.iterations = number(name, value(), arg);
+      o.iterations = number(name, flags, value(), arg);
+      if (o.iterations == 0) usage(name, flags, "--iterations takes a number above 0");
     } else if (arg == "--seed") {
-      o.seed = number(name, value(), arg);
+      o.seed = number(name, flags, value(), arg);
     } else if (arg == "--save-slowest") {
       o.save_slowest = value();
     } else if (arg == "--write-seeds") {
       o.write_seeds = value();
     } else if (arg == "-h" || arg == "--help") {
-      usage(name, "a fuzz target, run on mutated seeds");
+      usage(name, flags, "a fuzz target, run on mutated seeds");
+    } else if (std::any_of(flags.begin(), flags.end(), [&](const DriverFlag& f) { return arg == f.name; })) {
+      o.flags.emplace_back(arg);
     } else if (arg.starts_with("-")) {
-      usage(name, "unknown option " + std::string(arg));
+      usage(name, flags, "unknown option " + std::string(arg));
     } else {
       o.files.emplace_back(arg);
     }
   }
-  if (o.seconds == 0 && o.iterations == 0) o.seconds = 10;
+  if (o.files.empty() && o.write_seeds.empty() && o.iterations == 0 && o.seconds == 0)
+    usage(name, flags, "how long to fuzz: give --iterations N (the same work everywhere) or --seconds T");
   return o;
 }
 
 int run_fuzz_loop(const LoopOptions& options, const FuzzLoop& loop) {
-  if (!options.files.empty()) {
-    for (const std::string& path : options.files) {
-      std::ifstream in(path, std::ios::binary);
-      if (!in) {
-        std::fprintf(stderr, "%s: cannot read %s\n", loop.name, path.c_str());
-        return 1;
-      }
-      const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
-      std::printf("%s: done\n", path.c_str());
-    }
-    if (loop.summary) loop.summary();
-    return 0;
-  }
+  if (!options.files.empty()) return replay(options, loop);
   if (!options.write_seeds.empty()) {
     for (const NamedInput& s : loop.seeds)
       if (!write_file(loop.name, options.write_seeds + "/" + s.name, s.bytes)) return 1;
@@ -124,13 +137,17 @@ int run_fuzz_loop(const LoopOptions& options, const FuzzLoop& loop) {
   std::vector<std::uint64_t> runs(loop.seeds.size(), 0);
   std::vector<std::uint8_t> input;
   std::uint64_t done = 0;
+  bool out_of_time = false;
   double slowest = 0;
   std::uint64_t slowest_iteration = 0;
   std::size_t slowest_seed = 0;
   std::vector<std::uint8_t> slowest_input;
   for (;;) {
     if (options.iterations != 0 && done >= options.iterations) break;
-    if (options.seconds > 0 && done % 64 == 0 && elapsed() >= options.seconds) break;
+    if (options.seconds > 0 && done % 64 == 0 && elapsed() >= static_cast<double>(options.seconds)) {
+      out_of_time = true;
+      break;
+    }
     input.clear();
     const std::size_t seed = loop.next(input);
     const auto began = std::chrono::steady_clock::now();
@@ -140,6 +157,7 @@ int run_fuzz_loop(const LoopOptions& options, const FuzzLoop& loop) {
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     ++done;
     ++runs[seed];
+    if (loop.after) loop.after(seed);
     if (took > slowest) {
       slowest = took;
       slowest_iteration = done;
@@ -151,13 +169,19 @@ int run_fuzz_loop(const LoopOptions& options, const FuzzLoop& loop) {
   std::printf("%s: seed %llu: %llu iterations in %.1f s (%.0f/s)\n", loop.name,
               static_cast<unsigned long long>(options.seed), static_cast<unsigned long long>(done), seconds,
               seconds > 0 ? static_cast<double>(done) / seconds : 0.0);
+  if (out_of_time && options.iterations != 0)
+    std::printf("  stopped by --seconds %llu before the %llu iterations asked for\n",
+                static_cast<unsigned long long>(options.seconds), static_cast<unsigned long long>(options.iterations));
   if (slowest_iteration != 0)
     std::printf("  slowest input: %.1f ms, iteration %llu (from %s; --iterations %llu ends with it)\n", slowest * 1e3,
                 static_cast<unsigned long long>(slowest_iteration), loop.seeds[slowest_seed].name.c_str(),
                 static_cast<unsigned long long>(slowest_iteration));
-  for (std::size_t i = 0; i < loop.seeds.size(); ++i)
-    std::printf("  %-28s %8llu runs (%zu bytes)\n", loop.seeds[i].name.c_str(),
-                static_cast<unsigned long long>(runs[i]), loop.seeds[i].bytes.size());
+  for (std::size_t i = 0; i < loop.seeds.size(); ++i) {
+    const std::string note =
+        loop.seed_note ? loop.seed_note(i) : " (" + std::to_string(loop.seeds[i].bytes.size()) + " bytes)";
+    std::printf("  %-28s %8llu runs%s\n", loop.seeds[i].name.c_str(), static_cast<unsigned long long>(runs[i]),
+                note.c_str());
+  }
   if (loop.summary) loop.summary();
   if (!options.save_slowest.empty() && !write_file(loop.name, options.save_slowest, slowest_input)) return 1;
   return 0;

@@ -164,7 +164,7 @@ TEST_CASE("bad parameters are refused at start-up with one line naming the param
   CHECK_FALSE(fs::exists(dir.file("no")));
 }
 
-TEST_CASE("good parameters start the server and nbdkit --help documents each one", "[parameters]") {
+TEST_CASE("good parameters start the server; --dump-plugin names the thread model", "[parameters]") {
   TempDir dir;
   const auto ok = start({"2G", "journal=128M", "data-file=" + dir.file("d.img"), "journal-file=" + dir.file("j.img")});
   INFO(ok.output);
@@ -172,11 +172,8 @@ TEST_CASE("good parameters start the server and nbdkit --help documents each one
   CHECK(fs::file_size(dir.file("d.img")) == 2ull << 30);
   CHECK(fs::file_size(dir.file("j.img")) == 128ull << 20);
 
-  const auto help = nvj::cli::run({"nbdkit", nvj::cli::ServerProcess::default_plugin(), "--help"}, nvj::test::server_env());
-  CHECK(help.status == 0);
-  for (const char* key : {"data=SIZE", "data-file=PATH", "journal=SIZE", "journal-file=PATH", "data-model=MODEL",
-                          "journal-model=MODEL"})
-    CHECK_THAT(help.output, Catch::Contains(key));
+  // (What --help lists is compared with the parser and the manual in
+  // parameter_docs_test.cpp.)
   const auto dump =
       nvj::cli::run({"nbdkit", nvj::cli::ServerProcess::default_plugin(), "--dump-plugin"}, nvj::test::server_env());
   CHECK(dump.status == 0);

@@ -1,6 +1,5 @@
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -74,18 +73,4 @@ TEST_CASE("every bad parameter is refused naming the parameter", "[config]") {
   CHECK_FALSE(parse({{"stats", "off"}}).stats);
   CHECK_THAT(error_of({{"data-file", "/a/b.img"}, {"journal-file", "/a/./b.img"}}),
              Catch::StartsWith("journal-file=/a/./b.img: is the same file as data-file"));
-}
-
-// (Named without a leading "--": ctest passes the name to the test program,
-// which would take it for its own --help and pass without running it.)
-TEST_CASE("the plugin's help documents every parameter", "[config]") {
-  const std::string help = nvj::lab_parameters_help();
-  std::vector<std::string> keys;
-  for (const auto& p : nvj::lab_parameters()) {
-    CHECK_THAT(help, Catch::Contains(std::string(p.key) + "="));
-    keys.emplace_back(p.key);
-  }
-  for (const char* key : {"data", "journal", "data-model", "journal-model", "fs", "fs-journal", "control",
-                          "journal-trace", "trace-file"})
-    CHECK(std::find(keys.begin(), keys.end(), key) != keys.end());
 }

@@ -1,3 +1,5 @@
+// Device: the durability rule applied to the store, and replies no earlier
+// than the timing model says. (Regions: device_regions_test.cpp.)
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -5,13 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "server/device/device.h"
+#include "server/model/nvram_model.h"
 #include "server/store/memory_store.h"
 
 namespace {
 
-// Records which durability each request asked of the store: Device's only job
-// so far is to apply the durability rule.
+// Records which durability each request asked of the store.
 class RecordingStore final : public nvj::Store {
  public:
   std::vector<std::string> log;
@@ -60,4 +63,18 @@ TEST_CASE("an on-acknowledge device makes every write durable and flush has noth
   char back[4] = {};
   dev.read(back, 4, 0);
   CHECK(back[3] == 4);
+}
+
+TEST_CASE("a device answers no earlier than its model on a manual clock", "[device]") {
+  nvj::ManualClock clock;
+  nvj::Device dev("journal", std::make_unique<nvj::MemoryStore>(1 << 20), nvj::Durability::on_acknowledge,
+                  std::make_unique<nvj::NvramModel>(nvj::NvramModel::Params{1000, 25'000, 0, 4}), &clock);
+  char b[8] = {};
+  dev.write(b, 8, 0, false);
+  CHECK(clock.now() == 25'000);
+  dev.read(b, 8, 0);
+  CHECK(clock.now() == 26'000);
+  const auto s = dev.stats().snapshot();
+  CHECK(s.ops[static_cast<std::size_t>(nvj::IoOp::write)].latency.max == 25'000);
+  CHECK(s.ops[static_cast<std::size_t>(nvj::IoOp::read)].latency.max == 1000);
 }

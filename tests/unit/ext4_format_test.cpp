@@ -1,12 +1,10 @@
-// On-disk records of fscore: the ext4 superblock, group descriptors and
-// inodes, the jbd2 superblock and UUIDs, each encoded and decoded back.
+// On-disk records of ext4 in fscore: the superblock, group descriptors and
+// inodes, each encoded and decoded back.
 #include <catch2/catch.hpp>
 
 #include <array>
 #include <cstdint>
-#include <span>
 #include <stdexcept>
-#include <string>
 #include <vector>
 
 #include "fscore/crc32c.h"
@@ -15,7 +13,6 @@
 #include "fscore/ext4/group_desc.h"
 #include "fscore/ext4/inode.h"
 #include "fscore/ext4/superblock.h"
-#include "fscore/jbd2/journal_superblock.h"
 #include "fscore/uuid.h"
 
 using fscore::Uuid;
@@ -23,12 +20,10 @@ using fscore::ext4::GroupDesc;
 using fscore::ext4::Inode;
 using fscore::ext4::Superblock;
 using fscore::ext4::Timestamp;
-using fscore::jbd2::JournalSuperblock;
 
 namespace {
 
 namespace ext4 = fscore::ext4;
-namespace jbd2 = fscore::jbd2;
 
 using SuperBytes = std::array<std::uint8_t, 1024>;
 
@@ -468,188 +463,4 @@ TEST_CASE("ext4 device numbers use the old form when they fit a byte each", "[ex
   CHECK(fscore::load_le<std::uint32_t>(block.data()) == 0u);
   // new_encode_dev: minor low byte, major << 8, minor's upper bits << 12.
   CHECK(fscore::load_le<std::uint32_t>(block.data() + 4) == (0x45u | (259u << 8) | (0x12300u << 12)));
-}
-
-// ----------------------------------------------------------- jbd2 superblock
-
-namespace {
-
-JournalSuperblock journal_super_v3() {
-  JournalSuperblock sb;
-  sb.blocktype = jbd2::kBlocktypeSuperblockV2;
-  sb.block_size = 4096;
-  sb.maxlen = 262144;
-  sb.first = 1;
-  sb.sequence = 0x10203040;
-  sb.start = 77;
-  sb.errno_value = -5;
-  sb.feature_compat = 0;
-  sb.feature_incompat = jbd2::feature::kIncompatRevoke | jbd2::feature::kIncompat64bit | jbd2::feature::kIncompatCsumV3;
-  sb.feature_ro_compat = 0;
-  sb.uuid = uuid_of(50);
-  sb.max_transaction = 1000;
-  sb.max_trans_data = 2000;
-  sb.checksum_type = 4;
-  sb.num_fc_blocks = 256;
-  sb.head = 99;
-  sb.users = {uuid_of(60), uuid_of(70), uuid_of(80)};
-  sb.nr_users = 3;
-  return sb;
-}
-
-using JournalBytes = std::array<std::uint8_t, jbd2::kSuperblockSize>;
-
-JournalBytes encode_journal(const JournalSuperblock& sb) {
-  JournalBytes bytes{};
-  jbd2::encode_journal_superblock(sb, bytes);
-  return bytes;
-}
-
-JournalSuperblock decode_journal(const JournalBytes& bytes) { return jbd2::decode_journal_superblock(bytes); }
-
-}  // namespace
-
-TEST_CASE("jbd2 superblock round trips every field and its users", "[jbd2][superblock]") {
-  const JournalSuperblock sb = journal_super_v3();
-  const JournalBytes bytes = encode_journal(sb);
-  CHECK(fscore::load_be<std::uint32_t>(bytes.data()) == jbd2::kMagic);  // big-endian on disk
-  CHECK(fscore::load_be<std::uint32_t>(bytes.data() + 0x0C) == 4096u);
-  const JournalSuperblock back = decode_journal(bytes);
-  CHECK(back.blocktype == sb.blocktype);
-  CHECK(back.block_size == sb.block_size);
-  CHECK(back.maxlen == sb.maxlen);
-  CHECK(back.first == sb.first);
-  CHECK(back.sequence == sb.sequence);
-  CHECK(back.start == sb.start);
-  CHECK(back.errno_value == sb.errno_value);
-  CHECK(back.feature_compat == sb.feature_compat);
-  CHECK(back.feature_incompat == sb.feature_incompat);
-  CHECK(back.feature_ro_compat == sb.feature_ro_compat);
-  CHECK(back.uuid == sb.uuid);
-  CHECK(back.nr_users == 3u);
-  CHECK(back.max_transaction == sb.max_transaction);
-  CHECK(back.max_trans_data == sb.max_trans_data);
-  CHECK(back.checksum_type == sb.checksum_type);
-  CHECK(back.num_fc_blocks == sb.num_fc_blocks);
-  CHECK(back.head == sb.head);
-  CHECK(back.users == sb.users);
-  CHECK(back.has_csum_v2_or_v3());
-}
-
-TEST_CASE("jbd2 superblock holds 48 users and rejects 49", "[jbd2][superblock]") {
-  JournalSuperblock sb = journal_super_v3();
-  sb.users.clear();
-  for (std::size_t i = 0; i < jbd2::kMaxUsers; ++i) sb.users.push_back(uuid_of(static_cast<std::uint8_t>(i)));
-  sb.nr_users = static_cast<std::uint32_t>(sb.users.size());
-  const JournalSuperblock back = decode_journal(encode_journal(sb));
-  CHECK(back.users == sb.users);
-  sb.nr_users = 49;
-  CHECK_THROWS_WITH(decode_journal(encode_journal(sb)), Catch::Contains("users"));
-}
-
-TEST_CASE("jbd2 superblock checksum catches a flipped byte", "[jbd2][superblock]") {
-  const JournalBytes good = encode_journal(journal_super_v3());
-  REQUIRE_NOTHROW(decode_journal(good));
-  for (const std::size_t at : {std::size_t{0x18}, std::size_t{0x30}, std::size_t{0x58}, std::size_t{0x100},
-                               std::size_t{0x120}, std::size_t{0x3FF}}) {
-    JournalBytes bad = good;
-    bad[at] ^= 0x04;
-    CAPTURE(at);
-    CHECK_THROWS_AS(decode_journal(bad), std::runtime_error);
-  }
-  // Without checksums, the same edit goes through.
-  JournalSuperblock plain = journal_super_v3();
-  plain.feature_incompat = jbd2::feature::kIncompatRevoke;
-  JournalBytes bytes = encode_journal(plain);
-  bytes[0x18] ^= 0x04;
-  CHECK(decode_journal(bytes).sequence == (0x10203040u ^ 0x04000000u));
-}
-
-TEST_CASE("jbd2 superblock decoding rejects bad magic block type and sizes", "[jbd2][superblock]") {
-  auto rejects = [](const JournalSuperblock& sb, const char* what) {
-    CAPTURE(what);
-    CHECK_THROWS_AS(decode_journal(encode_journal(sb)), std::runtime_error);
-  };
-  JournalBytes zero{};
-  CHECK_THROWS_WITH(decode_journal(zero), Catch::Contains("magic"));
-  JournalSuperblock sb = journal_super_v3();
-  sb.blocktype = 1;  // a descriptor block
-  rejects(sb, "block type");
-  sb = journal_super_v3();
-  sb.block_size = 512;
-  rejects(sb, "block size 512");
-  sb = journal_super_v3();
-  sb.block_size = 3000;
-  rejects(sb, "block size not a power of two");
-  sb = journal_super_v3();
-  sb.first = 0;
-  rejects(sb, "first log block 0");
-  sb = journal_super_v3();
-  sb.first = sb.maxlen;
-  rejects(sb, "first log block past the end");
-  sb = journal_super_v3();
-  sb.start = sb.maxlen;
-  rejects(sb, "start past the end");
-  sb = journal_super_v3();
-  sb.checksum_type = 1;
-  rejects(sb, "v3 checksums without crc32c");
-}
-
-TEST_CASE("jbd2 version 1 superblock ignores the version 2 fields", "[jbd2][superblock]") {
-  JournalSuperblock sb = journal_super_v3();
-  sb.blocktype = 3;
-  sb.feature_incompat = 0;
-  sb.users = {uuid_of(1)};
-  sb.nr_users = 1;
-  const JournalSuperblock back = decode_journal(encode_journal(sb));
-  CHECK(back.blocktype == 3u);
-  CHECK(back.maxlen == sb.maxlen);
-  CHECK(back.sequence == sb.sequence);
-  CHECK(fscore::is_nil(back.uuid));
-  CHECK(back.nr_users == 0u);
-  CHECK(back.users.empty());
-}
-
-// ---------------------------------------------------------------------- uuid
-
-TEST_CASE("uuid parses and formats the 36-character form", "[uuid]") {
-  const auto u = fscore::parse_uuid("01234567-89ab-cdef-0123-456789abcdef");
-  REQUIRE(u.has_value());
-  const Uuid expected = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
-                         0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef};
-  CHECK(*u == expected);
-  CHECK(fscore::format_uuid(*u) == "01234567-89ab-cdef-0123-456789abcdef");
-  const auto upper = fscore::parse_uuid("01234567-89AB-CDEF-0123-456789ABCDEF");
-  REQUIRE(upper.has_value());
-  CHECK(*upper == expected);
-  for (std::uint8_t first : {std::uint8_t{0}, std::uint8_t{0x5A}, std::uint8_t{0xF0}}) {
-    const Uuid any = uuid_of(first);
-    CHECK(fscore::parse_uuid(fscore::format_uuid(any)) == any);
-  }
-}
-
-TEST_CASE("uuid parsing rejects every other form", "[uuid]") {
-  for (const char* text : {"", "01234567-89ab-cdef-0123-456789abcde", "01234567-89ab-cdef-0123-456789abcdef0",
-                           "0123456789abcdef0123456789abcdef", "01234567-89ab-cdef-0123_456789abcdef",
-                           "0123456-789ab-cdef-0123-456789abcdef", "01234567-89ab-cdeg-0123-456789abcdef",
-                           "{1234567-89ab-cdef-0123-456789abcde}", "01234567 89ab cdef 0123 456789abcdef",
-                           "01234567-89ab-cdef-0123-456789abcd-f"}) {
-    CAPTURE(text);
-    CHECK_FALSE(fscore::parse_uuid(text).has_value());
-  }
-}
-
-TEST_CASE("uuid nil and version 4", "[uuid]") {
-  CHECK(fscore::is_nil(Uuid{}));
-  CHECK_FALSE(fscore::is_nil(uuid_of(0)));
-  std::array<std::uint8_t, 16> random{};
-  random.fill(0xFF);
-  const Uuid v4 = fscore::make_random_uuid(random);
-  CHECK(v4[6] == 0x4F);  // version nibble 4
-  CHECK(v4[8] == 0xBF);  // variant 10xx
-  random.fill(0);
-  const Uuid low = fscore::make_random_uuid(random);
-  CHECK(low[6] == 0x40);
-  CHECK(low[8] == 0x80);
-  CHECK(fscore::format_uuid(low) == "00000000-0000-4000-8000-000000000000");
 }

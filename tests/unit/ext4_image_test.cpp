@@ -2,11 +2,8 @@
 // memory.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
-#include <functional>
-#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,6 +19,7 @@
 #include "fscore/ext4/inode.h"
 #include "fscore/ext4/journal_device.h"
 #include "fscore/ext4/superblock.h"
+#include "tests/support/block_mapped_journal.h"
 #include "tests/support/sparse_image.h"
 
 using fscore::Uuid;
@@ -115,43 +113,6 @@ ext4::Inode read_inode(const fscore::BlockSource& image, std::uint32_t ino) {
   std::vector<std::uint8_t> raw(256);
   image.read(inode_offset(image, ino), raw);
   return ext4::decode_inode(raw);
-}
-
-// Rewrites the journal inode the way ext3 maps files: 12 direct blocks,
-// then single, double and triple indirect blocks, taken from the unused end
-// of the filesystem. Returns how many indirect blocks it wrote.
-std::size_t make_journal_block_mapped(MemoryImage& image, const ImageLayout& layout) {
-  const std::uint32_t bs = layout.geometry.block_size;
-  std::vector<std::uint32_t> journal;
-  for (const ext4::BlockRun& r : layout.journal_runs)
-    for (std::uint64_t i = 0; i < r.count; ++i) journal.push_back(static_cast<std::uint32_t>(r.start + i));
-  std::uint64_t next_free = layout.geometry.blocks;
-  std::size_t next = 0, indirect = 0;
-  std::function<std::uint32_t(int)> map = [&](int level) -> std::uint32_t {
-    if (level == 0) return journal[next++];
-    do {
-      --next_free;
-    } while (image.holds(next_free * bs, bs));
-    const std::uint64_t at = next_free;
-    ++indirect;
-    std::vector<std::uint8_t> block(bs, 0);
-    for (std::size_t i = 0; i < bs / 4 && next < journal.size(); ++i)
-      fscore::store_le<std::uint32_t>(block.data() + 4 * i, map(level - 1));
-    image.write(at * bs, block);
-    return static_cast<std::uint32_t>(at);
-  };
-  std::array<std::uint8_t, 60> i_block{};
-  for (int slot = 0; slot < 15 && next < journal.size(); ++slot)
-    fscore::store_le<std::uint32_t>(i_block.data() + 4 * slot, map(slot < 12 ? 0 : slot - 11));
-  const std::uint64_t at = inode_offset(image, ext4::kJournalIno);
-  std::vector<std::uint8_t> raw(256);
-  image.read(at, raw);
-  ext4::Inode j = ext4::decode_inode(raw);
-  j.flags &= ~ext4::kExtentsFl;
-  j.block = i_block;
-  ext4::encode_inode(j, ext4::kJournalIno, fscore::crc32c(~0u, uuid_of(1).data(), 16), raw);
-  image.write(at, raw);
-  return indirect;
 }
 
 // A small tree with a bit of everything; counts the builder's reads of
@@ -272,8 +233,8 @@ TEST_CASE("read_image follows a block-mapped journal through indirect blocks", "
     o.journal_blocks = 1024;
     ImageBuilder b(o, &image);
     const ImageLayout layout = b.finish();
-    const std::size_t indirect = make_journal_block_mapped(image, layout);
-    CHECK(indirect == (bs == 1024 ? 1u + 1u + 3u : 1u));
+    const std::vector<std::uint64_t> indirect = nvj::test::make_journal_block_mapped(image, layout.journal_runs);
+    CHECK(indirect.size() == (bs == 1024 ? 1u + 1u + 3u : 1u));
     REQUIRE((read_inode(image, ext4::kJournalIno).flags & ext4::kExtentsFl) == 0u);
     const ImageInfo info = ext4::read_image(image);
     CHECK(info.journal == JournalKind::kInternal);

@@ -8,7 +8,6 @@
 #include <string>
 
 #include "common/duration.h"
-#include "server/model/extent_set.h"
 #include "server/model/hdd_model.h"
 #include "server/model/make_model.h"
 #include "server/model/model_spec.h"
@@ -44,26 +43,6 @@ HddModel::Params hdd_params(std::uint64_t capacity, bool cache, std::uint64_t re
 
 }  // namespace
 
-TEST_CASE("durations parse with units and bad ones say why", "[model]") {
-  CHECK(parse_duration("2us") == 2000);
-  CHECK(parse_duration("1.5ms") == 1'500'000);
-  CHECK(parse_duration("100ns") == 100);
-  CHECK(parse_duration("0s") == 0);
-  CHECK(parse_duration("0.25s") == 250'000'000);
-  CHECK_THROWS_WITH(parse_duration(""), Catch::Contains("empty"));
-  CHECK_THROWS_WITH(parse_duration("-1us"), Catch::Contains("negative"));
-  CHECK_THROWS_WITH(parse_duration("5"), Catch::Contains("no unit"));
-  CHECK_THROWS_WITH(parse_duration("5sec"), Catch::Contains("unknown unit 'sec'"));
-  CHECK_THROWS_WITH(parse_duration("2h"), Catch::Contains("unknown unit 'h'"));
-  CHECK_THROWS_WITH(parse_duration("4000s"), Catch::Contains("longer than an hour"));
-  CHECK(format_duration(800) == "800 ns");
-  CHECK(format_duration(2000) == "2 us");
-  CHECK(format_duration(8'500'000) == "8.5 ms");
-  CHECK(transfer_time(4096, 4096ull * 1000) == 1'000'000);
-  CHECK(transfer_time(1, 3) == 333'333'334);  // rounded up
-  CHECK(transfer_time(123, 0) == 0);
-}
-
 TEST_CASE("model specs parse and every mistake is named", "[model]") {
   const auto spec = ModelSpec::parse("hdd:rpm=5400,cache=off");
   CHECK(spec.name == "hdd");
@@ -89,60 +68,6 @@ TEST_CASE("model specs parse and every mistake is named", "[model]") {
   CHECK_THAT(error_of("hdd:seek-avg=20ms"), Catch::Contains("seek-track <= seek-avg <= seek-full"));
   CHECK_THAT(error_of("hdd:rate-inner=300M"), Catch::Contains("the inner no faster than the outer"));
   CHECK_THAT(error_of("hdd:capacity=1M"), Catch::Contains("smaller than the export"));
-}
-
-TEST_CASE("extent sets merge, split and find the elevator's next stop", "[model]") {
-  ExtentSet s;
-  s.insert(100, 200);
-  s.insert(300, 400);
-  s.insert(200, 250);  // touches: merges
-  CHECK(s.size() == 2);
-  CHECK(s.bytes() == 250);
-  CHECK(s.contains(120, 250));
-  CHECK_FALSE(s.contains(120, 260));
-  s.erase(150, 350);
-  CHECK(s.size() == 2);
-  CHECK(s.bytes() == 100);
-  CHECK(s.next_from(0)->begin == 100);
-  CHECK(s.next_from(160)->begin == 350);
-  CHECK(s.next_from(500)->begin == 100);  // wraps
-  s.insert(0, 1000);
-  CHECK(s.size() == 1);
-  CHECK(s.bytes() == 1000);
-}
-
-TEST_CASE("extent sets keep each byte's tag and merge only ranges of one tag", "[model]") {
-  ExtentSet s;
-  s.insert(0, 100, 1);
-  s.insert(100, 200, 0);  // touches, other tag: stays apart
-  s.insert(200, 300, 0);  // same tag: merges
-  CHECK(s.size() == 2);
-  CHECK(s.bytes() == 300);
-  CHECK(s.bytes(1) == 100);
-  CHECK(s.bytes(0) == 200);
-  CHECK(s.contains(50, 250));  // across the tags
-  // A newer write takes the bytes it covers, whatever their tag.
-  s.insert(50, 150, 2);
-  CHECK(s.bytes() == 300);
-  CHECK(s.bytes(1) == 50);
-  CHECK(s.bytes(2) == 100);
-  CHECK(s.bytes(0) == 150);
-  CHECK(s.size() == 3);
-  const auto r = s.next_from(60);
-  CHECK(r->begin == 50);
-  CHECK(r->end == 150);
-  CHECK(r->tag == 2);
-  CHECK(s.next_from(160)->tag == 0);
-  CHECK(s.contains(0, 300));
-  s.erase(100, 120);  // a hole in the middle range
-  CHECK_FALSE(s.contains(0, 300));
-  CHECK(s.contains(0, 100));
-  CHECK(s.bytes(2) == 80);
-  CHECK(s.size() == 4);
-  s.insert(0, 300, 3);  // one write over all of it
-  CHECK(s.size() == 1);
-  CHECK(s.bytes(3) == 300);
-  CHECK(s.bytes(0) + s.bytes(1) + s.bytes(2) == 0);
 }
 
 TEST_CASE("nvram: latency plus link transfer, channels in parallel, free flush", "[model][nvram]") {

@@ -1,5 +1,5 @@
 // The nvj command's own logic: parsing the kernel's jbd2 counters, server
-// addresses, the attach undo log and option reading.
+// addresses and the attach undo log.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "common/args.h"
 #include "tools/nvj/host/jbd2_info.h"
 #include "tools/nvj/client/server_address.h"
 #include "tools/nvj/host/undo_log.h"
@@ -79,28 +78,4 @@ TEST_CASE("the undo log keeps steps in order and rewrites what is left", "[nvj]"
   log.rewrite({});
   CHECK_FALSE(log.exists());
   fs::remove_all(dir);
-}
-
-TEST_CASE("options are read with values and checked", "[nvj]") {
-  Args args("demo", {"--files", "10", "--threads=3", "--keep", "--size", "x"});
-  std::string item;
-  REQUIRE(args.next(item));
-  CHECK(item == "--files");
-  CHECK(args.number(item, 1, 100) == 10);
-  REQUIRE(args.next(item));
-  CHECK(item == "--threads");
-  CHECK(args.number(item, 1, 64) == 3);
-  REQUIRE(args.next(item));
-  CHECK(item == "--keep");
-  REQUIRE(args.next(item));
-  CHECK_THROWS_WITH(args.number(item, 0, 5), "nvj demo: --size=x: expected a whole number from 0 to 5");
-  CHECK_FALSE(args.next(item));
-
-  Args flag("demo", {"--keep=yes"});
-  REQUIRE(flag.next(item));
-  CHECK_THROWS_WITH(flag.next(item), "nvj demo: --keep takes no value");
-  Args missing("attach", {"--name"});
-  REQUIRE(missing.next(item));
-  CHECK_THROWS_WITH(missing.value(item), "nvj attach: --name needs a value");
-  CHECK_THROWS_WITH(missing.unknown("--bogus"), "nvj attach: unknown option '--bogus' (nvj attach --help)");
 }

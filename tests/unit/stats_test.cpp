@@ -1,15 +1,15 @@
 // Statistics: the histogram's buckets and percentiles, and what a device
-// records on a manual clock with a real model.
+// records on a manual clock with a real model. (Each region's statistics:
+// device_regions_test.cpp.)
 #include <catch2/catch.hpp>
 
 #include <memory>
-#include <random>
+#include <cmath>
 #include <thread>
 #include <vector>
 
 #include "server/device/device.h"
 #include "server/model/hdd_model.h"
-#include "server/model/nvram_model.h"
 #include "server/probe/latency_histogram.h"
 #include "server/store/memory_store.h"
 
@@ -85,65 +85,4 @@ TEST_CASE("a device records latency, bytes, depth and the model's breakdown", "[
   CHECK(s.in_flight == 0);
   dev.stats().reset();
   CHECK(dev.stats().snapshot().ops[static_cast<std::size_t>(IoOp::write)].count == 0);
-}
-
-TEST_CASE("a device answers no earlier than its model on a manual clock", "[stats]") {
-  ManualClock clock;
-  Device dev("journal", std::make_unique<MemoryStore>(1 << 20), Durability::on_acknowledge,
-             std::make_unique<NvramModel>(NvramModel::Params{1000, 25'000, 0, 4}), &clock);
-  const char b[8] = {};
-  dev.write(b, 8, 0, false);
-  CHECK(clock.now() == 25'000);
-  dev.read(const_cast<char*>(b), 8, 0);
-  CHECK(clock.now() == 26'000);
-  const auto s = dev.stats().snapshot();
-  CHECK(s.ops[static_cast<std::size_t>(IoOp::write)].latency.max == 25'000);
-  CHECK(s.ops[static_cast<std::size_t>(IoOp::read)].latency.max == 1000);
-}
-
-TEST_CASE("a region on the device's model is charged for destaging its own writes", "[stats]") {
-  ManualClock clock;
-  HddModel::Params p;
-  p.geometry.capacity = 1ull << 30;
-  p.readahead = 0;
-  Device dev("data", std::make_unique<MemoryStore>(1ull << 30), Durability::on_flush, std::make_unique<HddModel>(p),
-             &clock);
-  dev.add_region("journal", {{512ull << 20, 16ull << 20}}, Durability::on_flush, nullptr, true);
-  std::vector<char> block(65536, 'j');
-  for (std::uint64_t i = 0; i < 16; ++i) dev.write(block.data(), 65536, (512ull << 20) + i * 65536, false);
-  for (std::uint64_t i = 0; i < 8; ++i) dev.write(block.data(), 4096, i * (100ull << 20), false);
-  dev.flush();
-  const auto home = dev.stats().snapshot();
-  const auto journal = dev.region(0).stats.snapshot();
-  // The flush was served once, by the device's own region, and waited for both.
-  CHECK(home.ops[static_cast<std::size_t>(IoOp::flush)].count == 1);
-  CHECK(journal.ops[static_cast<std::size_t>(IoOp::flush)].count == 0);
-  CHECK(home.destage_ns > 0);
-  CHECK(journal.destaged_writes_ns > 0);
-  CHECK(home.destaged_writes_ns > journal.destaged_writes_ns);  // 8 seeks against one sweep
-  // The flush's destaging, and the idle disk's before the flush came.
-  CHECK(home.destaged_writes_ns + journal.destaged_writes_ns > home.destage_ns);
-  dev.reset_stats();
-  CHECK(dev.region(0).stats.snapshot().destaged_writes_ns == 0);
-
-  // A region with a model of its own destages only its own writes.
-  Device ext("data", std::make_unique<MemoryStore>(64 << 20), Durability::on_flush, nullptr, &clock);
-  ext.add_region("journal", {{0, 32 << 20}}, Durability::on_flush, std::make_unique<HddModel>(p), false);
-  // (The first write's destaging starts while the disk is idle; the flush waits for the rest.)
-  for (std::uint32_t i = 0; i < 8; ++i) ext.write(block.data(), 4096, i * (4u << 20), false);
-  ext.flush();
-  const auto own = ext.region(0).stats.snapshot();
-  CHECK(own.destaged_writes_ns > own.destage_ns);
-  CHECK(own.destaged_writes_ns > 0);
-  CHECK(ext.stats().snapshot().destaged_writes_ns == 0);
-}
-
-TEST_CASE("at most kIoTags - 1 regions share the device's model", "[stats]") {
-  Device dev("data", std::make_unique<MemoryStore>(1 << 20), Durability::on_flush, nullptr);
-  for (std::size_t i = 0; i + 1 < kIoTags; ++i)
-    dev.add_region("r" + std::to_string(i), {{i * 4096, 4096}}, Durability::on_flush, nullptr, true);
-  CHECK_THROWS_WITH(dev.add_region("one more", {{1 << 19, 4096}}, Durability::on_flush, nullptr, true),
-                    Catch::Contains("at most 3 regions can share"));
-  dev.add_region("own model", {{1 << 19, 4096}}, Durability::on_flush, nullptr, false);  // needs no tag
-  CHECK(dev.region_count() == kIoTags);
 }

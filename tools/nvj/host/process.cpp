@@ -9,10 +9,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 extern char** environ;
@@ -26,6 +28,35 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
   for (auto& s : v) out.push_back(s.data());
   out.push_back(nullptr);
   return out;
+}
+
+std::string_view name_of(std::string_view entry) { return entry.substr(0, entry.find('=')); }
+
+// Our environment with `extra`'s entries in place of ours of the same name,
+// each name once (glibc's getenv takes the first of two, a shell the last:
+// a duplicate would make the caller's value depend on who reads it).
+std::vector<std::string> child_environment(const std::vector<std::string>& extra) {
+  std::vector<std::string> chosen;  // extra's entries, the last one of each name
+  for (const std::string& entry : extra) {
+    const std::size_t eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw std::invalid_argument("environment entry '" + entry + "' is not NAME=VALUE");
+    const auto same = std::find_if(chosen.begin(), chosen.end(),
+                                   [&](const std::string& c) { return name_of(c) == name_of(entry); });
+    if (same != chosen.end()) {
+      *same = entry;
+    } else {
+      chosen.push_back(entry);
+    }
+  }
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view name = name_of(*e);
+    if (std::none_of(chosen.begin(), chosen.end(), [&](const std::string& c) { return name_of(c) == name; }))
+      env.emplace_back(*e);
+  }
+  env.insert(env.end(), chosen.begin(), chosen.end());
+  return env;
 }
 
 }  // namespace
@@ -62,6 +93,10 @@ pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
   if (argv.empty()) throw std::invalid_argument("spawn: empty command");
   const std::string program = which(argv[0]);
   if (program.empty()) throw std::runtime_error(argv[0] + ": not found in PATH (is it installed?)");
+  std::vector<std::string> args = argv;
+  std::vector<std::string> env = child_environment(options.env);
+  auto c_args = c_strings(args);
+  auto c_env = c_strings(env);
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -81,13 +116,6 @@ pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
   short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
   if (options.new_session) flags = static_cast<short>(flags | POSIX_SPAWN_SETSID);
   posix_spawnattr_setflags(&attr, flags);
-
-  std::vector<std::string> args = argv;
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
-  env.insert(env.end(), options.env.begin(), options.env.end());
-  auto c_args = c_strings(args);
-  auto c_env = c_strings(env);
 
   pid_t pid = -1;
   const int err = posix_spawn(&pid, program.c_str(), &actions, &attr, c_args.data(), c_env.data());

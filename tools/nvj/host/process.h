@@ -12,11 +12,15 @@ namespace nvj::cli {
 struct SpawnOptions {
   std::string output_file;  // stdout and stderr go here ("" = inherit)
   bool new_session = false;  // setsid(): survives the terminal and our exit
-  std::vector<std::string> env;  // extra NAME=VALUE entries
+  // NAME=VALUE entries: each one replaces our NAME in the child's
+  // environment (which is ours otherwise); a NAME given twice takes the last
+  // VALUE. The child sees each NAME once. An entry without '=' or with an
+  // empty NAME is refused with std::invalid_argument.
+  std::vector<std::string> env;
 };
 
-// Starts argv[0] (searched in PATH). Throws std::runtime_error naming the
-// program if it cannot be started.
+// Starts argv[0] (searched in PATH) with our environment and options.env.
+// Throws std::runtime_error naming the program if it cannot be started.
 pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& options = {});
 
 // Waits for a child; returns its exit status (128 + signal if killed).
@@ -34,9 +38,9 @@ struct RunResult {
   std::string output;  // stdout and stderr interleaved
 };
 
-// Runs a command to completion, capturing its output. `env` adds NAME=VALUE
-// entries to the environment. With a `timeout`, a command still running then
-// is stopped and a std::runtime_error thrown.
+// Runs a command to completion, capturing its output. `env` is NAME=VALUE
+// entries that replace ours, as SpawnOptions::env. With a `timeout`, a
+// command still running then is stopped and a std::runtime_error thrown.
 RunResult run(const std::vector<std::string>& argv, const std::vector<std::string>& env = {},
               std::chrono::milliseconds timeout = std::chrono::milliseconds::zero());
 

@@ -14,7 +14,7 @@ struct ServerOptions {
   std::filesystem::path run_dir;        // socket, pid file and log go here
   std::vector<std::string> parameters;  // key=value for the plugin
   std::string plugin;                   // "" = default_plugin()
-  std::vector<std::string> env;         // extra environment (LD_PRELOAD for ASan)
+  std::vector<std::string> env;         // NAME=VALUE replacing ours (LD_PRELOAD for ASan)
   std::vector<std::string> nbdkit_args; // before the plugin: --filter=cow, ...
   bool verbose = false;                 // nbdkit -v
 };
