@@ -12,3 +12,10 @@ target_compile_options(nvj_warnings INTERFACE
 if(NVJ_WERROR)
   target_compile_options(nvj_warnings INTERFACE -Werror)
 endif()
+
+# GCC 12 at -O3 (Release) reports -Wrestrict inside libstdc++
+# (bits/char_traits.h, by way of basic_string::insert) for a string literal
+# before a temporary string, `"d" + std::to_string(n)`, a false positive
+# that comes and goes with inlining. The code avoids the pattern: append
+# (s += ','; s += f();) or start with a character ('d' + std::to_string(n)).
+# The build tests (tests/build) build at -O3 and catch it.

@@ -149,7 +149,8 @@ ControlReply route_control(Lab& lab, std::string_view method, std::string_view t
                        R"(,"exports":{)";
     for (std::size_t i = 0; i < reports.size(); ++i) {
       const auto& r = reports[i].second;
-      body += (i == 0 ? "" : ",") + json_quote(reports[i].first) + R"(:{"durable":)" + std::to_string(r.durable) +
+      if (i != 0) body += ',';
+      body += json_quote(reports[i].first) + R"(:{"durable":)" + std::to_string(r.durable) +
               R"(,"volatile_kept":)" + std::to_string(r.volatile_kept) + R"(,"volatile_lost":)" +
               std::to_string(r.volatile_lost) + R"(,"in_flight":)" + std::to_string(r.in_flight) +
               R"(,"bytes_lost":)" + std::to_string(r.bytes_lost) + "}";

@@ -23,10 +23,15 @@ std::string journal_json(const Lab& lab) {
     traffic += fmt::format(R"({}"{}":{{"bytes":{},"writes":{},"device_time_us":{:.3f}}})", i == 0 ? "" : ",",
                            kTrafficNames[i], r.traffic.bytes[i], r.traffic.writes[i], us(static_cast<std::uint64_t>(r.traffic.device_time[i])));
   std::string recent;
-  for (const auto& tx : r.recent)
-    recent += (recent.empty() ? "" : ",") + transaction_json(tx, r.block_size, r.since, r.fill);
+  for (const auto& tx : r.recent) {
+    if (!recent.empty()) recent += ',';
+    recent += transaction_json(tx, r.block_size, r.since, r.fill);
+  }
   std::string problems;
-  for (const auto& p : r.problems) problems += (problems.empty() ? "" : ",") + json_quote(p);
+  for (const auto& p : r.problems) {
+    if (!problems.empty()) problems += ',';
+    problems += json_quote(p);
+  }
   const auto& l = r.commit_latency;
   return fmt::format(
       R"({{"tracing":true,"placement":"{}","format_known":{},"block_size":{},"log_blocks":{},"synchronized":{},)"

@@ -141,7 +141,7 @@ TEST_CASE("a region on the device's model is charged for destaging its own write
 TEST_CASE("at most kIoTags - 1 regions share the device's model", "[stats]") {
   Device dev("data", std::make_unique<MemoryStore>(1 << 20), Durability::on_flush, nullptr);
   for (std::size_t i = 0; i + 1 < kIoTags; ++i)
-    dev.add_region("r" + std::to_string(i), {{i * 4096, 4096}}, Durability::on_flush, nullptr, true);
+    dev.add_region('r' + std::to_string(i), {{i * 4096, 4096}}, Durability::on_flush, nullptr, true);
   CHECK_THROWS_WITH(dev.add_region("one more", {{1 << 19, 4096}}, Durability::on_flush, nullptr, true),
                     Catch::Contains("at most 3 regions can share"));
   dev.add_region("own model", {{1 << 19, 4096}}, Durability::on_flush, nullptr, false);  // needs no tag

@@ -71,7 +71,10 @@ int verify_writers_command(const WritersOptions& o, bool json) {
   constexpr std::size_t kShown = 10;
   if (json) {
     std::string list;
-    for (std::size_t i = 0; i < losses.size() && i < kShown; ++i) list += (i == 0 ? "" : ",") + json_string(losses[i].detail);
+    for (std::size_t i = 0; i < losses.size() && i < kShown; ++i) {
+      if (i != 0) list += ',';
+      list += json_string(losses[i].detail);
+    }
     std::printf("{\"tasks\":%u,\"chunks\":%u,\"round\":%u,\"tasks_with_losses\":%zu,\"losses\":[%s]}\n", o.tasks,
                 o.chunks, o.rounds - 1, losses.size(), list.c_str());
   } else if (losses.empty()) {

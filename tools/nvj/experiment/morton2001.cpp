@@ -90,7 +90,8 @@ std::string results_json(const std::vector<Run>& runs, const workloads::Synctest
                   ",\"passes\":" + std::to_string(o.passes) + ",\"sync_tree\":true,\"data\":\"journal\"},\"runs\":[";
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const Run& r = runs[i];
-    s += (i ? "," : "") + std::string("{\"config\":\"") + r.config->key + "\",\"parameters\":\"";
+    if (i) s += ',';
+    s += "{\"config\":\"" + r.config->key + "\",\"parameters\":\"";
     for (const auto& p : r.config->parameters) s += p + " ";
     s += "\",\"processes_per_dir\":" + std::to_string(r.per_dir) + ",\"directories\":" + std::to_string(r.dirs) +
          ",\"synctest\":" + r.synctest.json() + ",\"transactions\":" + fixed(r.transactions, 0) +
@@ -118,7 +119,7 @@ std::string table_md(const std::vector<Run>& runs, const std::vector<Config>& co
     t += "| " + std::to_string(per) + " | " + std::to_string((o.processes + per - 1) / per) + " |";
     for (const auto& c : configs)
       for (const Run& r : runs)
-        if (r.config == &c && r.per_dir == per) t += " " + minutes(r.synctest.seconds) + " |";
+        if (r.config == &c && r.per_dir == per) t += ' ' + minutes(r.synctest.seconds) + " |";
     t += "\n";
   }
   t += "\nWhat the devices did (device time in seconds. journal, checkpoint (journalled blocks written home) and "
@@ -151,7 +152,7 @@ void draw(const fs::path& out, const std::vector<Run>& runs, const std::vector<C
     dat += std::to_string(per);
     for (const auto& c : configs)
       for (const Run& r : runs)
-        if (r.config == &c && r.per_dir == per) dat += " " + fixed(r.synctest.seconds, 3);
+        if (r.config == &c && r.per_dir == per) dat += ' ' + fixed(r.synctest.seconds, 3);
     dat += "\n";
   }
   write_report_file(out, "completion.dat", dat);
