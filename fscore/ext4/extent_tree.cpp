@@ -20,7 +20,16 @@ struct Entry {  // a leaf extent (depth 0) or an index entry
   std::uint32_t length;  // leaves only
 };
 
+[[noreturn]] void fail(const std::string& what) { throw std::runtime_error("extent tree: " + what); }
+
+[[noreturn]] void fail_block_size(std::uint32_t block_size) {
+  fail("block size " + std::to_string(block_size) + " is not a power of two from 1024 to 65536");
+}
+
+// Entries a tree block holds; ext4's blocks are 1 KiB to 64 KiB, a power of
+// two. Small enough to inline, so the compiler knows the blocks are not empty.
 std::uint16_t node_capacity(std::uint32_t block_size) {
+  if (block_size < 1024 || block_size > 65536 || (block_size & (block_size - 1)) != 0) fail_block_size(block_size);
   return static_cast<std::uint16_t>((block_size - kHeaderSize) / kEntrySize);
 }
 
@@ -53,8 +62,6 @@ std::uint32_t inode_seed(std::uint32_t csum_seed, std::uint32_t ino, std::uint32
   store_le<std::uint32_t>(word, generation);
   return crc32c(crc, word, 4);
 }
-
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error("extent tree: " + what); }
 
 }  // namespace
 

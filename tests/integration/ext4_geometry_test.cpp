@@ -36,7 +36,7 @@ std::string mke2fs(const TempDir& dir, std::uint64_t bytes, std::uint32_t block_
   }
   argv.push_back(image);
   nvj::cli::run_checked(argv);
-  return "\n" + nvj::cli::run_checked({"dumpe2fs", "-h", image});
+  return '\n' + nvj::cli::run_checked({"dumpe2fs", "-h", image});
 }
 
 }  // namespace

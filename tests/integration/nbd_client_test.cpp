@@ -192,8 +192,10 @@ TEST_CASE("multi-conn: concurrent clients with many requests in flight see each 
         while (next < kWritesEach || nbd_aio_in_flight(h.get()) > 0) {
           while (next < kWritesEach && nbd_aio_in_flight(h.get()) < kInFlight) {
             const auto offset = static_cast<std::uint64_t>(next * kClients + c) * kBlock;
+            // No completion callback: a value-initialised one, as libnbd's
+            // NBD_NULL_COMPLETION (a C compound literal) in C++.
             if (nbd_aio_pwrite(h.get(), bufs[static_cast<std::size_t>(next)].data(), kBlock, offset,
-                               NBD_NULL_COMPLETION, 0) == -1)
+                               nbd_completion_callback{}, 0) == -1)
               ++failures;
             ++next;
           }

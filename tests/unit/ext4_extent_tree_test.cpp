@@ -165,6 +165,18 @@ TEST_CASE("extent tree splits runs longer than 32768 blocks", "[ext4][extent_tre
   check_equal(ext4::read_extent_tree(c.tree.root, dev, 4096, dev.size() / 4096, 100), four);
 }
 
+TEST_CASE("extent tree building rejects a block size ext4 does not have", "[ext4][extent_tree]") {
+  const std::vector<Extent> many = scattered(10, 1, 100);
+  MemoryDevice dev(std::uint64_t{1} << 24);
+  for (const std::uint32_t bad : {0u, 512u, 1000u, 3072u, 131072u}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH(build(many, bad, dev, 10), Catch::Contains(std::to_string(bad) + " is not a power of two"));
+    CHECK_THROWS_WITH(ext4::extent_tree_blocks(10, bad), Catch::Contains("block size"));
+  }
+  CHECK(ext4::extent_tree_blocks(10, 1024) == 1u);
+  CHECK(root_depth(build(many, 1024, dev, 10).tree) == 1);
+}
+
 TEST_CASE("extent tree reading rejects bad magic and bad headers", "[ext4][extent_tree]") {
   MemoryDevice dev(std::uint64_t{1} << 30);
   const Built small = build(scattered(3, 10, 100), 4096, dev, 10);

@@ -396,7 +396,7 @@ TEST_CASE("a dry run raises NoSpaceError when the inodes run out", "[ext4][image
   bool full = false;
   for (std::uint64_t i = 0; i < 2 * inodes && !full; ++i) {
     try {
-      b.add_file(ImageBuilder::kRoot, "f" + std::to_string(i), attributes(), 0, {}, {});
+      b.add_file(ImageBuilder::kRoot, 'f' + std::to_string(i), attributes(), 0, {}, {});
       ++added;
     } catch (const NoSpaceError&) {
       full = true;

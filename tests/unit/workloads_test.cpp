@@ -60,8 +60,11 @@ TEST_CASE("synctest keeps the last unlink-lag files of each process, with the dr
   std::uint64_t bytes = 0;
   for (std::uint32_t p = 0; p < o.processes; ++p)
     for (std::uint32_t pass = 0; pass < o.passes; ++pass) {
-      const fs::path f = tmp.path / "tree" / ("d" + std::to_string(p / 3)) /
-                         ("p" + std::to_string(p) + "-" + std::to_string(pass) + ".r3");
+      std::string name = 'p' + std::to_string(p);
+      name += '-';
+      name += std::to_string(pass);
+      name += ".r3";
+      const fs::path f = tmp.path / "tree" / ('d' + std::to_string(p / 3)) / name;
       const std::uint64_t size = synctest_file_size(o, p, pass);
       CHECK(size >= o.min_size);
       CHECK(size <= o.max_size);

@@ -45,7 +45,9 @@ std::vector<std::uint64_t> sizes_of(const SynctestOptions& o, std::uint32_t proc
 }
 
 std::string file_name(std::uint32_t process, std::uint32_t pass, std::uint32_t renames) {
-  std::string n = "p" + std::to_string(process) + "-" + std::to_string(pass);
+  std::string n = 'p' + std::to_string(process);
+  n += '-';
+  n += std::to_string(pass);
   if (renames > 0) n += ".r" + std::to_string(renames);
   return n;
 }
@@ -71,7 +73,7 @@ void validate(const SynctestOptions& o) {
 // What one process does. Its report: files, operations, bytes, then the
 // numbers of file and directory fsyncs, then their latencies in ns.
 void run_process(const SynctestOptions& o, std::uint32_t process, TaskChannel& channel) {
-  const std::string dir_name = "d" + std::to_string(process / o.per_directory);
+  const std::string dir_name = 'd' + std::to_string(process / o.per_directory);
   const fs::path dir = fs::path(o.directory) / dir_name;
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0) throw TaskError("open " + dir.string(), errno);
@@ -163,7 +165,7 @@ SynctestResult run_synctest(const SynctestOptions& o,
   fs::create_directories(top);
   if (o.sync_tree) set_sync_flag(top);
   for (std::uint32_t d = 0; d < o.directories(); ++d) {
-    const fs::path dir = top / ("d" + std::to_string(d));
+    const fs::path dir = top / ('d' + std::to_string(d));
     fs::create_directories(dir);
     if (!fs::is_empty(dir)) throw std::invalid_argument(dir.string() + " is not empty (files of an earlier run?)");
     if (o.sync_tree) set_sync_flag(dir);

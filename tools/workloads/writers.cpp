@@ -57,7 +57,7 @@ double filesystem_fill(const std::string& path) {
 }
 
 std::string writers_file(const WritersOptions& o, std::uint32_t task) {
-  return (fs::path(o.directory) / ("d" + std::to_string(task % o.directories)) / ("t" + std::to_string(task)))
+  return (fs::path(o.directory) / ('d' + std::to_string(task % o.directories)) / ('t' + std::to_string(task)))
       .string();
 }
 
@@ -73,7 +73,7 @@ void writers_chunk(std::uint32_t task, std::uint32_t chunk, std::uint32_t round,
 
 WritersResult run_writers(const WritersOptions& o, const std::function<void(std::uint64_t, std::uint64_t)>& on_progress) {
   validate(o);
-  for (std::uint32_t d = 0; d < o.directories; ++d) fs::create_directories(fs::path(o.directory) / ("d" + std::to_string(d)));
+  for (std::uint32_t d = 0; d < o.directories; ++d) fs::create_directories(fs::path(o.directory) / ('d' + std::to_string(d)));
   WritersResult r;
   r.ledger.resize(o.tasks);
   // Units per round: the open and then one per acknowledged chunk (only the

@@ -51,7 +51,9 @@ std::string features(const fscore::jbd2::JournalSuperblock& sb) {
   using namespace fscore::jbd2::feature;
   std::string out;
   auto add = [&](bool on, const char* name) {
-    if (on) out += (out.empty() ? "" : " ") + std::string(name);
+    if (!on) return;
+    if (!out.empty()) out += ' ';
+    out += name;
   };
   add(sb.feature_compat & kCompatChecksum, "checksum_v1");
   add(sb.feature_incompat & kIncompatRevoke, "revoke");

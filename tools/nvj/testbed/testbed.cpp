@@ -70,7 +70,10 @@ void Testbed::post(const std::string& target) const {
 void Testbed::mount() {
   if (mounted_) return;
   std::string opts = options_.mount_options;
-  if (!journal_device_.empty()) opts += (opts.empty() ? "" : ",") + ("journal_path=" + journal_device_);
+  if (!journal_device_.empty()) {
+    if (!opts.empty()) opts += ',';
+    opts += "journal_path=" + journal_device_;
+  }
   if (::mount(data_device_.c_str(), mount_.c_str(), "ext4", 0, opts.c_str()) != 0)
     throw std::runtime_error("mount " + data_device_ + " -o " + opts + ": " + std::strerror(errno));
   mounted_ = true;

@@ -19,7 +19,7 @@ std::string shell_quote(const std::string& text) {
 
 std::string shell_script(const std::vector<std::string>& argv) {
   std::string out = "exec";
-  for (const auto& a : argv) out += " " + shell_quote(a);
+  for (const auto& a : argv) out += ' ' + shell_quote(a);
   return out + "\n";
 }
 
