@@ -176,7 +176,7 @@ Outcome run_untar(const fs::path& run_dir, const Volume& v, const std::string& s
   RunResult tar;
   Copy before = journal_counters(lab);
   for (int i = 1; i <= kLimit; ++i) {
-    const fs::path copy = lab.mount_point() / ("c" + std::to_string(i));
+    const fs::path copy = lab.mount_point() / ('c' + std::to_string(i));
     fs::create_directory(copy);
     const auto start = std::chrono::steady_clock::now();
     tar = run({"tar", "-xf", archive.string(), "-C", copy.string()});
@@ -197,7 +197,7 @@ Outcome run_untar(const fs::path& run_dir, const Volume& v, const std::string& s
     r.enospc = is_enospc(tar.output);
     r.error = tar.output.substr(0, tar.output.find('\n'));
     r.detail += ", copy " + std::to_string(copies + 1) + " failed after " + fixed(r.seconds, 3) + " s";
-    const fs::path partial = lab.mount_point() / ("c" + std::to_string(copies + 1));
+    const fs::path partial = lab.mount_point() / ('c' + std::to_string(copies + 1));
     const auto start = std::chrono::steady_clock::now();
     std::error_code ec;
     fs::remove_all(partial, ec);
@@ -207,7 +207,7 @@ Outcome run_untar(const fs::path& run_dir, const Volume& v, const std::string& s
   finish(lab, r, [&] {
     int same = 0;
     for (int i = 1; i <= copies; ++i)
-      same += run({"tar", "-df", archive.string(), "-C", (lab.mount_point() / ("c" + std::to_string(i))).string()})
+      same += run({"tar", "-df", archive.string(), "-C", (lab.mount_point() / ('c' + std::to_string(i))).string()})
                   .status == 0;
     r.intact = same == copies;
     r.check = std::to_string(same) + " of " + std::to_string(copies) + " copies equal to the archive (tar -d)";
@@ -310,7 +310,7 @@ void draw(const fs::path& out, const std::vector<Outcome>& runs, const std::vect
     dat += "\"" + r.label + "\"";
     for (const auto& v : volumes)
       for (const Outcome& o : runs)
-        if (o.volume == &v && o.test == r.test) dat += " " + fixed(o.seconds, 4) + " " + fixed(100 * o.fill, 2);
+        if (o.volume == &v && o.test == r.test) dat += ' ' + fixed(o.seconds, 4) + ' ' + fixed(100 * o.fill, 2);
     dat += "\n";
   }
   write_report_file(out, "runs.dat", dat);
@@ -339,7 +339,7 @@ void draw(const fs::path& out, const std::vector<Outcome>& runs, const std::vect
     for (const auto& v : volumes)
       for (const Outcome& r : runs)
         if (r.volume == &v && r.test == "untar")
-          copies += " " + (c < r.copies.size() ? fixed(r.copies[c].seconds, 4) : std::string("NaN"));
+          copies += ' ' + (c < r.copies.size() ? fixed(r.copies[c].seconds, 4) : std::string("NaN"));
     copies += "\n";
   }
   write_report_file(out, "untar.dat", copies);

@@ -131,7 +131,7 @@ std::string table_md(const std::vector<Run>& runs, const std::vector<Config>& co
     t += "| " + std::to_string(per) + " | " + std::to_string((o.processes + per - 1) / per) + " |";
     for (const auto& c : configs)
       for (const Run& r : runs)
-        if (r.config == &c && r.per_dir == per) t += " " + minutes(r.synctest.seconds) + " |";
+        if (r.config == &c && r.per_dir == per) t += ' ' + minutes(r.synctest.seconds) + " |";
     t += "\n";
   }
   t += "\nWhat the devices did (device time in seconds. journal, checkpoint (journalled blocks written home) and "
@@ -165,7 +165,7 @@ void draw(const fs::path& out, const std::vector<Run>& runs, const std::vector<C
     dat += std::to_string(per);
     for (const auto& c : configs)
       for (const Run& r : runs)
-        if (r.config == &c && r.per_dir == per) dat += " " + fixed(r.synctest.seconds, 3);
+        if (r.config == &c && r.per_dir == per) dat += ' ' + fixed(r.synctest.seconds, 3);
     dat += "\n";
   }
   write_report_file(out, "completion.dat", dat);

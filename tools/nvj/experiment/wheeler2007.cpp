@@ -83,7 +83,7 @@ void measure_line(Line& line, const Plan& plan, const fs::path& run_dir, std::ve
                              {}});
   for (std::uint64_t t : plan.threads) {
     if (interrupted != nullptr && *interrupted != 0) throw std::runtime_error("interrupted");
-    const fs::path dir = lab.mount_point() / ("t" + std::to_string(t));
+    const fs::path dir = lab.mount_point() / ('t' + std::to_string(t));
     fs::create_directory(dir);
     if (line.sync->sync_directory) workloads::set_sync_flag(dir.string());
     lab.post("/reset-stats");
@@ -148,7 +148,7 @@ std::string table_md(const std::vector<Point>& points, const std::vector<Line>& 
                   std::to_string(plan.files_per_point) + " files per point\n";
   for (const Sync& sync : syncs) {
     t += "\nFiles/s, " + sync.label + " (higher is better):\n\n| threads |";
-    for (const Line* l : lines_of(lines, sync)) t += " " + l->label() + " |";
+    for (const Line* l : lines_of(lines, sync)) t += ' ' + l->label() + " |";
     t += "\n|---:|";
     for (std::size_t i = 0; i < lines_of(lines, sync).size(); ++i) t += "---:|";
     t += "\n";
@@ -156,7 +156,7 @@ std::string table_md(const std::vector<Point>& points, const std::vector<Line>& 
       t += "| " + std::to_string(n) + " |";
       for (const Line* l : lines_of(lines, sync)) {
         const Point* p = find(points, *l, n);
-        t += " " + (p ? fixed(p->fs_mark.files_per_second, 0) : std::string("-")) + " |";
+        t += ' ' + (p ? fixed(p->fs_mark.files_per_second, 0) : std::string("-")) + " |";
       }
       t += "\n";
     }
@@ -174,7 +174,7 @@ std::string table_md(const std::vector<Point>& points, const std::vector<Line>& 
              fixed(p->files_per_transaction(), 2) + " | " + fixed(p->blocks_per_transaction(), 1) + " | " +
              fixed(p->commit_p50_us / 1000, 3) + " |\n";
   t += "\ne2fsck after each curve:";
-  for (const Line& l : lines) t += " " + l.key() + " " + (l.fsck_clean ? "clean" : "NOT CLEAN") + ";";
+  for (const Line& l : lines) t += ' ' + l.key() + ' ' + (l.fsck_clean ? "clean" : "NOT CLEAN") + ';';
   t.back() = '\n';
   return t;
 }
@@ -185,13 +185,13 @@ void draw(const fs::path& out, const std::vector<Point>& points, const std::vect
           const Sync& sync, const std::string& suffix, const Plan& plan) {
   const std::string data = "points" + suffix + ".dat";
   std::string dat = "# " + sync.label + "; threads, then per line: files/s files/transaction\n# threads";
-  for (const Line* l : lines) dat += " " + l->key() + " " + l->key() + "-files-per-transaction";
+  for (const Line* l : lines) dat += ' ' + l->key() + ' ' + l->key() + "-files-per-transaction";
   dat += "\n";
   for (std::uint64_t n : plan.threads) {
     dat += std::to_string(n);
     for (const Line* l : lines) {
       const Point* p = find(points, *l, n);
-      dat += p ? " " + fixed(p->fs_mark.files_per_second, 2) + " " + fixed(p->files_per_transaction(), 3) : " NaN NaN";
+      dat += p ? ' ' + fixed(p->fs_mark.files_per_second, 2) + ' ' + fixed(p->files_per_transaction(), 3) : " NaN NaN";
     }
     dat += "\n";
   }
@@ -207,7 +207,10 @@ void draw(const fs::path& out, const std::vector<Point>& points, const std::vect
     return s;
   };
   std::string xtics = "set xtics (";
-  for (std::size_t i = 0; i < plan.threads.size(); ++i) xtics += (i ? "," : "") + std::to_string(plan.threads[i]);
+  for (std::size_t i = 0; i < plan.threads.size(); ++i) {
+    if (i) xtics += ',';
+    xtics += std::to_string(plan.threads[i]);
+  }
   xtics += ")\nset xrange [" + fixed(0.9 * static_cast<double>(plan.threads.front()), 2) + ":" +
            fixed(1.1 * static_cast<double>(plan.threads.back()), 2) + "]\n";
   plot(out, "files_per_second" + suffix,
