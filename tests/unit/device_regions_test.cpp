@@ -267,7 +267,7 @@ TEST_CASE("regions must lie inside the device, apart, and at most kIoTags - 1 sh
   CHECK(dev.region_count() == 0);
 
   for (std::size_t i = 0; i + 1 < kIoTags; ++i)
-    dev.add_region("r" + std::to_string(i), {{i * 4096, 4096}}, Durability::on_flush, nullptr, true);
+    dev.add_region('r' + std::to_string(i), {{i * 4096, 4096}}, Durability::on_flush, nullptr, true);
   CHECK_THROWS_WITH(dev.add_region("one more", {{1 << 19, 4096}}, Durability::on_flush, nullptr, true),
                     Catch::Contains("at most 3 regions can share"));
   CHECK_THROWS_WITH(dev.add_region("over r0", {{2048, 4096}}, Durability::on_flush, nullptr, false),
