@@ -68,10 +68,17 @@ trap 'exit 130' INT TERM
 # start_server NAME PARAM... : nbdkit with the plugin and PARAMs on
 # $T/NAME.sock, serving when it returns; sets SERVER_PID. Its output goes
 # to $T/NAME.log.
+# With NVJ_TEST_PRELOAD (the sanitized build's runtimes, set by ctest there)
+# nbdkit, which is not built with ASan, loads them first, and only reports
+# the plugin's errors, not its own leaks.
 start_server() {
   local name=$1; shift
+  local preload=()
+  if [ -n "${NVJ_TEST_PRELOAD:-}" ]; then
+    preload=(env "LD_PRELOAD=$NVJ_TEST_PRELOAD" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1)
+  fi
   nbdkit_start "$T/$name.pid" "$T/$name.log" \
-    nbdkit --foreground --exit-with-parent -U "$T/$name.sock" -P "$T/$name.pid" "$NVJ_PLUGIN" "$@" ||
+    "${preload[@]}" nbdkit --foreground --exit-with-parent -U "$T/$name.sock" -P "$T/$name.pid" "$NVJ_PLUGIN" "$@" ||
     fail "nbdkit $name did not start"
   SERVER_PID=$NBDKIT_PID
   _servers+=("$SERVER_PID")
