@@ -154,8 +154,8 @@ void set_sync_flag(const std::string& directory) {
                             "chattr +S " + dir.string() + " (needs a filesystem with inode flags)");
 }
 
-std::uint64_t synctest_file_size(const SynctestOptions& o, std::uint32_t process, std::uint32_t pass) {
-  return sizes_of(o, process).at(pass);
+std::vector<std::uint64_t> synctest_file_sizes(const SynctestOptions& o, std::uint32_t process) {
+  return sizes_of(o, process);
 }
 
 SynctestResult run_synctest(const SynctestOptions& o,

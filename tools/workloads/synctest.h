@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tools/workloads/latency_summary.h"
 #include "tools/workloads/task_group.h"
@@ -53,8 +54,8 @@ struct SynctestResult {
 // std::system_error naming the folder.
 void set_sync_flag(const std::string& directory);
 
-// The size of process `process`'s file of pass `pass` (what the run writes).
-std::uint64_t synctest_file_size(const SynctestOptions& o, std::uint32_t process, std::uint32_t pass);
+// The sizes of process `process`'s files, pass by pass (what the run writes).
+std::vector<std::uint64_t> synctest_file_sizes(const SynctestOptions& o, std::uint32_t process);
 
 // Throws std::invalid_argument naming a bad option, std::system_error when
 // the tree cannot be made. `on_progress(passes done, passes in all)`.
