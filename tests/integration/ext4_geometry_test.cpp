@@ -3,12 +3,12 @@
 // `dumpe2fs -h`, must give the same blocks, groups, inodes and journal size.
 #include <catch2/catch.hpp>
 
-#include <regex>
 #include <string>
 
 #include "fscore/ext4/geometry.h"
 #include "server_fixture.h"
 #include "tools/nvj/host/process.h"
+#include "tools/nvj/host/text_pattern.h"
 
 using fscore::ext4::GeometryRequest;
 using fscore::ext4::plan_geometry;
@@ -17,9 +17,9 @@ using nvj::test::TempDir;
 namespace {
 
 std::uint64_t field(const std::string& dump, const std::string& name) {
-  std::smatch m;
-  REQUIRE(std::regex_search(dump, m, std::regex("\n" + name + ":\\s+(\\d+)")));
-  return std::stoull(m[1].str());
+  const auto m = nvj::cli::TextPattern('\n' + name + ":\\s+(\\d+)").search(dump);
+  REQUIRE(m.has_value());
+  return std::stoull(m->groups[1]);
 }
 
 

@@ -10,7 +10,6 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -20,6 +19,7 @@
 #include "tools/nvj/host/process.h"
 #include "tools/nvj/host/server_process.h"
 #include "tools/nvj/host/text_file.h"
+#include "tools/nvj/host/text_pattern.h"
 
 using nvj::test::TempDir;
 
@@ -38,22 +38,20 @@ std::string joined(const Words& words) {
 }
 
 // Every match of `pattern`'s first group in `text`, line by line.
-Words matches(const std::string& text, const std::regex& pattern) {
+Words matches(const std::string& text, const std::string& pattern) {
+  const nvj::cli::TextPattern compiled(pattern);
   Words out;
   std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    std::smatch m;
-    if (std::regex_search(line, m, pattern)) out.insert(m[1]);
-  }
+  for (std::string line; std::getline(in, line);)
+    if (const auto m = compiled.search(line)) out.insert(m->groups[1]);
   return out;
 }
 
 // The lowercase words a source file has in quotes ("data-file", "on", ...).
 Words quoted_words(const std::string& source) {
   Words out;
-  static const std::regex word(R"re("([a-z][a-z0-9]*(-[a-z0-9]+)*)")re");
-  for (auto it = std::sregex_iterator(source.begin(), source.end(), word); it != std::sregex_iterator(); ++it)
-    out.insert((*it)[1]);
+  static const nvj::cli::TextPattern word(R"re("([a-z][a-z0-9]*(-[a-z0-9]+)*)")re");
+  for (const auto& m : word.search_all(source)) out.insert(m.groups[1]);
   return out;
 }
 
@@ -109,12 +107,12 @@ CommandVerdict nvj_takes(const std::string& word) {
 }  // namespace
 
 TEST_CASE("the keys the plugin accepts are the ones its --help and its manual list", "[parameters]") {
-  const Words help = matches(plugin_help(), std::regex(R"(^([a-z][a-z0-9-]*)=)"));
+  const Words help = matches(plugin_help(), R"(^([a-z][a-z0-9-]*)=)");
   const std::string pod = source_file("docs/nbdkit-nvjournal-plugin.pod");
   // "=item [B<data=>]I<SIZE>", "=item B<stats=on>|B<off>"
-  const Words manual = matches(pod_section(pod, "PARAMETERS"), std::regex(R"(^=item \[?B<([a-z][a-z0-9-]*)=)"));
+  const Words manual = matches(pod_section(pod, "PARAMETERS"), R"(^=item \[?B<([a-z][a-z0-9-]*)=)");
   // " nbdkit nvjournal [[data=]SIZE] [journal=SIZE]" and the lines after it
-  const Words synopsis = matches(pod_section(pod, "SYNOPSIS"), std::regex(R"(\[\[?([a-z][a-z0-9-]*)=)"));
+  const Words synopsis = matches(pod_section(pod, "SYNOPSIS"), R"(\[\[?([a-z][a-z0-9-]*)=)");
   INFO("--help lists: " << joined(help));
   INFO("the manual lists: " << joined(manual));
   REQUIRE(help.size() >= 10);
@@ -162,9 +160,9 @@ TEST_CASE("the commands nvj runs are the ones its --help and its manual list", "
   const std::size_t at = usage.output.find("\nCommands:\n");
   REQUIRE(at != std::string::npos);
   const std::string listing = usage.output.substr(at, usage.output.find("\n\n", at + 1) - at);
-  const Words help = matches(listing, std::regex(R"(^  ([a-z][a-z0-9-]*)( |$))"));
+  const Words help = matches(listing, R"(^  ([a-z][a-z0-9-]*)( |$))");
   const Words manual = matches(pod_section(source_file("docs/nvj.pod"), "COMMANDS"),
-                               std::regex(R"(^=head2 nvj ([a-z][a-z0-9-]*)$)"));
+                               R"(^=head2 nvj ([a-z][a-z0-9-]*)$)");
   INFO("nvj --help lists: " << joined(help));
   INFO("the manual lists: " << joined(manual));
   REQUIRE(help.size() >= 8);

@@ -1,5 +1,6 @@
-// The nvj command's own logic: parsing the kernel's jbd2 counters, server
-// addresses and the attach undo log.
+// The nvj command's own logic: parsing the kernel's jbd2 counters, the
+// patterns that read other programs' text, server addresses and the attach
+// undo log.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "tools/nvj/host/jbd2_info.h"
+#include "tools/nvj/host/text_pattern.h"
 #include "tools/nvj/client/server_address.h"
 #include "tools/nvj/host/undo_log.h"
 
@@ -37,6 +39,34 @@ TEST_CASE("the kernel's jbd2 info is parsed", "[nvj]") {
   CHECK(info.blocks_per_transaction == 11);
   CHECK(info.logged_blocks_per_transaction == 12);
   CHECK_THROWS_WITH(parse_jbd2_info("nothing here"), "not a jbd2 info file");
+}
+
+TEST_CASE("text patterns: groups, every match, lines, replacing, bad patterns", "[nvj]") {
+  const TextPattern bytes(R"((\d+) bytes \((\d+)?)");
+  const auto m = bytes.search("20971520 bytes (21 MB, 20 MiB) copied");
+  REQUIRE(m.has_value());
+  CHECK(m->groups == std::vector<std::string>{"20971520 bytes (21", "20971520", "21"});
+  CHECK(m->end == 18);
+  const auto partial = bytes.search("x 7 bytes (no size");
+  REQUIRE(partial.has_value());
+  CHECK(partial->groups[2].empty());  // a group that took no part
+  CHECK_FALSE(bytes.search("no number here").has_value());
+
+  // ^ and $ at each line only when asked.
+  const std::string rows = "a 1\nb 2\nc 3\n";
+  const auto every = TextPattern(R"(^([a-z]) (\d)$)", true).search_all(rows);
+  REQUIRE(every.size() == 3);
+  CHECK(every[2].groups[1] == "c");
+  CHECK(every[2].end == 11);
+  CHECK(TextPattern(R"(^([a-z]) (\d)$)").search_all(rows).empty());
+
+  // Replaced as written: "$1" is not a back-reference.
+  CHECK(TextPattern("\x1b\\[[0-9;?]*[A-Za-z]").replace("\x1b[2Kdone\x1b[0m", "") == "done");
+  CHECK(TextPattern("o").replace("foo", "$1") == "f$1$1");
+
+  CHECK_THROWS_WITH(TextPattern("(unclosed"), Catch::StartsWith("not a regular expression: (unclosed"));
+  TextPattern moved = TextPattern("x+");
+  CHECK(moved.search("axxb")->groups[0] == "xx");
 }
 
 TEST_CASE("server addresses: socket paths and NBD URIs", "[nvj]") {

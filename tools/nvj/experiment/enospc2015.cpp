@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
-#include <regex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -20,6 +19,7 @@
 #include "tools/nvj/experiment/report.h"
 #include "tools/nvj/testbed/testbed.h"
 #include "tools/nvj/host/process.h"
+#include "tools/nvj/host/text_pattern.h"
 #include "tools/workloads/progress_line.h"
 #include "tools/workloads/writers.h"
 
@@ -131,9 +131,8 @@ Outcome run_dd(const fs::path& run_dir, const Volume& v, const std::string& size
   const auto dd = run({"dd", "if=" + source.string(), "of=" + target.string(), "bs=1M", "conv=fsync"});
   r.seconds = seconds_since(start);
   r.fill = workloads::filesystem_fill(lab.mount_point());
-  std::smatch m;
-  const std::uint64_t copied =
-      std::regex_search(dd.output, m, std::regex(R"((\d+) bytes)")) ? std::stoull(m[1].str()) : 0;
+  const auto bytes = TextPattern(R"((\d+) bytes)").search(dd.output);
+  const std::uint64_t copied = bytes ? std::stoull(bytes->groups[1]) : 0;
   if (dd.status != 0) {
     r.enospc = is_enospc(dd.output);
     r.error = dd.output.substr(0, dd.output.find('\n'));

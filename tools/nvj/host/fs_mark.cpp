@@ -1,22 +1,19 @@
 #include "tools/nvj/host/fs_mark.h"
 
-#include <regex>
 #include <stdexcept>
 
 #include "tools/nvj/host/process.h"
+#include "tools/nvj/host/text_pattern.h"
 
 namespace nvj::cli {
 
 FsMarkResult parse_fs_mark(const std::string& output) {
-  const std::regex row(R"(^\s*\d+\s+(\d+)\s+\d+\s+([0-9.]+)\s+\d+\s*$)", std::regex::multiline);
+  const TextPattern row(R"(^\s*\d+\s+(\d+)\s+\d+\s+([0-9.]+)\s+\d+\s*$)", true);
+  const std::vector<TextMatch> rows = row.search_all(output);
+  if (rows.empty()) throw std::runtime_error("no result in fs_mark's output: " + output);
   FsMarkResult last;
-  bool found = false;
-  for (auto it = std::sregex_iterator(output.begin(), output.end(), row); it != std::sregex_iterator(); ++it) {
-    last.files = std::stoull((*it)[1].str());
-    last.files_per_second = std::stod((*it)[2].str());
-    found = true;
-  }
-  if (!found) throw std::runtime_error("no result in fs_mark's output: " + output);
+  last.files = std::stoull(rows.back().groups[1]);
+  last.files_per_second = std::stod(rows.back().groups[2]);
   return last;
 }
 

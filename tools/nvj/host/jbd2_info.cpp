@@ -1,18 +1,17 @@
 #include "tools/nvj/host/jbd2_info.h"
 
 #include "tools/nvj/host/text_file.h"
+#include "tools/nvj/host/text_pattern.h"
 
 #include <filesystem>
-#include <regex>
 #include <stdexcept>
 
 namespace nvj::cli {
 namespace {
 
 std::uint64_t field(const std::string& text, const std::string& pattern) {
-  std::smatch m;
-  if (!std::regex_search(text, m, std::regex(pattern))) return 0;
-  return std::stoull(m[1].str());
+  const auto m = TextPattern(pattern).search(text);
+  return m ? std::stoull(m->groups[1]) : 0;
 }
 
 }  // namespace
@@ -20,12 +19,11 @@ std::uint64_t field(const std::string& text, const std::string& pattern) {
 // The format is jbd2_seq_info_show() in the kernel's fs/jbd2/journal.c:
 // "%lu transactions (%lu requested), each up to %u blocks", then averages.
 Jbd2Info parse_jbd2_info(const std::string& text) {
-  std::smatch m;
-  if (!std::regex_search(text, m, std::regex(R"((\d+) transactions \((\d+) requested\))")))
-    throw std::runtime_error("not a jbd2 info file");
+  const auto m = TextPattern(R"((\d+) transactions \((\d+) requested\))").search(text);
+  if (!m) throw std::runtime_error("not a jbd2 info file");
   Jbd2Info info;
-  info.transactions = std::stoull(m[1].str());
-  info.requested = std::stoull(m[2].str());
+  info.transactions = std::stoull(m->groups[1]);
+  info.requested = std::stoull(m->groups[2]);
   info.commit_time_us = field(text, R"((\d+)us average transaction commit time)");
   info.handles_per_transaction = field(text, R"((\d+) handles per transaction)");
   info.blocks_per_transaction = field(text, R"((\d+) blocks per transaction)");

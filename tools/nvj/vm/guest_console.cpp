@@ -1,24 +1,25 @@
 #include "tools/nvj/vm/guest_console.h"
 
 #include <charconv>
-#include <regex>
 #include <utility>
+
+#include "tools/nvj/host/text_pattern.h"
 
 namespace nvj::cli {
 namespace {
 
 constexpr std::size_t kTailLines = 30;
 
-const std::regex& timestamp() {
-  static const std::regex re(R"(^\[ *[0-9]+\.[0-9]+\] )");
-  return re;
+// The kernel's "[   12.345678] " before a line it logs.
+const TextPattern& timestamp() {
+  static const TextPattern pattern(R"(^\[ *[0-9]+\.[0-9]+\] )");
+  return pattern;
 }
 
 }  // namespace
 
 std::string without_timestamp(const std::string& line) {
-  std::smatch m;
-  if (std::regex_search(line, m, timestamp())) return m.suffix().str();
+  if (const auto m = timestamp().search(line)) return line.substr(m->end);
   return line;
 }
 
@@ -46,8 +47,8 @@ ConsoleLine GuestConsole::classify(std::string line) {
   while (!line.empty() && line.back() == '\r') line.pop_back();
   if (const std::size_t cr = line.rfind('\r'); cr != std::string::npos) line.erase(0, cr + 1);
   // And the terminal controls it used (ESC [ K, clear to the end of line).
-  static const std::regex control("\x1b\\[[0-9;?]*[A-Za-z]");
-  if (line.find('\x1b') != std::string::npos) line = std::regex_replace(line, control, "");
+  static const TextPattern control("\x1b\\[[0-9;?]*[A-Za-z]");
+  if (line.find('\x1b') != std::string::npos) line = control.replace(line, "");
   tail_.push_back(line);
   if (tail_.size() > kTailLines) tail_.pop_front();
 
@@ -70,7 +71,7 @@ ConsoleLine GuestConsole::classify(std::string line) {
     return {ConsoleLine::Kind::marker, line};
   }
   if (!begun_ || ended_) return {ConsoleLine::Kind::boot, line};
-  if (std::regex_search(line, timestamp())) return {ConsoleLine::Kind::kernel, line};
+  if (timestamp().search(line)) return {ConsoleLine::Kind::kernel, line};
   return {ConsoleLine::Kind::output, line};
 }
 

@@ -6,13 +6,13 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "tools/nvj/host/process.h"
 #include "tools/nvj/host/text_file.h"
+#include "tools/nvj/host/text_pattern.h"
 
 namespace nvj::cli {
 namespace fs = std::filesystem;
@@ -39,9 +39,7 @@ std::string packaged_version() {
   try {
     const RunResult r = run({"dpkg-query", "-W", "-f=${Depends}", kKernelPackage});
     if (r.status != 0) return "";
-    std::smatch m;
-    const std::regex image(R"(linux-image-([0-9][^ ,|()]*))");
-    if (std::regex_search(r.output, m, image)) return m[1].str();
+    if (const auto m = TextPattern(R"(linux-image-([0-9][^ ,|()]*))").search(r.output)) return m->groups[1];
   } catch (const std::runtime_error&) {
     // No dpkg-query: not a Debian system; the newest kernel in /boot will do.
   }
