@@ -239,6 +239,9 @@ TEST_CASE("the power cut's answer: writes lost over every export", "[vm]") {
   CHECK(writes_lost(R"({"policy":"all","exports":{"data":{"durable":3,"volatile_kept":0,"volatile_lost":586},)"
                     R"("journal":{"durable":9,"volatile_kept":0,"volatile_lost":2}}})") == 588);
   CHECK(writes_lost(R"({"exports":{}})") == -1);
+  CHECK(writes_lost(R"({"exports":{"data":{"durable":3}}})") == -1);
+  CHECK(writes_lost("Internal Server Error") == -1);
+  CHECK(writes_lost(R"({"exports":{"data":{"volatile_lost":0}}})") == 0);
   CHECK_FALSE(is_static_executable("/proc/self/exe"));  // the test program is linked dynamically
   CHECK_FALSE(is_static_executable("/nonexistent"));
 }

@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <stdexcept>
 
+#include "common/json.h"
 #include "tools/nvj/client/control_client.h"
 #include "tools/nvj/host/process.h"
 #include "tools/nvj/client/server_address.h"
@@ -102,10 +102,19 @@ std::string exited(const std::vector<std::string>& argv, int status) {
 }  // namespace
 
 long long writes_lost(const std::string& answer) {
-  const std::regex lost(R"("volatile_lost":([0-9]+))");
+  Json cut;
+  try {
+    cut = parse_json(answer, "POST /crash");
+  } catch (const std::runtime_error&) {
+    return -1;
+  }
+  if (!cut.is_object() || !cut.contains("exports") || !cut["exports"].is_object()) return -1;
   long long sum = -1;
-  for (auto it = std::sregex_iterator(answer.begin(), answer.end(), lost); it != std::sregex_iterator(); ++it)
-    sum = (sum < 0 ? 0 : sum) + std::stoll((*it)[1].str());
+  for (const auto& [name, report] : cut["exports"].items()) {
+    if (!report.is_object() || !report.contains("volatile_lost")) continue;
+    const Json& lost = report["volatile_lost"];
+    if (lost.is_number_unsigned()) sum = (sum < 0 ? 0 : sum) + lost.get<long long>();
+  }
   return sum;
 }
 

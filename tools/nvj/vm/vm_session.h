@@ -34,8 +34,8 @@ struct VmOptions {
 // a second boot). Throws std::runtime_error when the guest never got there.
 int run_vm(const VmOptions& options);
 
-// The writes a power cut lost, from POST /crash's answer: the sum of every
-// export's volatile_lost (-1 if the answer has none).
+// The writes a power cut lost, from POST /crash's answer (JSON): the sum of
+// every export's volatile_lost (-1 if the answer is not JSON or has none).
 long long writes_lost(const std::string& crash_answer);
 
 // The kernel's line saying it replayed the journal ("EXT4-fs (vda): recovery
