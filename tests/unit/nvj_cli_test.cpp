@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tools/nvj/host/jbd2_info.h"
@@ -65,7 +66,8 @@ TEST_CASE("text patterns: groups, every match, lines, replacing, bad patterns", 
   CHECK(TextPattern("o").replace("foo", "$1") == "f$1$1");
 
   CHECK_THROWS_WITH(TextPattern("(unclosed"), Catch::StartsWith("not a regular expression: (unclosed"));
-  TextPattern moved = TextPattern("x+");
+  TextPattern source("x+");
+  const TextPattern moved(std::move(source));
   CHECK(moved.search("axxb")->groups[0] == "xx");
 }
 
