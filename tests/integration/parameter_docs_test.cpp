@@ -37,13 +37,14 @@ std::string joined(const Words& words) {
   return out;
 }
 
-// Every match of `pattern`'s first group in `text`, line by line.
+// `pattern`'s first group in every match in `text`, line by line (a
+// SYNOPSIS line names several keys).
 Words matches(const std::string& text, const std::string& pattern) {
   const nvj::cli::TextPattern compiled(pattern);
   Words out;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);)
-    if (const auto m = compiled.search(line)) out.insert(m->groups[1]);
+    for (const auto& m : compiled.search_all(line)) out.insert(m.groups[1]);
   return out;
 }
 
@@ -107,6 +108,7 @@ CommandVerdict nvj_takes(const std::string& word) {
 }  // namespace
 
 TEST_CASE("the keys the plugin accepts are the ones its --help and its manual list", "[parameters]") {
+  // The manual lists each key twice: in its SYNOPSIS and under PARAMETERS.
   const Words help = matches(plugin_help(), R"(^([a-z][a-z0-9-]*)=)");
   const std::string pod = source_file("docs/nbdkit-nvjournal-plugin.pod");
   // "=item [B<data=>]I<SIZE>", "=item B<stats=on>|B<off>"
@@ -139,6 +141,7 @@ TEST_CASE("the keys the plugin accepts are the ones its --help and its manual li
     CAPTURE(key);
     CHECK(help.contains(key));
     CHECK(manual.contains(key));
+    CHECK(synopsis.contains(key));
   }
   for (const std::string& key : help) {
     CAPTURE(key);
