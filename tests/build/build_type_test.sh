@@ -44,13 +44,10 @@ case $config in
   gcc-debian)
     need gcc; need g++; need dpkg-buildflags
     export CC=gcc CXX=g++
-    CFLAGS=$(cd "$src" && DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get CFLAGS)
-    CXXFLAGS=$(cd "$src" && DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get CXXFLAGS)
-    CPPFLAGS=$(cd "$src" && DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get CPPFLAGS)
-    LDFLAGS=$(cd "$src" && DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get LDFLAGS)
-    # CMake has no CPPFLAGS: debhelper adds them to CFLAGS and CXXFLAGS.
-    export CFLAGS="$CFLAGS $CPPFLAGS" CXXFLAGS="$CXXFLAGS $CPPFLAGS" LDFLAGS
-    unset CPPFLAGS
+    source "$(dirname "$0")/debian_flags.sh"
+    debian_flags "$src"
+    # As debhelper does: in the environment CMake reads when it configures.
+    export CFLAGS=$DEBIAN_CFLAGS CXXFLAGS=$DEBIAN_CXXFLAGS LDFLAGS=$DEBIAN_LDFLAGS
     args+=(-DCMAKE_BUILD_TYPE=None)
     ;;
   clang-debug)
