@@ -93,7 +93,7 @@ expect_usage() {  # expect_usage PATTERN ARGS...
 expect_usage "unknown experiment 'nosuch'" experiment nosuch
 expect_usage "which one" experiment
 expect_usage "unknown option '--bogus'" experiment morton2001 --bogus
-expect_usage "--passes is morton2001's" experiment wheeler2007 --passes 3
+expect_usage "wheeler2007: unknown option '--passes'" experiment wheeler2007 --passes 3
 expect_usage "--passes" experiment morton2001 --passes 0
 expect_usage "no directory given" synctest
 expect_usage "--per-dir must be between 1 and --processes" synctest "$T/st" --processes 4 --per-dir 5

@@ -15,7 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "common/command_line.h"
 #include "server_fixture.h"
+#include "tools/nvj/commands.h"
+#include "tools/workloads/workload_commands.h"
 #include "tools/nvj/host/process.h"
 #include "tools/nvj/host/server_process.h"
 #include "tools/nvj/host/text_file.h"
@@ -173,7 +176,7 @@ TEST_CASE("the commands nvj runs are the ones its --help and its manual list", "
   CHECK(nvj_takes("bogus") == CommandVerdict::unknown);
   CHECK(nvj_takes("demos") == CommandVerdict::unknown);
 
-  Words candidates = quoted_words(source_file("tools/nvj/main.cpp"));
+  Words candidates = quoted_words(source_file("tools/nvj/commands/command_list.cpp"));
   candidates.insert(help.begin(), help.end());
   candidates.insert(manual.begin(), manual.end());
   Words commands;
@@ -194,5 +197,57 @@ TEST_CASE("the commands nvj runs are the ones its --help and its manual list", "
   for (const std::string& c : manual) {
     CAPTURE(c);
     CHECK(commands.contains(c));
+  }
+}
+
+namespace {
+
+// The part of nvj.pod about `nvj COMMAND`: from its =head2 to the next head.
+std::string command_section(const std::string& pod, const std::string& command) {
+  const std::string head = "=head2 nvj " + command + "\n";
+  const std::size_t start = pod.find(head);
+  if (start == std::string::npos) return "";
+  const std::size_t end = pod.find("\n=head", start + head.size());
+  return pod.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+// Every option a command declares, with those of its own commands.
+void declared_options(const CLI::App& app, Words& into) {
+  for (const auto& o : nvj::cli::options_of(app))
+    if (!o.operand)
+      for (const std::string& name : o.names)
+        if (name != "--help" && name != "-h") into.insert(name);
+  for (const CLI::App* sub : app.get_subcommands({})) declared_options(*sub, into);
+}
+
+}  // namespace
+
+TEST_CASE("each nvj command's options are the ones its section of the manual names", "[parameters]") {
+  nvj::cli::CommandLine nvj("nvj", "", "0");
+  nvj::cli::add_commands(nvj);
+  nvj::workloads::add_workload_commands(nvj);
+  const std::string pod = source_file("docs/nvj.pod");
+  const Words commands = matches(pod_section(pod, "COMMANDS"), R"(^=head2 nvj ([a-z][a-z0-9-]*)$)");
+  REQUIRE(commands.size() >= 10);
+  for (const std::string& c : commands) {
+    CAPTURE(c);
+    if (c == "help" || c == "completion") continue;
+    const CLI::App* command = nvj.command(c);
+    REQUIRE(command != nullptr);
+    Words declared;
+    declared_options(*command, declared);
+    // What the manual names in bold: --long options and -v.
+    const Words manual = matches(command_section(pod, c), R"(B<(--?[a-z][a-z0-9-]*)>)");
+    INFO("declared: " << joined(declared));
+    INFO("the manual names: " << joined(manual));
+    for (const std::string& o : declared) {
+      CAPTURE(o);
+      CHECK(manual.contains(o));
+    }
+    for (const std::string& o : manual) {
+      CAPTURE(o);
+      // --then separates the guest's two commands, after --: not nvj's option.
+      CHECK((declared.contains(o) || (c == "vm" && o == "--then")));
+    }
   }
 }

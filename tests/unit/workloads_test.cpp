@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "common/args.h"
+#include "common/command_line.h"
 #include "common/json.h"
 #include "tools/workloads/synctest.h"
 #include "tools/workloads/workload_commands.h"
@@ -202,6 +202,20 @@ TEST_CASE("a failure's description is one JSON string whatever it holds", "[work
   CHECK_FALSE(r.json().contains("failure_errno"));
 }
 
+namespace {
+
+// `nvj writers WORDS...`, as nvj runs it: the exit status, usage errors thrown.
+int writers_command(std::vector<std::string> words) {
+  nvj::cli::CommandLine nvj("nvj", "nvjournal.\n", "0");
+  nvj::workloads::add_workload_commands(nvj);
+  words.insert(words.begin(), {"nvj", "writers"});
+  std::vector<const char*> argv;
+  for (const auto& w : words) argv.push_back(w.c_str());
+  return nvj.execute(static_cast<int>(argv.size()), argv.data());
+}
+
+}  // namespace
+
 TEST_CASE("writers --verify checks a completed run's files and names the first loss", "[workloads]") {
   TempDir tmp;
   const std::string dir = (tmp.path / "w").string();
@@ -235,7 +249,8 @@ TEST_CASE("writers --verify checks a completed run's files and names the first l
   CHECK_THAT(losses[1].detail, Catch::Contains("d0/t4: missing"));
 
   // Bad input is a usage error, as for a run.
-  CHECK_THROWS_WITH(writers_command({dir, "--verify=yes"}), "nvj writers: --verify takes no value");
+  CHECK_THROWS_WITH(writers_command({dir, "--tasks", "0", "--verify"}),
+                    "nvj writers: --tasks=0: expected a whole number from 1 to 100000");
   CHECK_THROWS_WITH(writers_command({dir, "--tasks", "2", "--dirs", "3", "--verify"}),
                     Catch::Contains("--dirs must be between 1 and --tasks"));
   CHECK_THROWS_AS(writers_command({"--verify"}), nvj::cli::UsageError);

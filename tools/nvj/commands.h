@@ -1,20 +1,22 @@
-// The nvj subcommands. Each returns the process exit status: 0 on success, 1
-// on failure, 2 on a usage error (thrown as UsageError).
+// The nvj commands, each declared in its own file: its options, its help
+// and what runs it (common/command_line.h says how, and the exit statuses).
 #pragma once
 
-#include <string>
-#include <vector>
+#include "common/command_line.h"
 
 namespace nvj::cli {
 
-int attach_command(const std::vector<std::string>& args);
-int detach_command(const std::vector<std::string>& args);
-int demo_command(const std::vector<std::string>& args);
-int stats_command(const std::vector<std::string>& args);
-int bench_command(const std::vector<std::string>& args);
-int mkfs_command(const std::vector<std::string>& args);
-int journal_command(const std::vector<std::string>& args);
-int experiment_command(const std::vector<std::string>& args);
-int vm_command(const std::vector<std::string>& args);
+// Every command below, in the order `nvj --help` lists them.
+void add_commands(CommandLine& nvj);
+
+CommandRun declare_demo(CLI::App& app);
+CommandRun declare_mkfs(CLI::App& app);
+CommandRun declare_journal(CLI::App& app);
+CommandRun declare_attach(CLI::App& app);
+CommandRun declare_detach(CLI::App& app);
+CommandRun declare_stats(CLI::App& app);
+CommandRun declare_bench(CLI::App& app);
+CommandRun declare_experiment(CLI::App& app);
+CommandRun declare_vm(CLI::App& app);
 
 }  // namespace nvj::cli

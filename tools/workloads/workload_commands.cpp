@@ -1,11 +1,12 @@
 #include "tools/workloads/workload_commands.h"
 
 #include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "common/args.h"
+#include "common/command_line.h"
 #include "common/json.h"
 #include "tools/workloads/progress_line.h"
 #include "tools/workloads/synctest.h"
@@ -14,9 +15,7 @@
 namespace nvj::workloads {
 namespace {
 
-constexpr const char* kSynctestHelp = R"(Usage: nvj synctest DIR [OPTION]...
-
-The mail transfer agent simulator of Morton's ext3 tests: PROCESSES
+constexpr const char* kSynctestText = R"(The mail transfer agent simulator of Morton's ext3 tests: PROCESSES
 processes, PER-DIR of them in each directory DIR/dN; each, for PASSES
 names: create a file, write MIN..MAX bytes to it (exponentially distributed
 with mean MEAN, drawn again above MAX), optionally fsync it, close it,
@@ -24,49 +23,23 @@ optionally fsync the directory, rename it three times (fsyncing the
 directory after each when asked), and unlink the file it created UNLINK-LAG
 passes before. Prints the completion time, operations per second and the
 fsync latency distribution. Seeded: the same options write the same sizes.
-
-  --processes N    processes (default 100)
-  --per-dir N      processes per directory (default 1: 100 directories)
-  --passes N       files per process (default 100)
-  --min-size S     smallest file (default 5K)
-  --max-size S     largest file (default 250K)
-  --mean-size S    mean file size (default 30K)
-  --fsync-file     fsync each file before closing it
-  --fsync-dir      fsync the directory after the close and after each rename
-  --sync-tree      chattr +S the directories (every operation synchronous)
-  --unlink-lag N   unlink the file of N passes before (default 30)
-  --seed N         seed of the sizes (default 1)
-  --json           print the result as one JSON object
 )";
 
-constexpr const char* kWritersHelp = R"(Usage: nvj writers DIR [OPTION]...
-
-The parallel writer of the Tux3 out-of-space tests: TASKS processes, each
+constexpr const char* kWritersText = R"(The parallel writer of the Tux3 out-of-space tests: TASKS processes, each
 creating its own file DIR/dK/tI and writing CHUNKS chunks of CHUNK-SIZE
 bytes to it, optionally fsyncing. The first error ends the run: the other
 tasks are killed and the task, what it did and the errno are printed (exit
 status 1). ROUNDS rewrite the same files. Prints the time and how full the
 filesystem is at the end.
-
-  --tasks N        tasks (default 1000)
-  --chunks N       chunks per task (default 40)
-  --chunk-size S   bytes per chunk (default 1K)
-  --dirs N         directories the tasks are spread over (default 9)
-  --rounds N       rounds (default 1)
-  --fsync WHEN     none (default), each (after every chunk), end (after the last)
-  --verify         write nothing: check that the files of a completed run with
-                   the same options are all there, every chunk of the last
-                   round as written (exit 1 listing the first losses)
-  --json           print the result as one JSON object
 )";
 
 // writers --verify: the files against the ledger of a completed run.
-int verify_writers_command(const WritersOptions& o, bool json) {
+int verify_writers_command(const WritersOptions& o, bool json, const std::string& path) {
   std::vector<WritersResult::Ledger> ledger;
   try {
     ledger = completed_writers_ledger(o);
   } catch (const std::invalid_argument& e) {
-    throw cli::UsageError(std::string("nvj writers: ") + e.what());
+    throw cli::UsageError(path + ": " + e.what());
   }
   const std::vector<WritersLoss> losses = verify_writers(o, ledger);
   constexpr std::size_t kShown = 10;
@@ -91,54 +64,29 @@ int verify_writers_command(const WritersOptions& o, bool json) {
   return losses.empty() ? 0 : 1;
 }
 
-}  // namespace
-
-int synctest_command(const std::vector<std::string>& argv) {
-  cli::Args args("synctest", argv);
+struct SynctestArgs {
   SynctestOptions o;
   bool json = false;
-  std::string item;
-  while (args.next(item)) {
-    if (item == "--help" || item == "-h") {
-      std::fputs(kSynctestHelp, stdout);
-      return 0;
-    } else if (item == "--processes") {
-      o.processes = static_cast<std::uint32_t>(args.number(item, 1, 10000));
-    } else if (item == "--per-dir") {
-      o.per_directory = static_cast<std::uint32_t>(args.number(item, 1, 10000));
-    } else if (item == "--passes") {
-      o.passes = static_cast<std::uint32_t>(args.number(item, 1, 1000000));
-    } else if (item == "--min-size") {
-      o.min_size = args.bytes(item, 0, 1ull << 30);
-    } else if (item == "--max-size") {
-      o.max_size = args.bytes(item, 1, 1ull << 30);
-    } else if (item == "--mean-size") {
-      o.mean_size = args.bytes(item, 1, 1ull << 30);
-    } else if (item == "--fsync-file") {
-      o.fsync_file = true;
-    } else if (item == "--fsync-dir") {
-      o.fsync_directory = true;
-    } else if (item == "--sync-tree") {
-      o.sync_tree = true;
-    } else if (item == "--unlink-lag") {
-      o.unlink_lag = static_cast<std::uint32_t>(args.number(item, 0, 1000000));
-    } else if (item == "--seed") {
-      o.seed = args.number(item, 0, ~std::uint64_t{0});
-    } else if (item == "--json") {
-      json = true;
-    } else if (item.rfind('-', 0) != 0 && o.directory.empty()) {
-      o.directory = item;
-    } else {
-      args.unknown(item);
-    }
-  }
-  if (o.directory.empty()) throw cli::UsageError("nvj synctest: no directory given (nvj synctest --help)");
+};
+
+struct WritersArgs {
+  WritersOptions o;
+  std::uint64_t chunk_size = 1024;
+  std::string sync = "none";
+  bool json = false;
+  bool verify = false;
+};
+
+int synctest_main(SynctestArgs& a, const std::string& path) {
+  SynctestOptions& o = a.o;
+  const bool json = a.json;
+  if (o.directory.empty()) throw cli::UsageError(path + ": no directory given (" + path + " --help)");
   SynctestResult r;
   try {
     ProgressLine bar(stderr, "files");
     r = run_synctest(o, [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); });
   } catch (const std::invalid_argument& e) {
-    throw cli::UsageError(std::string("nvj synctest: ") + e.what());
+    throw cli::UsageError(path + ": " + e.what());
   }
   if (json) {
     std::printf("%s\n", to_json_text(r.json()).c_str());
@@ -154,56 +102,25 @@ int synctest_command(const std::vector<std::string>& argv) {
     std::printf("  fsync dir   %s\n", r.fsync_directory.text().c_str());
   }
   if (r.failure) {
-    std::fprintf(stderr, "nvj synctest: %s\n", r.failure->describe().c_str());
+    std::fprintf(stderr, "%s: %s\n", path.c_str(), r.failure->describe().c_str());
     return 1;
   }
   return 0;
 }
 
-int writers_command(const std::vector<std::string>& argv) {
-  cli::Args args("writers", argv);
-  WritersOptions o;
-  bool json = false;
-  bool verify = false;
-  std::string item;
-  while (args.next(item)) {
-    if (item == "--help" || item == "-h") {
-      std::fputs(kWritersHelp, stdout);
-      return 0;
-    } else if (item == "--tasks") {
-      o.tasks = static_cast<std::uint32_t>(args.number(item, 1, 100000));
-    } else if (item == "--chunks") {
-      o.chunks = static_cast<std::uint32_t>(args.number(item, 1, 100000000));
-    } else if (item == "--chunk-size") {
-      o.chunk_size = static_cast<std::uint32_t>(args.bytes(item, 16, 1u << 24));
-    } else if (item == "--dirs") {
-      o.directories = static_cast<std::uint32_t>(args.number(item, 1, 100000));
-    } else if (item == "--rounds") {
-      o.rounds = static_cast<std::uint32_t>(args.number(item, 1, 1000000));
-    } else if (item == "--fsync") {
-      const std::string v = args.value(item);
-      if (v == "none") o.sync = WritersSync::none;
-      else if (v == "each") o.sync = WritersSync::each;
-      else if (v == "end") o.sync = WritersSync::end;
-      else throw cli::UsageError("nvj writers: --fsync=" + v + ": expected none, each or end");
-    } else if (item == "--json") {
-      json = true;
-    } else if (item == "--verify") {
-      verify = true;
-    } else if (item.rfind('-', 0) != 0 && o.directory.empty()) {
-      o.directory = item;
-    } else {
-      args.unknown(item);
-    }
-  }
-  if (o.directory.empty()) throw cli::UsageError("nvj writers: no directory given (nvj writers --help)");
-  if (verify) return verify_writers_command(o, json);
+int writers_main(WritersArgs& a, const std::string& path) {
+  WritersOptions& o = a.o;
+  const bool json = a.json;
+  o.chunk_size = static_cast<std::uint32_t>(a.chunk_size);
+  o.sync = a.sync == "each" ? WritersSync::each : a.sync == "end" ? WritersSync::end : WritersSync::none;
+  if (o.directory.empty()) throw cli::UsageError(path + ": no directory given (" + path + " --help)");
+  if (a.verify) return verify_writers_command(o, json, path);
   WritersResult r;
   try {
     ProgressLine bar(stderr, "steps");
     r = run_writers(o, [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); });
   } catch (const std::invalid_argument& e) {
-    throw cli::UsageError(std::string("nvj writers: ") + e.what());
+    throw cli::UsageError(path + ": " + e.what());
   }
   if (json) {
     std::printf("%s\n", to_json_text(r.json()).c_str());
@@ -216,10 +133,56 @@ int writers_command(const std::vector<std::string>& argv) {
     std::printf("  fill        %.1f%% of the filesystem's blocks in use\n", 100.0 * r.fill);
   }
   if (r.failure) {
-    std::fprintf(stderr, "nvj writers: %s\n", r.failure->describe().c_str());
+    std::fprintf(stderr, "%s: %s\n", path.c_str(), r.failure->describe().c_str());
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+void add_workload_commands(cli::CommandLine& program) {
+  program.add("synctest", "the MTA simulator of Morton's ext3 tests, on a directory", declare_synctest);
+  program.add("writers", "the parallel writer of the Tux3 out-of-space tests, on a directory", declare_writers);
+}
+
+cli::CommandRun declare_synctest(CLI::App& app) {
+  auto a = std::make_shared<SynctestArgs>();
+  SynctestOptions& o = a->o;
+  cli::describe(app, kSynctestText);
+  app.add_option("DIR", o.directory, "the directory to work in (created if missing)");
+  cli::add_count(app, "--processes", o.processes, 1u, 10000u, "processes (default 100)");
+  cli::add_count(app, "--per-dir", o.per_directory, 1u, 10000u, "processes per directory (default 1: 100 directories)");
+  cli::add_count(app, "--passes", o.passes, 1u, 1000000u, "files per process (default 100)");
+  cli::add_size(app, "--min-size", o.min_size, 0, 1ull << 30, "smallest file (default 5K)");
+  cli::add_size(app, "--max-size", o.max_size, 1, 1ull << 30, "largest file (default 250K)");
+  cli::add_size(app, "--mean-size", o.mean_size, 1, 1ull << 30, "mean file size (default 30K)");
+  app.add_flag("--fsync-file", o.fsync_file, "fsync each file before closing it");
+  app.add_flag("--fsync-dir", o.fsync_directory, "fsync the directory after the close and after each rename");
+  app.add_flag("--sync-tree", o.sync_tree, "chattr +S the directories (every operation synchronous)");
+  cli::add_count(app, "--unlink-lag", o.unlink_lag, 0u, 1000000u, "unlink the file of N passes before (default 30)");
+  cli::add_count(app, "--seed", o.seed, 0, ~std::uint64_t{0}, "seed of the sizes (default 1)");
+  app.add_flag("--json", a->json, "print the result as one JSON object");
+  return [a, &app] { return synctest_main(*a, cli::command_path(app)); };
+}
+
+cli::CommandRun declare_writers(CLI::App& app) {
+  auto a = std::make_shared<WritersArgs>();
+  WritersOptions& o = a->o;
+  cli::describe(app, kWritersText);
+  app.add_option("DIR", o.directory, "the directory to work in (created if missing)");
+  cli::add_count(app, "--tasks", o.tasks, 1u, 100000u, "tasks (default 1000)");
+  cli::add_count(app, "--chunks", o.chunks, 1u, 100000000u, "chunks per task (default 40)");
+  cli::add_size(app, "--chunk-size", a->chunk_size, 16, 1u << 24, "bytes per chunk (default 1K)");
+  cli::add_count(app, "--dirs", o.directories, 1u, 100000u, "directories the tasks are spread over (default 9)");
+  cli::add_count(app, "--rounds", o.rounds, 1u, 1000000u, "rounds (default 1)");
+  cli::add_choice(app, "--fsync", a->sync, {"none", "each", "end"},
+                  "none (default), each (after every chunk), end (after the last)");
+  app.add_flag("--verify", a->verify,
+               "write nothing: check that the files of a completed run with the same options are all there, every "
+               "chunk of the last round as written (exit 1 listing the first losses)");
+  app.add_flag("--json", a->json, "print the result as one JSON object");
+  return [a, &app] { return writers_main(*a, cli::command_path(app)); };
 }
 
 }  // namespace nvj::workloads

@@ -1,15 +1,17 @@
 // The workload generators' command lines, shared by `nvj synctest|writers`
-// and the static `nvj-workload` program that runs them inside a VM.
-// Each returns the exit status: 0 success, 1 the workload failed (the first
-// error is printed), 2 usage (thrown as cli::UsageError).
+// and the static `nvj-workload` program that runs them inside a VM. Each
+// exits 0 on success, 1 when the workload failed (the first error is
+// printed), 2 on a usage error.
 #pragma once
 
-#include <string>
-#include <vector>
+#include "common/command_line.h"
 
 namespace nvj::workloads {
 
-int synctest_command(const std::vector<std::string>& args);
-int writers_command(const std::vector<std::string>& args);
+// synctest and writers.
+void add_workload_commands(cli::CommandLine& program);
+
+cli::CommandRun declare_synctest(CLI::App& app);
+cli::CommandRun declare_writers(CLI::App& app);
 
 }  // namespace nvj::workloads

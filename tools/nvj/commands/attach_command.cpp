@@ -1,99 +1,79 @@
 // nvj attach / nvj detach.
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "common/args.h"
+#include "common/command_line.h"
 #include "tools/nvj/host/attach.h"
 #include "tools/nvj/commands.h"
 
 namespace nvj::cli {
 namespace {
 
-constexpr const char* kAttachHelp = R"(Usage: nvj attach [OPTION]... SERVER
-
-Attach the exports of a running nvjournal server to block devices on this host
+constexpr const char* kAttachText = R"(Attach the exports of a running nvjournal server to block devices on this host
 and print one line per export: NAME DEVICE.
-
-SERVER is the server's Unix socket (nbdkit -U PATH) or an NBD URI.
-
-  --name NAME      name of this attachment (default: default); nvj detach
-                   --name NAME undoes it
-  --state DIR      keep the attachment's state in DIR
-                   (default: /run/nvjournal/attach/NAME)
-  --export NAME    attach only this export (repeatable; default: all)
-  --method M       auto (default), nbd-client (the kernel's NBD client), or
-                   fuse (nbdfuse and a loop device; auto picks this when the
-                   kernel has no nbd module)
 )";
 
-constexpr const char* kDetachHelp = R"(Usage: nvj detach [--name NAME | --state DIR]
-
-Undo an attachment: release its block devices, unmount its FUSE mounts and
+constexpr const char* kDetachText = R"(Undo an attachment: release its block devices, unmount its FUSE mounts and
 stop its nbdfuse processes. Also undoes a partial attach. Refuses while a
 device is mounted.
 )";
 
 struct Target {
   std::string name = "default";
-  std::filesystem::path state;
-  std::filesystem::path dir() const { return state.empty() ? default_state_dir(name) : state; }
+  std::string state;
+  std::filesystem::path dir() const { return state.empty() ? default_state_dir(name) : std::filesystem::path(state); }
 };
 
-}  // namespace
+void add_target_options(CLI::App& app, Target& t, const char* name_help) {
+  app.add_option("--name", t.name, name_help)->type_name("NAME");
+  app.add_option("--state", t.state, "keep the attachment's state in DIR (default: /run/nvjournal/attach/NAME)")
+      ->type_name("DIR");
+}
 
-int attach_command(const std::vector<std::string>& argv) {
-  Args args("attach", argv);
+struct AttachArgs {
   Target target;
   AttachOptions options;
-  std::string item;
-  while (args.next(item)) {
-    if (item == "--help" || item == "-h") {
-      std::fputs(kAttachHelp, stdout);
-      return 0;
-    } else if (item == "--name") {
-      target.name = args.value(item);
-    } else if (item == "--state") {
-      target.state = args.value(item);
-    } else if (item == "--export") {
-      options.exports.push_back(args.value(item));
-    } else if (item == "--method") {
-      const std::string m = args.value(item);
-      if (m == "auto") options.method = AttachMethod::automatic;
-      else if (m == "nbd-client") options.method = AttachMethod::nbd_client;
-      else if (m == "fuse") options.method = AttachMethod::fuse_loop;
-      else throw UsageError("nvj attach: --method=" + m + ": expected auto, nbd-client or fuse");
-    } else if (item.rfind("-", 0) != 0 && options.server.empty()) {
-      options.server = item;
-    } else {
-      args.unknown(item);
-    }
-  }
+  std::string method = "auto";
+};
+
+int attach_main(AttachArgs& a) {
+  AttachOptions& options = a.options;
+  options.method = a.method == "nbd-client" ? AttachMethod::nbd_client
+                   : a.method == "fuse"     ? AttachMethod::fuse_loop
+                                            : AttachMethod::automatic;
   if (options.server.empty()) throw UsageError("nvj attach: which server? (nvj attach SOCKET-OR-URI)");
-  options.state_dir = target.dir();
+  options.state_dir = a.target.dir();
   for (const auto& e : attach(options)) std::printf("%s %s\n", e.name.c_str(), e.device.c_str());
   return 0;
 }
 
-int detach_command(const std::vector<std::string>& argv) {
-  Args args("detach", argv);
-  Target target;
-  std::string item;
-  while (args.next(item)) {
-    if (item == "--help" || item == "-h") {
-      std::fputs(kDetachHelp, stdout);
-      return 0;
-    } else if (item == "--name") {
-      target.name = args.value(item);
-    } else if (item == "--state") {
-      target.state = args.value(item);
-    } else {
-      args.unknown(item);
-    }
-  }
-  detach(target.dir());
-  return 0;
+}  // namespace
+
+CommandRun declare_attach(CLI::App& app) {
+  auto a = std::make_shared<AttachArgs>();
+  describe(app, kAttachText);
+  app.add_option("SERVER", a->options.server, "the server's Unix socket (nbdkit -U PATH) or an NBD URI");
+  add_target_options(app, a->target, "name of this attachment (default: default); nvj detach --name NAME undoes it");
+  app.add_option("--export", a->options.exports, "attach only this export (repeatable; default: all)")
+      ->type_name("NAME")
+      ->allow_extra_args(false);
+  add_choice(app, "--method", a->method, {"auto", "nbd-client", "fuse"},
+             "auto (default), nbd-client (the kernel's NBD client), or fuse (nbdfuse and a loop device; auto picks "
+             "this when the kernel has no nbd module)");
+  return [a] { return attach_main(*a); };
+}
+
+CommandRun declare_detach(CLI::App& app) {
+  auto t = std::make_shared<Target>();
+  describe(app, kDetachText);
+  add_target_options(app, *t, "the attachment to undo (default: default)");
+  return [t] {
+    detach(t->dir());
+    return 0;
+  };
 }
 
 }  // namespace nvj::cli

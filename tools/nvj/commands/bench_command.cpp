@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "common/args.h"
+#include "common/command_line.h"
 #include "common/clock.h"
 #include "common/json.h"
 #include "common/percentile.h"
@@ -22,24 +22,9 @@
 namespace nvj::cli {
 namespace {
 
-constexpr const char* kBenchHelp = R"(Usage: nvj bench [OPTION]... URI
-
-Measure one export as a client sees it: keep DEPTH requests in flight for
+constexpr const char* kBenchText = R"(Measure one export as a client sees it: keep DEPTH requests in flight for
 SECONDS and print IOPS, bandwidth and the latency distribution (p50, p90,
-p99, p99.9, max). URI is an NBD URI, e.g. nbd+unix:///journal?socket=S.
-
-  --depth N          requests in flight (default 1, up to 256)
-  --block-size SIZE  bytes per request (default 4K)
-  --write-percent P  share of writes, 0 to 100 (default 100)
-  --pattern P        random (default) or sequential
-  --span SIZE        bytes of the export to use, from --offset (default all)
-  --offset SIZE      where the span starts (default 0)
-  --duration SECONDS how long to measure (default 10, up to 3600)
-  --fua              writes with FUA
-  --busy-poll        poll without sleeping: the client's own wake-up from
-                     sleep stays out of the latencies (costs a core)
-  --seed N           seed of the offsets and the mix (default 1)
-  --json             one JSON object instead of text
+p99, p99.9, max).
 )";
 
 struct Options {
@@ -55,16 +40,8 @@ struct Options {
   std::uint64_t seed = 1;
   bool json = false;
   std::string uri;
+  std::string pattern = "random";
 };
-
-std::uint64_t size_option(Args& args, const std::string& item) {
-  const std::string v = args.value(item);
-  try {
-    return parse_size(v);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError("nvj bench: " + item + "=" + v + ": " + e.what());
-  }
-}
 
 class Bench {
  public:
@@ -189,49 +166,8 @@ class Bench {
   std::string error_;
 };
 
-}  // namespace
-
-int bench_command(const std::vector<std::string>& argv) {
-  Args args("bench", argv);
-  Options o;
-  std::string item;
-  while (args.next(item)) {
-    if (item == "--help" || item == "-h") {
-      std::fputs(kBenchHelp, stdout);
-      return 0;
-    } else if (item == "--depth") {
-      o.depth = args.number(item, 1, 256);
-    } else if (item == "--block-size") {
-      o.block = size_option(args, item);
-      if (o.block == 0 || o.block > (32u << 20))
-        throw UsageError("nvj bench: --block-size must be from 1 byte to 32M");
-    } else if (item == "--write-percent") {
-      o.write_percent = args.number(item, 0, 100);
-    } else if (item == "--pattern") {
-      const std::string p = args.value(item);
-      if (p != "random" && p != "sequential")
-        throw UsageError("nvj bench: --pattern=" + p + ": expected random or sequential");
-      o.sequential = p == "sequential";
-    } else if (item == "--span") {
-      o.span = size_option(args, item);
-    } else if (item == "--offset") {
-      o.offset = size_option(args, item);
-    } else if (item == "--duration") {
-      o.seconds = args.number(item, 1, 3600);
-    } else if (item == "--fua") {
-      o.fua = true;
-    } else if (item == "--busy-poll") {
-      o.busy_poll = true;
-    } else if (item == "--seed") {
-      o.seed = args.number(item, 0, ~0ull);
-    } else if (item == "--json") {
-      o.json = true;
-    } else if (item.rfind("-", 0) != 0 && o.uri.empty()) {
-      o.uri = item;
-    } else {
-      args.unknown(item);
-    }
-  }
+int bench_main(Options& o) {
+  o.sequential = o.pattern == "sequential";
   if (o.uri.empty()) throw UsageError("nvj bench: which export? (nvj bench URI)");
   std::unique_ptr<nbd_handle, decltype(&nbd_close)> h(nbd_create(), &nbd_close);
   if (!h || nbd_connect_uri(h.get(), o.uri.c_str()) == -1)
@@ -243,6 +179,28 @@ int bench_command(const std::vector<std::string>& argv) {
   bench.print(o.uri);
   nbd_shutdown(h.get(), 0);
   return 0;
+}
+
+}  // namespace
+
+CommandRun declare_bench(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  describe(app, kBenchText);
+  app.add_option("URI", o->uri, "an NBD URI, e.g. nbd+unix:///journal?socket=S");
+  add_count(app, "--depth", o->depth, 1, 256, "requests in flight (default 1)");
+  add_size(app, "--block-size", o->block, 1, 32u << 20, "bytes per request (default 4K)");
+  add_count(app, "--write-percent", o->write_percent, 0, 100, "share of writes, 0 to 100 (default 100)")
+      ->type_name("P");
+  add_choice(app, "--pattern", o->pattern, {"random", "sequential"}, "random (default) or sequential");
+  add_size(app, "--span", o->span, 0, ~std::uint64_t{0}, "bytes of the export to use, from --offset (default all)");
+  add_size(app, "--offset", o->offset, 0, ~std::uint64_t{0}, "where the span starts (default 0)");
+  add_count(app, "--duration", o->seconds, 1, 3600, "how long to measure (default 10)")->type_name("SECONDS");
+  app.add_flag("--fua", o->fua, "writes with FUA");
+  app.add_flag("--busy-poll", o->busy_poll,
+               "poll without sleeping: the client's own wake-up from sleep stays out of the latencies (costs a core)");
+  add_count(app, "--seed", o->seed, 0, ~std::uint64_t{0}, "seed of the offsets and the mix (default 1)");
+  app.add_flag("--json", o->json, "one JSON object instead of text");
+  return [o] { return bench_main(*o); };
 }
 
 }  // namespace nvj::cli

@@ -9,11 +9,12 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "common/args.h"
+#include "common/command_line.h"
 #include "tools/nvj/commands.h"
 #include "tools/nvj/host/fs_mark.h"
 #include "tools/nvj/testbed/testbed.h"
@@ -25,24 +26,24 @@ namespace nvj::cli {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kDemoHelp = R"(Usage: nvj demo [OPTION]...
-
-The main job, end to end: start nbdkit with the nvjournal plugin (a data disk
+constexpr const char* kDemoText = R"(The main job, end to end: start nbdkit with the nvjournal plugin (a data disk
 and an NVRAM journal device, with ext4 built on them by the server, its
 journal on the journal device), attach both exports to this host, mount the
 filesystem as it is with data=journal, run
 fs_mark, unmount, check both devices with e2fsck, print a summary and take
 everything down again. Needs root.
-
-  --data SIZE      size of the data export (default 1G)
-  --journal SIZE   size of the journal export (default 64M)
-  --data-model M   timing model of the data export (default hdd)
-  --journal-model M  timing model of the journal export (default nvram)
-  --files N        files fs_mark writes per thread (default 250)
-  --threads N      fs_mark threads (default 4)
-  --size BYTES     bytes per file (default 10240)
-  --keep           leave the run folder (server and fs_mark logs) behind
 )";
+
+struct DemoArgs {
+  std::string data_size = "1G";
+  std::string journal_size = "64M";
+  std::string data_model = "hdd";
+  std::string journal_model = "nvram";
+  std::uint64_t files = 250;
+  std::uint64_t threads = 4;
+  std::uint64_t file_size = 10240;
+  bool keep = false;
+};
 
 volatile std::sig_atomic_t g_interrupted = 0;
 
@@ -68,43 +69,13 @@ std::string description_of(const std::vector<ExportInfo>& exports, const std::st
   return name;
 }
 
-}  // namespace
-
-int demo_command(const std::vector<std::string>& argv) {
-  Args args("demo", argv);
-  std::string data_size = "1G";
-  std::string journal_size = "64M";
-  std::string data_model = "hdd";
-  std::string journal_model = "nvram";
-  std::uint64_t files = 250;
-  std::uint64_t threads = 4;
-  std::uint64_t file_size = 10240;
-  bool keep = false;
-  std::string item;
-  while (args.next(item)) {
-    if (item == "--help" || item == "-h") {
-      std::fputs(kDemoHelp, stdout);
-      return 0;
-    } else if (item == "--data") {
-      data_size = args.value(item);
-    } else if (item == "--journal") {
-      journal_size = args.value(item);
-    } else if (item == "--data-model") {
-      data_model = args.value(item);
-    } else if (item == "--journal-model") {
-      journal_model = args.value(item);
-    } else if (item == "--files") {
-      files = args.number(item, 1, 10'000'000);
-    } else if (item == "--threads") {
-      threads = args.number(item, 1, 64);
-    } else if (item == "--size") {
-      file_size = args.number(item, 0, 1ull << 30);
-    } else if (item == "--keep") {
-      keep = true;
-    } else {
-      args.unknown(item);
-    }
-  }
+int demo_main(const DemoArgs& a) {
+  const std::string& data_size = a.data_size;
+  const std::string& journal_size = a.journal_size;
+  const std::string& data_model = a.data_model;
+  const std::string& journal_model = a.journal_model;
+  const std::uint64_t files = a.files, threads = a.threads, file_size = a.file_size;
+  const bool keep = a.keep;
   if (::geteuid() != 0) throw std::runtime_error("nvj demo needs root: it attaches block devices and mounts them");
 
   struct sigaction sa {};
@@ -173,6 +144,23 @@ int demo_command(const std::vector<std::string>& argv) {
   const bool torn_down = teardown.run() && lab_down;
   std::printf("\n  teardown    %s\n", torn_down ? "unmounted, detached, server stopped" : "FAILED (see above)");
   return clean && torn_down ? 0 : 1;
+}
+
+}  // namespace
+
+CommandRun declare_demo(CLI::App& app) {
+  auto a = std::make_shared<DemoArgs>();
+  describe(app, kDemoText);
+  app.add_option("--data", a->data_size, "size of the data export (default 1G)")->type_name("SIZE");
+  app.add_option("--journal", a->journal_size, "size of the journal export (default 64M)")->type_name("SIZE");
+  app.add_option("--data-model", a->data_model, "timing model of the data export (default hdd)")->type_name("MODEL");
+  app.add_option("--journal-model", a->journal_model, "timing model of the journal export (default nvram)")
+      ->type_name("MODEL");
+  add_count(app, "--files", a->files, 1, 10'000'000, "files fs_mark writes per thread (default 250)");
+  add_count(app, "--threads", a->threads, 1, 64, "fs_mark threads (default 4)");
+  add_count(app, "--size", a->file_size, 0, 1ull << 30, "bytes per file (default 10240)")->type_name("BYTES");
+  app.add_flag("--keep", a->keep, "leave the run folder (server and fs_mark logs) behind");
+  return [a] { return demo_main(*a); };
 }
 
 }  // namespace nvj::cli

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <ctime>
 #include <optional>
 #include <string>
@@ -17,7 +18,7 @@
 #include "fscore/ext4/journal_replay.h"
 #include "fscore/jbd2/journal_recovery.h"
 #include "fscore/uuid.h"
-#include "common/args.h"
+#include "common/command_line.h"
 #include "common/json.h"
 #include "tools/nvj/commands.h"
 #include "tools/nvj/client/control_client.h"
@@ -26,23 +27,33 @@
 namespace nvj::cli {
 namespace {
 
-constexpr const char* kJournalHelp = R"(Usage: nvj journal inspect IMAGE [--journal JOURNAL_IMAGE] [--json]
-       nvj journal replay IMAGE [--journal JOURNAL_IMAGE] [--time SECONDS]
-       nvj journal top CONTROL [--interval SECONDS] [--once]
-
-inspect  the journal superblock and the transactions recovery would find in
-         the log, each with its blocks, revokes, checksums and commit time
-         (IMAGE: a filesystem with an internal journal, a filesystem with
-         --journal its external journal device, or a journal device alone).
-replay   apply the committed transactions to IMAGE exactly as
-         e2fsck -E journal_only -y does (revokes, escapes, checksums, a log
-         that wraps) and mark the journal clean: the images come out byte for
-         byte as e2fsck leaves them. s_wtime is set to --time SECONDS (default:
-         E2FSCK_TIME if set, else now). Do not replay a mounted filesystem.
-top      a running server's live journal (GET /journal): transactions, commit
-         latency, fill, the data disk's traffic by class, the latest
-         transactions; redrawn every --interval seconds (default 1).
+constexpr const char* kJournalText = R"(The jbd2 journal offline (inspect, replay: IMAGE is a filesystem with an
+internal journal, a filesystem with --journal its external journal device, or
+a journal device alone) or live (top: a running server's).
 )";
+
+constexpr const char* kInspectText = R"(The journal superblock and the transactions recovery would find in the log,
+each with its blocks, revokes, checksums and commit time.
+)";
+
+constexpr const char* kReplayText = R"(Apply the committed transactions to IMAGE exactly as e2fsck -E journal_only -y
+does (revokes, escapes, checksums, a log that wraps) and mark the journal
+clean: the images come out byte for byte as e2fsck leaves them. Do not replay
+a mounted filesystem.
+)";
+
+constexpr const char* kTopText = R"(A running server's live journal (GET /journal): transactions, commit latency,
+fill, the data disk's traffic by class, the latest transactions; redrawn
+every --interval seconds.
+)";
+
+struct JournalArgs {
+  std::string operand, journal;
+  bool json = false, once = false;
+  std::uint32_t now = 0;
+  bool now_given = false;
+  std::uint64_t interval = 1;
+};
 
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop = true; }
@@ -234,46 +245,40 @@ int top(const std::string& socket, std::uint64_t interval, bool once) {
 
 }  // namespace
 
-int journal_command(const std::vector<std::string>& argv) {
-  if (argv.empty() || argv[0] == "--help" || argv[0] == "-h") {
-    std::fputs(kJournalHelp, argv.empty() ? stderr : stdout);
-    return argv.empty() ? 2 : 0;
+CommandRun declare_journal(CLI::App& app) {
+  auto a = std::make_shared<JournalArgs>();
+  describe(app, kJournalText);
+  app.require_subcommand(1);
+  const auto optional = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::string>(s); };
+  CLI::App* inspect_app = app.add_subcommand("inspect", "the log's transactions as recovery would find them");
+  CLI::App* replay_app = app.add_subcommand("replay", "apply the log to the image as e2fsck does");
+  CLI::App* top_app = app.add_subcommand("top", "a running server's live journal");
+  for (CLI::App* sub : {inspect_app, replay_app}) {
+    sub->allow_extras();
+    sub->add_option("IMAGE", a->operand, "the filesystem image, or a journal device alone");
+    sub->add_option("--journal", a->journal, "the external journal device of IMAGE")->type_name("IMAGE");
   }
-  const std::string sub = argv[0];
-  if (sub != "inspect" && sub != "replay" && sub != "top")
-    throw UsageError("nvj journal: unknown subcommand '" + sub + "' (inspect, replay or top)");
-  Args args("journal " + sub, std::vector<std::string>(argv.begin() + 1, argv.end()));
-  std::string operand;
-  std::optional<std::string> journal;
-  bool json = false, once = false;
-  std::optional<std::uint32_t> now;
-  std::uint64_t interval = 1;
-  std::string item;
-  while (args.next(item)) {
-    if (item == "--help" || item == "-h") {
-      std::fputs(kJournalHelp, stdout);
-      return 0;
-    } else if (item == "--journal" && sub != "top") {
-      journal = args.value(item);
-    } else if (item == "--json" && sub == "inspect") {
-      json = true;
-    } else if (item == "--time" && sub == "replay") {
-      now = static_cast<std::uint32_t>(args.number(item, 0, 0xFFFFFFFFu));
-    } else if (item == "--interval" && sub == "top") {
-      interval = args.number(item, 1, 3600);
-    } else if (item == "--once" && sub == "top") {
-      once = true;
-    } else if (item.rfind("-", 0) != 0 && operand.empty()) {
-      operand = item;
-    } else {
-      args.unknown(item);
-    }
-  }
-  if (operand.empty())
-    throw UsageError("nvj journal " + sub + ": " + (sub == "top" ? "which server? (its CONTROL socket)" : "which IMAGE?"));
-  if (sub == "inspect") return inspect(operand, journal, json);
-  if (sub == "replay") return replay(operand, journal, now.value_or(default_now()));
-  return top(operand, interval, once);
+  describe(*inspect_app, kInspectText);
+  inspect_app->add_flag("--json", a->json, "one JSON object");
+  describe(*replay_app, kReplayText);
+  add_count(*replay_app, "--time", a->now, 0u, 0xFFFFFFFFu,
+            "s_wtime to write, in seconds since 1970 (default: E2FSCK_TIME if set, else now)")
+      ->type_name("SECONDS")
+      ->each([a](const std::string&) { a->now_given = true; });
+  top_app->allow_extras();
+  describe(*top_app, kTopText);
+  top_app->add_option("CONTROL", a->operand, "the socket the server was given with control=PATH");
+  add_count(*top_app, "--interval", a->interval, 1, 3600, "seconds between redraws (default 1)")->type_name("SECONDS");
+  top_app->add_flag("--once", a->once, "print once and exit");
+  return [a, inspect_app, replay_app, optional] {
+    if (a->operand.empty())
+      throw UsageError(std::string("nvj journal ") + (inspect_app->parsed() ? "inspect: which IMAGE?"
+                                                      : replay_app->parsed() ? "replay: which IMAGE?"
+                                                                             : "top: which server? (its CONTROL socket)"));
+    if (inspect_app->parsed()) return inspect(a->operand, optional(a->journal), a->json);
+    if (replay_app->parsed()) return replay(a->operand, optional(a->journal), a->now_given ? a->now : default_now());
+    return top(a->operand, a->interval, a->once);
+  };
 }
 
 }  // namespace nvj::cli

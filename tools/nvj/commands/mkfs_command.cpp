@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,35 +17,23 @@
 #include "common/size.h"
 #include "server/lab/store_image.h"
 #include "server/store/file_store.h"
-#include "common/args.h"
+#include "common/command_line.h"
 #include "tools/nvj/commands.h"
 
 namespace nvj::cli {
 namespace {
 
-constexpr const char* kMkfsHelp = R"(Usage: nvj mkfs IMAGE [--size SIZE] [OPTION]...
-
-Build an ext4 filesystem in the file IMAGE, created sparse if it does not
+constexpr const char* kMkfsText = R"(Build an ext4 filesystem in the file IMAGE, created sparse if it does not
 exist: only metadata and file data are written. The features are those of
 mke2fs -t ext4 without resize_inode (extents, flex_bg, 64bit, metadata_csum,
 huge_file, dir_nlink, extra_isize, ...); an unmodified kernel mounts it.
-
-  --size SIZE            the image's size (default: the existing file's);
-                         8M to 16T, e.g. 1G
-  --block-size N         1024, 2048 or 4096 (default: 1024 below 512 MiB, else 4096)
-  --journal internal[:SIZE]
-                         a journal inside the filesystem, inode 8 (default;
-                         SIZE defaults to what mke2fs would choose)
-  --journal external:JOURNAL_IMAGE[:SIZE]
-                         a journal device in its own file (SIZE default 64M),
-                         linked both ways by uuid; mount with
-                         -o journal_path=DEVICE and check with e2fsck -j
-  --journal none         no journal
-  --populate DIR         copy DIR's tree into the filesystem, like mke2fs -d
-  --label LABEL          volume label, at most 16 bytes
-  --uuid UUID            the filesystem's uuid (default: random)
-  --force                overwrite an image that already holds data
 )";
+
+struct MkfsArgs {
+  std::string image, size, journal, populate, label, uuid;
+  std::uint32_t block_size = 0;
+  bool force = false;
+};
 
 struct JournalOption {
   JournalPlacement placement = JournalPlacement::internal;
@@ -122,44 +111,25 @@ bool file_holds_data(const std::string& path) {
   return data >= 0 || error != ENXIO;
 }
 
-}  // namespace
-
-int mkfs_command(const std::vector<std::string>& argv) {
-  Args args("mkfs", argv);
+int mkfs_main(const MkfsArgs& a) {
   FilesystemSpec spec;
   std::optional<std::uint64_t> size;
-  JournalOption journal;
-  std::string image;
-  std::string item;
-  while (args.next(item)) {
-    if (item == "--help" || item == "-h") {
-      std::fputs(kMkfsHelp, stdout);
-      return 0;
-    } else if (item == "--size") {
-      size = size_of(item, args.value(item));
-    } else if (item == "--block-size") {
-      spec.block_size = static_cast<std::uint32_t>(args.number(item, 1024, 4096));
-      if (spec.block_size != 1024 && spec.block_size != 2048 && spec.block_size != 4096)
-        throw UsageError("nvj mkfs: --block-size " + std::to_string(spec.block_size) + ": 1024, 2048 or 4096");
-    } else if (item == "--journal") {
-      journal = parse_journal(args.value(item));
-    } else if (item == "--populate") {
-      spec.populate = args.value(item);
-    } else if (item == "--label") {
-      spec.label = args.value(item);
-      if (spec.label.size() > 16) throw UsageError("nvj mkfs: --label '" + spec.label + "' is longer than 16 bytes");
-    } else if (item == "--uuid") {
-      const std::string text = args.value(item);
-      spec.uuid = fscore::parse_uuid(text);
-      if (!spec.uuid) throw UsageError("nvj mkfs: --uuid " + text + ": not a uuid (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)");
-    } else if (item == "--force") {
-      spec.force = true;
-    } else if (item.rfind("-", 0) != 0 && image.empty()) {
-      image = item;
-    } else {
-      args.unknown(item);
-    }
+  if (!a.size.empty()) size = size_of("--size", a.size);
+  if (a.block_size != 0) {
+    if (a.block_size != 1024 && a.block_size != 2048 && a.block_size != 4096)
+      throw UsageError("nvj mkfs: --block-size " + std::to_string(a.block_size) + ": 1024, 2048 or 4096");
+    spec.block_size = a.block_size;
   }
+  const JournalOption journal = a.journal.empty() ? JournalOption{} : parse_journal(a.journal);
+  if (!a.populate.empty()) spec.populate = a.populate;
+  if (a.label.size() > 16) throw UsageError("nvj mkfs: --label '" + a.label + "' is longer than 16 bytes");
+  spec.label = a.label;
+  if (!a.uuid.empty()) {
+    spec.uuid = fscore::parse_uuid(a.uuid);
+    if (!spec.uuid) throw UsageError("nvj mkfs: --uuid " + a.uuid + ": not a uuid (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)");
+  }
+  spec.force = a.force;
+  const std::string& image = a.image;
   if (image.empty()) throw UsageError("nvj mkfs: which image? (nvj mkfs IMAGE --size SIZE)");
   if (!size && ::access(image.c_str(), F_OK) != 0)
     throw UsageError("nvj mkfs: " + image + " does not exist: give its size with --size");
@@ -200,6 +170,28 @@ int mkfs_command(const std::vector<std::string>& argv) {
                    static_cast<unsigned long long>(c.xattrs_not_copied));
   }
   return 0;
+}
+
+}  // namespace
+
+CommandRun declare_mkfs(CLI::App& app) {
+  auto a = std::make_shared<MkfsArgs>();
+  describe(app, kMkfsText);
+  app.add_option("IMAGE", a->image, "the image file, created sparse if it does not exist");
+  app.add_option("--size", a->size, "the image's size (default: the existing file's); 8M to 16T, e.g. 1G")
+      ->type_name("SIZE");
+  add_count(app, "--block-size", a->block_size, 1024u, 4096u,
+            "1024, 2048 or 4096 (default: 1024 below 512 MiB, else 4096)");
+  app.add_option("--journal", a->journal,
+                 "internal[:SIZE]: a journal inside the filesystem, inode 8 (default; SIZE defaults to what mke2fs "
+                 "would choose); external:JOURNAL_IMAGE[:SIZE]: a journal device in its own file (SIZE default 64M), "
+                 "linked both ways by uuid (mount with -o journal_path=DEVICE, check with e2fsck -j); none: no journal")
+      ->type_name("PLACEMENT");
+  app.add_option("--populate", a->populate, "copy DIR's tree into the filesystem, like mke2fs -d")->type_name("DIR");
+  app.add_option("--label", a->label, "volume label, at most 16 bytes")->type_name("LABEL");
+  app.add_option("--uuid", a->uuid, "the filesystem's uuid (default: random)")->type_name("UUID");
+  app.add_flag("--force", a->force, "overwrite an image that already holds data");
+  return [a] { return mkfs_main(*a); };
 }
 
 }  // namespace nvj::cli

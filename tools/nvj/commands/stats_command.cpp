@@ -5,66 +5,39 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "common/args.h"
+#include "common/command_line.h"
 #include "tools/nvj/commands.h"
 #include "tools/nvj/client/control_client.h"
 
 namespace nvj::cli {
 namespace {
 
-constexpr const char* kStatsHelp = R"(Usage: nvj stats [--watch] [--interval SECONDS] [--json | --metrics] CONTROL
-
-Show the statistics of a running server: per export and operation, counts,
+constexpr const char* kStatsText = R"(Show the statistics of a running server: per export and operation, counts,
 bytes and latency percentiles; per device, its model and where its time went
 (queueing, seeks, rotation, transfer, destaging), seeks and cache hits.
-CONTROL is the socket the server was given with control=PATH.
-
-  --watch            redraw every interval until interrupted
-  --interval SECONDS between redraws (default 1, 1 to 3600)
-  --json             the raw JSON (GET /stats)
-  --metrics          the Prometheus text (GET /metrics)
-  --reset            reset the statistics first
 )";
+
+struct StatsArgs {
+  bool watch = false, reset = false, json = false, metrics = false;
+  std::uint64_t interval = 1;
+  std::string socket;
+};
 
 volatile std::sig_atomic_t g_stop = 0;
 void on_signal(int) { g_stop = 1; }
 
-}  // namespace
-
-int stats_command(const std::vector<std::string>& argv) {
-  Args args("stats", argv);
-  bool watch = false;
-  bool reset = false;
-  std::uint64_t interval = 1;
-  std::string target = "/stats?format=text";
-  std::string socket;
-  std::string item;
-  while (args.next(item)) {
-    if (item == "--help" || item == "-h") {
-      std::fputs(kStatsHelp, stdout);
-      return 0;
-    } else if (item == "--watch") {
-      watch = true;
-    } else if (item == "--interval") {
-      interval = args.number(item, 1, 3600);
-    } else if (item == "--json") {
-      target = "/stats";
-    } else if (item == "--metrics") {
-      target = "/metrics";
-    } else if (item == "--reset") {
-      reset = true;
-    } else if (item.rfind("-", 0) != 0 && socket.empty()) {
-      socket = item;
-    } else {
-      args.unknown(item);
-    }
-  }
+int stats_main(const StatsArgs& a) {
+  const bool watch = a.watch;
+  const std::uint64_t interval = a.interval;
+  const std::string& socket = a.socket;
+  const std::string target = a.json ? "/stats" : a.metrics ? "/metrics" : "/stats?format=text";
   if (socket.empty()) throw UsageError("nvj stats: which server? (nvj stats CONTROL-SOCKET)");
-  if (reset) {
+  if (a.reset) {
     control_call(socket, "POST", "/reset-stats");
   }
   struct sigaction sa {};
@@ -80,6 +53,20 @@ int stats_command(const std::vector<std::string>& argv) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
   } while (watch && !g_stop);
   return 0;
+}
+
+}  // namespace
+
+CommandRun declare_stats(CLI::App& app) {
+  auto a = std::make_shared<StatsArgs>();
+  describe(app, kStatsText);
+  app.add_option("CONTROL", a->socket, "the socket the server was given with control=PATH");
+  app.add_flag("--watch", a->watch, "redraw every interval until interrupted");
+  add_count(app, "--interval", a->interval, 1, 3600, "seconds between redraws (default 1)")->type_name("SECONDS");
+  auto* json = app.add_flag("--json", a->json, "the raw JSON (GET /stats)");
+  app.add_flag("--metrics", a->metrics, "the Prometheus text (GET /metrics)")->excludes(json);
+  app.add_flag("--reset", a->reset, "reset the statistics first");
+  return [a] { return stats_main(*a); };
 }
 
 }  // namespace nvj::cli

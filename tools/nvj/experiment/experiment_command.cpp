@@ -1,13 +1,17 @@
-// nvj experiment NAME [--quick] [--out DIR] [--keep]
+// nvj experiment NAME [--quick] [--out DIR] [--passes N]: the classic experiments.
 #include <signal.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
-#include "common/args.h"
+#include "common/command_line.h"
 #include "tools/nvj/commands.h"
 #include "tools/nvj/experiment/experiment.h"
 #include "tools/workloads/task_group.h"
@@ -22,64 +26,43 @@ void on_signal(int) {
   workloads::stop_tasks();  // a synctest or writers run in progress ends now
 }
 
-constexpr const char* kHelp = R"(Usage: nvj experiment NAME [OPTION]...
-
-A classic experiment end to end on this host: servers with the devices it
+constexpr const char* kText = R"(A classic experiment end to end on this host: servers with the devices it
 compares, their exports attached and the filesystem mounted, the seed's
 workload, and what the devices saw. Writes results.json, table.md and plots
 (PNG and SVG) into the output folder and prints the table. Needs root.
-
-Experiments:
-  morton2001   synctest (an MTA) over processes per directory, full data
-               journalling, journal internal on a disk vs external on NVRAM
-               vs external on a disk vs a smaller internal one (Morton 2001)
-  wheeler2007  fs_mark, 10240-byte files in one directory, threads 1..40,
-               journal on NVRAM, SSD and disk models, max_batch_time
-               default and 0: files/s and the transactions behind them
-               (Wheeler 2007)
-  enospc2015   small volumes filled by dd, by untarring a tree again and
-               again, and by 1000 parallel writers: time to fail, fill
-               reached, acknowledged writes checked (Phillips 2015)
-
-  --quick      the short version (a few minutes)
-  --out DIR    output folder (default ./nvj-NAME); results.json and
-               table.md are rewritten after every run, so a run stopped
-               half-way keeps what it measured
-  --passes N   morton2001: files per process (default 100, quick 15)
 )";
 
-}  // namespace
+struct Experiment {
+  const char* name;
+  const char* summary;
+  const char* text;
+  int (*run)(const ExperimentOptions&);
+};
 
-int experiment_command(const std::vector<std::string>& argv) {
-  Args args("experiment", argv);
+constexpr Experiment kExperiments[] = {
+    {"morton2001", "synctest over processes per directory, journal placement (Morton 2001)",
+     "synctest (an MTA) over processes per directory, full data journalling, journal internal on a disk vs external\n"
+     "on NVRAM vs external on a disk vs a smaller internal one (Morton 2001).\n",
+     morton2001},
+    {"wheeler2007", "fs_mark threads 1..40, journal latency and batching (Wheeler 2007)",
+     "fs_mark, 10240-byte files in one directory, threads 1..40, journal on NVRAM, SSD and disk models,\n"
+     "max_batch_time default and 0: files/s and the transactions behind them (Wheeler 2007).\n",
+     wheeler2007},
+    {"enospc2015", "small volumes filled three ways: time to fail, fill, writes kept (Phillips 2015)",
+     "Small volumes filled by dd, by untarring a tree again and again, and by 1000 parallel writers: time to fail,\n"
+     "fill reached, acknowledged writes checked (Phillips 2015).\n",
+     enospc2015},
+};
+
+struct ExperimentArgs {
   ExperimentOptions o;
-  std::string name;
-  std::string item;
-  while (args.next(item)) {
-    if (item == "--help" || item == "-h") {
-      std::fputs(kHelp, stdout);
-      return 0;
-    } else if (item == "--quick") {
-      o.quick = true;
-    } else if (item == "--passes") {
-      o.passes = static_cast<std::uint32_t>(args.number(item, 1, 100000));
-    } else if (item == "--out") {
-      o.out = args.value(item);
-    } else if (item.rfind('-', 0) != 0 && name.empty()) {
-      name = item;
-    } else {
-      args.unknown(item);
-    }
-  }
-  if (name.empty()) throw UsageError("nvj experiment: which one? (nvj experiment --help lists them)");
-  int (*const experiment)(const ExperimentOptions&) = name == "morton2001"    ? morton2001
-                                                       : name == "wheeler2007" ? wheeler2007
-                                                       : name == "enospc2015"  ? enospc2015
-                                                                               : nullptr;
-  if (experiment == nullptr)
-    throw UsageError("nvj experiment: unknown experiment '" + name + "' (nvj experiment --help lists them)");
-  if (o.passes != 0 && name != "morton2001") throw UsageError("nvj experiment: --passes is morton2001's");
-  if (o.out.empty()) o.out = "nvj-" + name;
+  std::string out;
+  std::string unknown;  // a word that names no experiment
+};
+
+int experiment_main(ExperimentArgs& a, const Experiment& e) {
+  ExperimentOptions& o = a.o;
+  o.out = a.out.empty() ? "nvj-" + std::string(e.name) : a.out;
   if (fs::exists(o.out) && !fs::is_directory(o.out))
     throw std::runtime_error("--out " + o.out.string() + " exists and is not a folder");
   if (::geteuid() != 0) throw std::runtime_error("nvj experiment needs root: it attaches block devices and mounts them");
@@ -99,7 +82,36 @@ int experiment_command(const std::vector<std::string>& argv) {
       fs::remove_all(dir, ignored);
     }
   } remove{o.run_dir};
-  return experiment(o);
+  return e.run(o);
+}
+
+}  // namespace
+
+CommandRun declare_experiment(CLI::App& app) {
+  auto a = std::make_shared<ExperimentArgs>();
+  describe(app, kText);
+  // Words that name no experiment land here, to be named as such.
+  app.add_option("NAME", a->unknown, "the experiment (one of the commands below)");
+  std::vector<std::pair<CLI::App*, const Experiment*>> subs;
+  for (const Experiment& e : kExperiments) {
+    CLI::App* sub = app.add_subcommand(e.name, e.summary);
+    sub->allow_extras();
+    describe(*sub, std::string(e.text) + "Writes results.json, table.md and plots into the output folder. Needs root.\n");
+    sub->add_flag("--quick", a->o.quick, "the short version (a few minutes)");
+    sub->add_option("--out", a->out,
+                    "output folder (default ./nvj-NAME); results.json and table.md are rewritten after every run, so "
+                    "a run stopped half-way keeps what it measured")
+        ->type_name("DIR");
+    if (e.run == morton2001) add_count(*sub, "--passes", a->o.passes, 1u, 100000u, "files per process (default 100, quick 15)");
+    subs.emplace_back(sub, &e);
+  }
+  return [a, subs] {
+    for (const auto& [sub, e] : subs)
+      if (sub->parsed()) return experiment_main(*a, *e);
+    if (!a->unknown.empty())
+      throw UsageError("nvj experiment: unknown experiment '" + a->unknown + "' (nvj experiment --help lists them)");
+    throw UsageError("nvj experiment: which one? (nvj experiment --help lists them)");
+  };
 }
 
 }  // namespace nvj::cli

@@ -2,18 +2,20 @@
 // disks, run a command in the guest on the mounted ext4, and return its
 // output and exit status; with --crash, cut the power after it and check
 // what a second boot finds.
+#include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "common/args.h"
+#include "common/command_line.h"
 #include "tools/nvj/commands.h"
 #include "tools/nvj/vm/vm_session.h"
 
 namespace nvj::cli {
 namespace {
 
-constexpr const char* kVmHelp = R"(Usage: nvj vm [OPTION]... [PARAM=VALUE]... -- COMMAND [ARG]... [--then CHECK [ARG]...]
+constexpr const char* kVmText = R"(In full: nvj vm [OPTION]... [PARAM=VALUE]... -- COMMAND [ARG]... [--then CHECK [ARG]...]
 
 Boot a kernel under QEMU (software emulation) with the server's exports as
 virtio disks, mount the ext4 on them at /mnt (its journal on /dev/vdb when
@@ -27,79 +29,26 @@ exit status is CHECK's. With --crash, the power is cut as soon as COMMAND
 has exited (POST /crash: what the devices had not made durable is lost)
 and QEMU killed, without an unmount; the second boot's mount replays the
 journal.
-
-  --crash            cut the power after COMMAND (then CHECK, default true)
-  --policy POLICY    what the cut loses: all (default), random, reorder
-  --seed N           seed of random and reorder
-  --socket SERVER    use a running server (socket or NBD URI), start none
-  --control PATH     that server's control socket (needed by --crash)
-  --kernel PATH      the kernel (default: linux-image-amd64's, installed if missing)
-  --modules DIR      its modules (default: /lib/modules/VERSION)
-  --memory SIZE      guest memory (default 512M)
-  --cpus N           guest processors (default 1)
-  --timeout SECONDS  per boot (default 300)
-  --mount-options O  extra mount options (data=journal, ...)
-  --console          print the whole console, kernel messages and all
-  --verbose, -v      say what happens, with timings
-  --keep             keep the run folder (consoles, server log)
 )";
 
-bool valid_policy(const std::string& p) { return p == "all" || p == "random" || p == "reorder"; }
-
-}  // namespace
-
-int vm_command(const std::vector<std::string>& argv) {
-  // Everything after the first "--" is the guest's.
-  std::vector<std::string> options(argv.begin(), argv.end()), guest;
-  for (std::size_t i = 0; i < argv.size(); ++i) {
-    if (argv[i] == "--") {
-      options.assign(argv.begin(), argv.begin() + static_cast<std::ptrdiff_t>(i));
-      guest.assign(argv.begin() + static_cast<std::ptrdiff_t>(i) + 1, argv.end());
-      break;
-    }
-  }
-  Args args("vm", options);
+struct VmArgs {
   VmOptions o;
-  std::string item;
-  while (args.next(item)) {
-    if (item == "--help" || item == "-h") {
-      std::fputs(kVmHelp, stdout);
-      return 0;
-    } else if (item == "--crash") {
-      o.crash = true;
-    } else if (item == "--policy") {
-      o.policy = args.value(item);
-      if (!valid_policy(o.policy)) throw UsageError("nvj vm: --policy=" + o.policy + ": expected all, random or reorder");
-    } else if (item == "--seed") {
-      o.seed = std::to_string(args.number(item, 0, ~std::uint64_t{0}));
-    } else if (item == "--socket") {
-      o.server = args.value(item);
-    } else if (item == "--control") {
-      o.control = args.value(item);
-    } else if (item == "--kernel") {
-      o.kernel = args.value(item);
-    } else if (item == "--modules") {
-      o.modules = args.value(item);
-    } else if (item == "--memory") {
-      o.memory = args.bytes(item, 64ull << 20, 64ull << 30);
-    } else if (item == "--cpus") {
-      o.cpus = static_cast<unsigned>(args.number(item, 1, 64));
-    } else if (item == "--timeout") {
-      o.timeout = std::chrono::seconds(args.number(item, 1, 7 * 86400));
-    } else if (item == "--mount-options") {
-      o.mount_options = args.value(item);
-    } else if (item == "--console") {
-      o.console = true;
-    } else if (item == "--verbose" || item == "-v") {
-      o.verbose = true;
-    } else if (item == "--keep") {
-      o.keep = true;
-    } else if (item.rfind('-', 0) != 0 && item.find('=') != std::string::npos && item.find('=') > 0) {
-      o.parameters.push_back(item);
-    } else {
-      args.unknown(item);
-    }
-  }
+  std::uint64_t memory = 512ull << 20, seed = 0, timeout = 300;
+  std::uint32_t cpus = 1;
+  bool seed_given = false;
+  std::vector<std::string> guest;  // after "--"
+};
+
+int vm_main(VmArgs& a) {
+  VmOptions& o = a.o;
+  o.memory = a.memory;
+  o.cpus = a.cpus;
+  o.timeout = std::chrono::seconds(a.timeout);
+  if (a.seed_given) o.seed = std::to_string(a.seed);
+  for (const std::string& p : o.parameters)
+    if (p.find('=') == std::string::npos || p.front() == '=')
+      throw UsageError("nvj vm: unexpected argument '" + p + "' (PARAM=VALUE, or the guest's command after --)");
+  std::vector<std::string> guest = a.guest;
   for (std::size_t i = 0; i < guest.size(); ++i) {
     if (guest[i] == "--then") {
       o.check.assign(guest.begin() + static_cast<std::ptrdiff_t>(i) + 1, guest.end());
@@ -119,6 +68,33 @@ int vm_command(const std::vector<std::string>& argv) {
   if (!o.crash && (!o.policy.empty() || !o.seed.empty()))
     throw UsageError("nvj vm: --policy and --seed describe the power cut: they go with --crash");
   return run_vm(o);
+}
+
+}  // namespace
+
+CommandRun declare_vm(CLI::App& app) {
+  auto a = std::make_shared<VmArgs>();
+  VmOptions& o = a->o;
+  describe(app, kVmText);
+  app.add_option("PARAM=VALUE", o.parameters, "the plugin's parameters, for the server nvj vm starts");
+  take_words_after_dashes(app, a->guest);
+  app.add_flag("--crash", o.crash, "cut the power after COMMAND (then CHECK, default true)");
+  add_choice(app, "--policy", o.policy, {"all", "random", "reorder"}, "what the cut loses: all (default), random, reorder");
+  add_count(app, "--seed", a->seed, 0, ~std::uint64_t{0}, "seed of random and reorder")
+      ->each([a](const std::string&) { a->seed_given = true; });
+  app.add_option("--socket", o.server, "use a running server (socket or NBD URI), start none")->type_name("SERVER");
+  app.add_option("--control", o.control, "that server's control socket (needed by --crash)")->type_name("CONTROL");
+  app.add_option("--kernel", o.kernel, "the kernel (default: linux-image-amd64's, installed if missing)")
+      ->type_name("PATH");
+  app.add_option("--modules", o.modules, "its modules (default: /lib/modules/VERSION)")->type_name("DIR");
+  add_size(app, "--memory", a->memory, 64ull << 20, 64ull << 30, "guest memory (default 512M)");
+  add_count(app, "--cpus", a->cpus, 1u, 64u, "guest processors (default 1)");
+  add_count(app, "--timeout", a->timeout, 1, 7 * 86400, "per boot (default 300)")->type_name("SECONDS");
+  app.add_option("--mount-options", o.mount_options, "extra mount options (data=journal, ...)")->type_name("OPTIONS");
+  app.add_flag("--console", o.console, "print the whole console, kernel messages and all");
+  app.add_flag("-v,--verbose", o.verbose, "say what happens, with timings");
+  app.add_flag("--keep", o.keep, "keep the run folder (consoles, server log)");
+  return [a] { return vm_main(*a); };
 }
 
 }  // namespace nvj::cli

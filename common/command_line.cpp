@@ -1,0 +1,354 @@
+#include "common/command_line.h"
+
+#include <charconv>
+#include <cstdio>
+#include <exception>
+#include <sstream>
+#include <utility>
+
+#include "common/command_completion.h"
+#include "common/size.h"
+
+namespace nvj::cli {
+namespace {
+
+// Help as nvj has always printed it: the usage line, the command's text,
+// then its operands, options and commands with their value names only (the
+// defaults are in the descriptions).
+class HelpFormatter : public CLI::Formatter {
+ public:
+  HelpFormatter() {
+    column_width(kColumn);
+    label("SUBCOMMAND", "COMMAND");
+    label("SUBCOMMANDS", "COMMANDS");
+    label("Positionals", "Operands");
+  }
+  std::string make_help(const CLI::App* app, std::string, CLI::AppFormatMode mode) const override {
+    if (mode == CLI::AppFormatMode::Sub) return make_expanded(app);
+    std::string text = app->get_footer();
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    std::string out = make_usage(app, command_path(*app));
+    if (!text.empty()) out += "\n" + text + "\n";
+    return out + make_positionals(app) + make_groups(app, mode) + make_subcommands(app, mode);
+  }
+  // Operands show their name only; options their value's name.
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    return opt->get_type_size() == 0 || opt->get_positional() ? std::string() : " " + opt->get_type_name();
+  }
+  std::string make_option_desc(const CLI::Option* opt) const override { return wrapped(opt->get_description()); }
+  std::string make_subcommand(const CLI::App* sub) const override {
+    std::stringstream out;
+    CLI::detail::format_help(out, sub->get_name(), wrapped(sub->get_description()), kColumn);
+    return out.str();
+  }
+
+ private:
+  static constexpr std::size_t kColumn = 24;
+  // Words filled to 79 columns; format_help indents the lines after the first.
+  static std::string wrapped(const std::string& text) {
+    std::string out, line;
+    std::istringstream words(text);
+    for (std::string w; words >> w;) {
+      if (!line.empty() && kColumn + line.size() + 1 + w.size() > 79) {
+        out += line + "\n";
+        line.clear();
+      }
+      line += (line.empty() ? "" : " ") + w;
+    }
+    return out + line;
+  }
+};
+
+std::string join_or(const std::vector<std::string>& words) {
+  std::string s;
+  for (std::size_t i = 0; i < words.size(); ++i) s += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
+  return s;
+}
+
+// The deepest command the parse selected: `nvj journal inspect`'s inspect.
+CLI::App* selected(CLI::App* app) {
+  for (;;) {
+    const auto subs = app->get_subcommands();
+    if (subs.empty()) return app;
+    app = subs.front();
+  }
+}
+
+// Words the parser left over (every command allows them, to name them as
+// nvj does): unknown options and operands beyond the command's.
+void refuse_leftovers(const CLI::App& command) {
+  const std::vector<std::string> rest = command.remaining();
+  if (rest.empty()) return;
+  const std::string& word = rest.front();
+  const std::string path = command_path(command);
+  if (word.rfind('-', 0) == 0 && word.size() > 1)
+    throw UsageError(path + ": unknown option '" + word + "' (" + path + " --help)");
+  throw UsageError(path + ": unexpected argument '" + word + "' (" + path + " --help)");
+}
+
+// The commands whose words after "--" are their own (take_words_after_dashes).
+std::map<const CLI::App*, std::vector<std::string>*>& tails() {
+  static std::map<const CLI::App*, std::vector<std::string>*> m;
+  return m;
+}
+
+template <class T>
+CLI::Option* add_count_of(CLI::App& app, const std::string& name, T& into, T min, T max, const std::string& help) {
+  CLI::App* owner = &app;
+  return app
+      .add_option_function<std::string>(
+          name,
+          [owner, name, &into, min, max](const std::string& text) {
+            std::uint64_t n = 0;
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+            if (ec != std::errc() || end != text.data() + text.size() || n < min || n > max)
+              throw UsageError(command_path(*owner) + ": " + name + "=" + text + ": expected a whole number from " +
+                               std::to_string(min) + " to " + std::to_string(max));
+            into = static_cast<T>(n);
+          },
+          help)
+      ->type_name("N");
+}
+
+}  // namespace
+
+std::string command_path(const CLI::App& app) {
+  std::string path = app.get_name();
+  for (const CLI::App* up = app.get_parent(); up != nullptr; up = up->get_parent()) path = up->get_name() + " " + path;
+  return path;
+}
+
+void describe(CLI::App& app, const std::string& text) { app.footer(text); }
+
+CLI::Option* add_count(CLI::App& app, const std::string& name, std::uint64_t& into, std::uint64_t min,
+                       std::uint64_t max, const std::string& help) {
+  return add_count_of(app, name, into, min, max, help);
+}
+
+CLI::Option* add_count(CLI::App& app, const std::string& name, std::uint32_t& into, std::uint32_t min,
+                       std::uint32_t max, const std::string& help) {
+  return add_count_of(app, name, into, min, max, help);
+}
+
+CLI::Option* add_size(CLI::App& app, const std::string& name, std::uint64_t& into, std::uint64_t min,
+                      std::uint64_t max, const std::string& help) {
+  CLI::App* owner = &app;
+  return app
+      .add_option_function<std::string>(
+          name,
+          [owner, name, &into, min, max](const std::string& text) {
+            std::uint64_t n = 0;
+            try {
+              n = parse_size(text);
+            } catch (const std::invalid_argument& e) {
+              throw UsageError(command_path(*owner) + ": " + name + "=" + text + ": " + e.what());
+            }
+            if (n < min || n > max)
+              throw UsageError(command_path(*owner) + ": " + name + "=" + text + ": expected a size from " +
+                               format_size(min) + " to " + format_size(max));
+            into = n;
+          },
+          help)
+      ->type_name("SIZE");
+}
+
+CLI::Option* add_choice(CLI::App& app, const std::string& name, std::string& into,
+                        const std::vector<std::string>& choices, const std::string& help) {
+  CLI::App* owner = &app;
+  std::string names;
+  for (const auto& c : choices) names += (names.empty() ? "" : "|") + c;
+  return app
+      .add_option_function<std::string>(
+          name,
+          [owner, name, &into, choices](const std::string& text) {
+            for (const auto& c : choices)
+              if (c == text) {
+                into = text;
+                return;
+              }
+            throw UsageError(command_path(*owner) + ": " + name + "=" + text + ": expected " + join_or(choices));
+          },
+          help)
+      ->type_name(names);
+}
+
+void take_words_after_dashes(CLI::App& app, std::vector<std::string>& into) { tails()[&app] = &into; }
+
+std::vector<OptionInfo> options_of(const CLI::App& app) {
+  std::vector<OptionInfo> out;
+  for (const CLI::Option* o : app.get_options()) {
+    OptionInfo info;
+    info.operand = o->get_lnames().empty() && o->get_snames().empty();
+    if (info.operand) info.names.push_back(o->get_name());
+    for (const std::string& n : o->get_lnames()) info.names.push_back("--" + n);
+    for (const std::string& n : o->get_snames()) info.names.push_back("-" + n);
+    if (o->get_type_size() != 0) info.value = o->get_type_name();
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+CommandLine::CommandLine(std::string program, std::string about, std::string version)
+    : program_(std::move(program)), app_(std::string(), program_) {
+  app_.formatter(std::make_shared<HelpFormatter>());
+  app_.set_version_flag("--version", program_ + " " + version, "Print the version and exit");
+  app_.footer(std::move(about));
+  app_.allow_extras();
+}
+
+void CommandLine::add(const std::string& name, const std::string& summary, CommandDeclaration declare) {
+  CLI::App* sub = app_.add_subcommand(name, summary);
+  sub->allow_extras()->group("Commands");
+  sub->footer("");  // not the program's text: the declaration describes it
+  declarations_[name] = std::move(declare);
+}
+
+CLI::App* CommandLine::declare(const std::string& name) {
+  CLI::App* sub = app_.get_subcommand(name);
+  auto it = declarations_.find(name);
+  if (it != declarations_.end()) {
+    runs_[sub] = it->second(*sub);
+    declarations_.erase(it);
+    for (CLI::App* own : sub->get_subcommands({})) own->group("Commands");
+  }
+  return sub;
+}
+
+const CLI::App* CommandLine::command(const std::string& name) {
+  if (declarations_.count(name) != 0) return declare(name);
+  for (const CLI::App* sub : app_.get_subcommands({}))
+    if (sub->get_name() == name) return sub;
+  return nullptr;
+}
+
+// help and completion, listed after the program's own commands.
+void CommandLine::add_builtins() {
+  if (builtins_added_) return;
+  builtins_added_ = true;
+  CLI::App* help = app_.add_subcommand("help", "this text, or a command's: help COMMAND");
+  help->allow_extras()->group("Commands");
+  help->add_option("COMMAND", help_words_, "the command, and its subcommand if it has some");
+  describe(*help, "The list of commands, or the help of one: " + program_ + " help COMMAND [SUBCOMMAND].\n");
+  CLI::App* completion = app_.add_subcommand("completion", "print the bash completion script: completion bash");
+  completion->allow_extras()->group("Commands");
+  describe(*completion, "The bash completion of " + program_ + "'s commands and options: " + program_ +
+                            " completion bash > /usr/share/bash-completion/completions/" + program_ +
+                            ", or source <(" + program_ + " completion bash).\n");
+}
+
+std::string CommandLine::bash_completion() {
+  add_builtins();
+  std::vector<std::string> names;
+  for (const auto& [name, d] : declarations_) names.push_back(name);
+  for (const auto& name : names) declare(name);
+  return make_bash_completion(program_, app_);
+}
+
+int CommandLine::help_command(const std::vector<std::string>& words) {
+  CLI::App* app = &app_;
+  for (const std::string& w : words) {
+    CLI::App* next = nullptr;
+    if (app == &app_ && declarations_.count(w) != 0) declare(w);
+    for (CLI::App* s : app->get_subcommands({}))
+      if (s->get_name() == w) next = s;
+    if (next == nullptr)
+      throw UsageError(program_ + " help: no command '" + w + "' in '" + command_path(*app) + "' (" + program_ +
+                       " --help lists them)");
+    app = next;
+  }
+  std::fputs(app->help().c_str(), stdout);
+  return 0;
+}
+
+int CommandLine::dispatch(CLI::App* command) {
+  refuse_leftovers(*command);
+  // A command with commands of its own runs only through one of them.
+  for (CLI::App* up = command; up != nullptr; up = up->get_parent()) {
+    auto it = runs_.find(up);
+    if (it != runs_.end()) return it->second();
+  }
+  std::fputs(app_.help().c_str(), stderr);
+  return 2;
+}
+
+int CommandLine::execute(int argc, const char* const* argv) {
+  running_ = program_;
+  add_builtins();
+  // Only the command being run declares its options.
+  const std::string first = argc > 1 ? argv[1] : "";
+  int parsed = argc;
+  if (declarations_.count(first) != 0) {
+    const auto tail = tails().find(declare(first));
+    if (tail != tails().end())
+      for (int i = 2; i < argc; ++i)
+        if (std::string(argv[i]) == "--") {
+          tail->second->assign(argv + i + 1, argv + argc);
+          parsed = i;
+          break;
+        }
+  }
+  try {
+    app_.parse(parsed, argv);
+  } catch (const CLI::CallForHelp&) {
+    // `nvj bogus --help`: bogus is no command.
+    const auto rest = app_.remaining();
+    if (selected(&app_) == &app_ && !rest.empty() && rest.front().rfind('-', 0) != 0)
+      throw UsageError(program_ + ": unknown command '" + rest.front() + "' (" + program_ + " --help lists them)");
+    std::fputs(selected(&app_)->help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::CallForVersion& e) {
+    std::printf("%s\n", e.what());
+    return 0;
+  } catch (const CLI::RequiredError& e) {
+    // A command whose own commands were not named (`nvj journal`, `nvj journal bogus`).
+    const CLI::App* command = selected(&app_);
+    const std::string path = command_path(*command);
+    if (!command->get_subcommands({}).empty()) {
+      const auto rest = command->remaining();
+      if (rest.empty() || rest.front().rfind('-', 0) == 0)
+        throw UsageError(path + ": which one? (" + path + " --help lists them)");
+      throw UsageError(path + ": unknown command '" + rest.front() + "' (" + path + " --help lists them)");
+    }
+    throw UsageError(path + ": " + e.what() + " (" + path + " --help)");
+  } catch (const CLI::ParseError& e) {
+    const std::string path = command_path(*selected(&app_));
+    throw UsageError(path + ": " + e.what() + " (" + path + " --help)");
+  }
+  CLI::App* command = selected(&app_);
+  running_ = command_path(*command);
+  if (command == &app_) {
+    const auto rest = app_.remaining();
+    if (rest.empty()) {
+      std::fputs(app_.help().c_str(), stderr);
+      return 2;
+    }
+    if (rest.front().rfind('-', 0) == 0) refuse_leftovers(app_);
+    throw UsageError(program_ + ": unknown command '" + rest.front() + "' (" + program_ + " --help lists them)");
+  }
+  if (command->get_name() == "help" && command->get_parent() == &app_) {
+    refuse_leftovers(*command);
+    return help_command(help_words_);
+  }
+  if (command->get_name() == "completion" && command->get_parent() == &app_) {
+    const auto rest = command->remaining();
+    if (rest.size() != 1 || rest.front() != "bash")
+      throw UsageError(program_ + " completion: which shell? (" + program_ + " completion bash)");
+    std::fputs(bash_completion().c_str(), stdout);
+    return 0;
+  }
+  return dispatch(command);
+}
+
+int CommandLine::run(int argc, const char* const* argv) {
+  try {
+    return execute(argc, argv);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", running_.c_str(), e.what());
+    return 1;
+  }
+}
+
+}  // namespace nvj::cli
