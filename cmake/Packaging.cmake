@@ -3,7 +3,7 @@
 # the plugin in nbdkit's plugin folder (so `nbdkit nvjournal` finds it by
 # name), nvj and nvj-workload in /usr/bin, the manual pages, the JSON Schemas
 # and the user's documents in /usr/share/doc/nvjournal, and nvj's bash
-# completion when the build makes it. cpack packages what is built; it does
+# completion. cpack packages what is built; it does
 # not build (the `package` target does, first).
 #
 # Included by the top CMakeLists.txt after the product's folders, so the
@@ -53,11 +53,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/cmake/nvjournal.lintian-overrides
         DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides RENAME nvjournal)
 
 # nvj's bash completion, written into the build tree by the target
-# nvj_bash_completion when the build has it (nvj prints its own completion).
-if(TARGET nvj_bash_completion)
-  install(FILES ${CMAKE_BINARY_DIR}/completion/nvj
-          DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
-endif()
+# nvj_bash_completion (tools/nvj: nvj prints its own completion).
+install(FILES ${CMAKE_BINARY_DIR}/completion/nvj DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME nvjournal)
