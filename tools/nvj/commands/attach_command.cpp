@@ -16,7 +16,8 @@ constexpr const char* kAttachHelp = R"(Usage: nvj attach [OPTION]... SERVER
 Attach the exports of a running nvjournal server to block devices on this host
 and print one line per export: NAME DEVICE.
 
-SERVER is the server's Unix socket (nbdkit -U PATH) or an NBD URI.
+SERVER is the server's Unix socket (nbdkit -U PATH) or an NBD URI:
+nbd://HOST[:PORT], or with TLS nbds://HOST[:PORT] and --tls-psk.
 
   --name NAME      name of this attachment (default: default); nvj detach
                    --name NAME undoes it
@@ -25,7 +26,10 @@ SERVER is the server's Unix socket (nbdkit -U PATH) or an NBD URI.
   --export NAME    attach only this export (repeatable; default: all)
   --method M       auto (default), nbd-client (the kernel's NBD client), or
                    fuse (nbdfuse and a loop device; auto picks this when the
-                   kernel has no nbd module)
+                   kernel has no nbd module; always with TLS)
+  --tls-psk FILE   the key for an nbds:// SERVER: a PSK file of
+                   USERNAME:HEXKEY lines (nbdkit --tls-psk, psktool)
+  --tls-username NAME  the identity in FILE to use (default: its only one)
 )";
 
 constexpr const char* kDetachHelp = R"(Usage: nvj detach [--name NAME | --state DIR]
@@ -64,6 +68,10 @@ int attach_command(const std::vector<std::string>& argv) {
       else if (m == "nbd-client") options.method = AttachMethod::nbd_client;
       else if (m == "fuse") options.method = AttachMethod::fuse_loop;
       else throw UsageError("nvj attach: --method=" + m + ": expected auto, nbd-client or fuse");
+    } else if (item == "--tls-psk") {
+      options.tls.psk_file = args.value(item);
+    } else if (item == "--tls-username") {
+      options.tls.username = args.value(item);
     } else if (item.rfind("-", 0) != 0 && options.server.empty()) {
       options.server = item;
     } else {

@@ -17,6 +17,7 @@
 #include "common/json.h"
 #include "common/percentile.h"
 #include "common/size.h"
+#include "tools/nvj/client/server_address.h"
 #include "tools/nvj/commands.h"
 
 namespace nvj::cli {
@@ -26,7 +27,8 @@ constexpr const char* kBenchHelp = R"(Usage: nvj bench [OPTION]... URI
 
 Measure one export as a client sees it: keep DEPTH requests in flight for
 SECONDS and print IOPS, bandwidth and the latency distribution (p50, p90,
-p99, p99.9, max). URI is an NBD URI, e.g. nbd+unix:///journal?socket=S.
+p99, p99.9, max). URI is an NBD URI, e.g. nbd+unix:///journal?socket=S,
+nbd://HOST:PORT/journal, or with TLS nbds://HOST:PORT/journal and --tls-psk.
 
   --depth N          requests in flight (default 1, up to 256)
   --block-size SIZE  bytes per request (default 4K)
@@ -40,6 +42,9 @@ p99, p99.9, max). URI is an NBD URI, e.g. nbd+unix:///journal?socket=S.
                      sleep stays out of the latencies (costs a core)
   --seed N           seed of the offsets and the mix (default 1)
   --json             one JSON object instead of text
+  --tls-psk FILE     the key for an nbds:// URI: a PSK file of
+                     USERNAME:HEXKEY lines (nbdkit --tls-psk, psktool)
+  --tls-username NAME  the identity in FILE to use (default: its only one)
 )";
 
 struct Options {
@@ -55,6 +60,7 @@ struct Options {
   std::uint64_t seed = 1;
   bool json = false;
   std::string uri;
+  TlsOptions tls;
 };
 
 std::uint64_t size_option(Args& args, const std::string& item) {
@@ -226,6 +232,10 @@ int bench_command(const std::vector<std::string>& argv) {
       o.seed = args.number(item, 0, ~0ull);
     } else if (item == "--json") {
       o.json = true;
+    } else if (item == "--tls-psk") {
+      o.tls.psk_file = args.value(item);
+    } else if (item == "--tls-username") {
+      o.tls.username = args.value(item);
     } else if (item.rfind("-", 0) != 0 && o.uri.empty()) {
       o.uri = item;
     } else {
@@ -233,9 +243,8 @@ int bench_command(const std::vector<std::string>& argv) {
     }
   }
   if (o.uri.empty()) throw UsageError("nvj bench: which export? (nvj bench URI)");
-  std::unique_ptr<nbd_handle, decltype(&nbd_close)> h(nbd_create(), &nbd_close);
-  if (!h || nbd_connect_uri(h.get(), o.uri.c_str()) == -1)
-    throw std::runtime_error("cannot connect to " + o.uri + ": " + nbd_get_error());
+  const ServerAddress server = ServerAddress::parse(o.uri, o.tls);
+  const NbdHandle h = server.connect(server.export_name());
   const std::int64_t size = nbd_get_size(h.get());
   if (size < 0) throw std::runtime_error(std::string("nbd_get_size: ") + nbd_get_error());
   Bench bench(o, h.get(), static_cast<std::uint64_t>(size));

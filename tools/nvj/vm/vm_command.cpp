@@ -33,6 +33,9 @@ journal.
   --seed N           seed of random and reorder
   --socket SERVER    use a running server (socket or NBD URI), start none
   --control PATH     that server's control socket (needed by --crash)
+  --tls-psk FILE     the key for an nbds:// --socket: a PSK file of
+                     USERNAME:HEXKEY lines (nbdkit --tls-psk, psktool)
+  --tls-username NAME  the identity in FILE to use (default: its only one)
   --kernel PATH      the kernel (default: linux-image-amd64's, installed if missing)
   --modules DIR      its modules (default: /lib/modules/VERSION)
   --memory SIZE      guest memory (default 512M)
@@ -76,6 +79,10 @@ int vm_command(const std::vector<std::string>& argv) {
       o.server = args.value(item);
     } else if (item == "--control") {
       o.control = args.value(item);
+    } else if (item == "--tls-psk") {
+      o.tls.psk_file = args.value(item);
+    } else if (item == "--tls-username") {
+      o.tls.username = args.value(item);
     } else if (item == "--kernel") {
       o.kernel = args.value(item);
     } else if (item == "--modules") {
@@ -114,6 +121,8 @@ int vm_command(const std::vector<std::string>& argv) {
     throw UsageError("nvj vm: " + o.parameters.front() + ": plugin parameters configure the server nvj vm starts, not one given with --socket");
   if (o.server.empty() && !o.control.empty())
     throw UsageError("nvj vm: --control goes with --socket (the server nvj vm starts has its own, or control=PATH)");
+  if (o.server.empty() && (!o.tls.psk_file.empty() || !o.tls.username.empty()))
+    throw UsageError("nvj vm: --tls-psk and --tls-username go with --socket nbds://... (the server nvj vm starts has a Unix socket)");
   if (o.crash && !o.server.empty() && o.control.empty())
     throw UsageError("nvj vm: --crash with --socket needs --control PATH: the power is cut through the server's control socket");
   if (!o.crash && (!o.policy.empty() || !o.seed.empty()))
