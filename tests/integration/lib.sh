@@ -84,6 +84,29 @@ start_server() {
   _servers+=("$SERVER_PID")
 }
 
+# start_tls_server NAME PSKFILE PARAM... : as start_server, but on TCP at
+# 127.0.0.1 on a free port (SERVER_PORT), TLS required with the pre-shared
+# keys of PSKFILE (nbdkit --tls=require --tls-psk=PSKFILE).
+start_tls_server() {
+  local name=$1 psk=$2 try
+  shift 2
+  local preload=()
+  if [ -n "${NVJ_TEST_PRELOAD:-}" ]; then
+    preload=(env "LD_PRELOAD=$NVJ_TEST_PRELOAD" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1)
+  fi
+  for try in 1 2 3 4 5; do  # another program may take the port between the choice and nbdkit's bind
+    SERVER_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    if nbdkit_start "$T/$name.pid" "$T/$name.log" "${preload[@]}" nbdkit --foreground --exit-with-parent \
+        --tls=require --tls-psk="$psk" -i 127.0.0.1 -p "$SERVER_PORT" -P "$T/$name.pid" "$NVJ_PLUGIN" "$@"; then
+      SERVER_PID=$NBDKIT_PID
+      _servers+=("$SERVER_PID")
+      return 0
+    fi
+    grep -q 'Address already in use' "$T/$name.log" || break
+  done
+  fail "nbdkit $name did not start"
+}
+
 # stop_server PID : SIGTERM and wait; fails unless nbdkit exits cleanly.
 stop_server() {
   local status=0
@@ -91,13 +114,13 @@ stop_server() {
   [ "$status" = 0 ] || fail "nbdkit (pid $1) exited with $status"
 }
 
-# attach NAME SOCKET : nvj attach; sets DATA_DEV and JOURNAL_DEV (empty when
-# the server has no journal export: an internal journal).
+# attach NAME SERVER [OPTION]... : nvj attach; sets DATA_DEV and JOURNAL_DEV
+# (empty when the server has no journal export: an internal journal).
 attach() {
   local state="$T/$1.attach"
   _attachments+=("$state")
   local out
-  out=$("$NVJ" attach --state "$state" "$2")
+  out=$("$NVJ" attach --state "$state" "${@:2}")
   echo "$out"
   DATA_DEV=$(awk '$1 == "data" { print $2 }' <<<"$out")
   JOURNAL_DEV=$(awk '$1 == "journal" { print $2 }' <<<"$out")

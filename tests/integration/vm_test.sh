@@ -12,8 +12,10 @@
 #     acknowledged rewrites of a block that is already allocated (its fsync
 #     trusts a data-disk flush the journal commit does not send), which
 #     nvj vm shows but which is the kernel's, not this test's, business.
-#  3. The negative control, on a server started here (--socket): without
-#     fsync the same cut loses the chunks, and --verify says so (exit 1).
+#  3. The negative control, on a server started here and reached over TCP
+#     on the loopback address with TLS-PSK (--socket nbds://... --tls-psk):
+#     without fsync the same cut loses the chunks, and --verify says so
+#     (exit 1).
 #  4. A guest that fails (a bad mount option) and one that runs out of time
 #     end with exit 1 and the console's last lines; bad options are usage
 #     errors (exit 2) naming the option, a missing kernel names its path;
@@ -67,13 +69,17 @@ grep -Eq '^nvj vm: boot 1: nvj-workload writers .* exited 0; power cut \([0-9]+ 
   "$T/err" || fail "no summary of the crash"
 [ "$(grep -c 'QEMU started' "$T/err")" = 2 ] || fail "not two boots"
 
-echo "== 3. negative control (a server of our own): no fsync, the cut loses the chunks"
-start_server neg "control=$T/neg.ctl"
+echo "== 3. negative control (a server of our own, over TCP and TLS-PSK): no fsync, the cut loses the chunks"
+(umask 077; printf 'lab:%s\n' "$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" >"$T/lab.psk")
+start_tls_server neg "$T/lab.psk" "control=$T/neg.ctl"
 status=0
-"$NVJ" vm -v --socket "$T/neg.sock" --control "$T/neg.ctl" --crash -- "${W[@]}" --fsync none --then "${W[@]}" --verify \
-  >"$T/out" 2>"$T/err" || status=$?
+"$NVJ" vm -v --socket "nbds://127.0.0.1:$SERVER_PORT" --tls-psk "$T/lab.psk" --control "$T/neg.ctl" --crash -- \
+  "${W[@]}" --fsync none --then "${W[@]}" --verify >"$T/out" 2>"$T/err" || status=$?
 cat "$T/out" "$T/err"
 remember_pids "$T/err"
+grep -q "tls-creds-psk,id=nvj-tls,endpoint=client,.*,username=lab" "$T/err" || fail "QEMU was not given the key"
+grep -q "file.server.host=127.0.0.1,file.server.port=$SERVER_PORT,file.export=data,file.tls-creds=nvj-tls" "$T/err" ||
+  fail "QEMU's data disk is not the TLS export on TCP"
 [ "$status" = 1 ] || fail "without fsync: exit $status, expected --verify's 1"
 grep -Eq '^writers --verify: [0-9]+ of 20 tasks lost acknowledged chunks of round 0:$' "$T/out" || fail "no losses listed"
 grep -q 'nbdkit started' "$T/err" && fail "nvj vm started a server although given one"
@@ -111,6 +117,8 @@ expect_status 2 "--then needs a command" vm -- true --then
 expect_status 2 "--policy=often: expected all, random or reorder" vm --crash --policy often -- true
 expect_status 2 "--policy and --seed describe the power cut" vm --seed 3 -- true
 expect_status 2 "--crash with --socket needs --control" vm --crash --socket "$T/none.sock" -- true
+expect_status 2 "--tls-psk and --tls-username go with --socket nbds://" vm --tls-psk "$T/lab.psk" -- true
+expect_status 1 "asks for TLS but names no key: give the PSK file with --tls-psk FILE" vm --socket nbds://127.0.0.1:1/ -- true
 expect_status 2 "data=2G: plugin parameters configure the server nvj vm starts" vm --socket "$T/none.sock" data=2G -- true
 expect_status 2 "--memory=1K" vm --memory 1K -- true
 expect_status 1 "--kernel /nonexistent/vmlinuz: no such file" vm --kernel /nonexistent/vmlinuz -- true

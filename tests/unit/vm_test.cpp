@@ -224,15 +224,17 @@ TEST_CASE("QEMU's command line: software emulation, the exports as virtio disks"
   c.initrd = "/i";
   c.append = "console=ttyS0 panic=-1";
   c.memory_mib = 256;
-  c.drives = {"nbd+unix:///data?socket=/run/a,b.sock", "nbd+unix:///journal?socket=/s"};
+  c.drives = {NbdDrive{"/run/a,b.sock", "", "", "data"}, NbdDrive{"/s", "", "", "journal"}};
   c.console = "/c.log";
   const std::string line = quote(qemu_argv(c));
   CHECK_THAT(line, Catch::Contains("-accel tcg") && Catch::Contains("-no-reboot") && Catch::Contains("-m 256") &&
                        Catch::Contains("-kernel /k -initrd /i -append 'console=ttyS0 panic=-1'") &&
                        Catch::Contains("-serial file:/c.log"));
   // A comma in the socket's path is doubled, as QEMU's option syntax wants.
-  CHECK_THAT(line, Catch::Contains("-drive file=nbd+unix:///data?socket=/run/a,,b.sock,format=raw,if=virtio,cache=none"));
-  CHECK_THAT(line, Catch::Contains("-drive file=nbd+unix:///journal?socket=/s,format=raw,if=virtio,cache=none"));
+  CHECK_THAT(line, Catch::Contains("-drive file.driver=nbd,file.server.type=unix,file.server.path=/run/a,,b.sock,"
+                                   "file.export=data,format=raw,if=virtio,cache=none"));
+  CHECK_THAT(line, Catch::Contains("-drive file.driver=nbd,file.server.type=unix,file.server.path=/s,"
+                                   "file.export=journal,format=raw,if=virtio,cache=none"));
 }
 
 TEST_CASE("the power cut's answer: writes lost over every export", "[vm]") {

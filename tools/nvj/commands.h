@@ -3,11 +3,16 @@
 #pragma once
 
 #include "common/command_line.h"
+#include "tools/nvj/client/tls_psk.h"
 
 namespace nvj::cli {
 
 // Every command below, in the order `nvj --help` lists them.
 void add_commands(CommandLine& nvj);
+
+// --tls-psk FILE and --tls-username NAME, for a server reached as
+// `server` (what the help calls it: "an nbds:// SERVER").
+void add_tls_options(CLI::App& app, TlsOptions& tls, const std::string& server);
 
 CommandRun declare_demo(CLI::App& app);
 CommandRun declare_mkfs(CLI::App& app);

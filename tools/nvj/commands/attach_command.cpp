@@ -55,14 +55,17 @@ int attach_main(AttachArgs& a) {
 CommandRun declare_attach(CLI::App& app) {
   auto a = std::make_shared<AttachArgs>();
   describe(app, kAttachText);
-  app.add_option("SERVER", a->options.server, "the server's Unix socket (nbdkit -U PATH) or an NBD URI");
+  app.add_option("SERVER", a->options.server,
+                 "the server's Unix socket (nbdkit -U PATH) or an NBD URI: nbd://HOST[:PORT], or with TLS "
+                 "nbds://HOST[:PORT] and --tls-psk");
   add_target_options(app, a->target, "name of this attachment (default: default); nvj detach --name NAME undoes it");
   app.add_option("--export", a->options.exports, "attach only this export (repeatable; default: all)")
       ->type_name("NAME")
       ->allow_extra_args(false);
   add_choice(app, "--method", a->method, {"auto", "nbd-client", "fuse"},
              "auto (default), nbd-client (the kernel's NBD client), or fuse (nbdfuse and a loop device; auto picks "
-             "this when the kernel has no nbd module)");
+             "this when the kernel has no nbd module; always with TLS)");
+  add_tls_options(app, a->options.tls, "an nbds:// SERVER");
   return [a] { return attach_main(*a); };
 }
 

@@ -17,6 +17,7 @@
 #include "common/json.h"
 #include "common/percentile.h"
 #include "common/size.h"
+#include "tools/nvj/client/server_address.h"
 #include "tools/nvj/commands.h"
 
 namespace nvj::cli {
@@ -41,6 +42,7 @@ struct Options {
   bool json = false;
   std::string uri;
   std::string pattern = "random";
+  TlsOptions tls;
 };
 
 class Bench {
@@ -169,9 +171,14 @@ class Bench {
 int bench_main(Options& o) {
   o.sequential = o.pattern == "sequential";
   if (o.uri.empty()) throw UsageError("nvj bench: which export? (nvj bench URI)");
-  std::unique_ptr<nbd_handle, decltype(&nbd_close)> h(nbd_create(), &nbd_close);
-  if (!h || nbd_connect_uri(h.get(), o.uri.c_str()) == -1)
-    throw std::runtime_error("cannot connect to " + o.uri + ": " + nbd_get_error());
+  const ServerAddress server = [&o] {
+    try {
+      return ServerAddress::parse(o.uri, o.tls);
+    } catch (const std::invalid_argument& e) {  // the address or its TLS options
+      throw UsageError(std::string("nvj bench: ") + e.what());
+    }
+  }();
+  const NbdHandle h = server.connect(server.export_name());
   const std::int64_t size = nbd_get_size(h.get());
   if (size < 0) throw std::runtime_error(std::string("nbd_get_size: ") + nbd_get_error());
   Bench bench(o, h.get(), static_cast<std::uint64_t>(size));
@@ -186,7 +193,9 @@ int bench_main(Options& o) {
 CommandRun declare_bench(CLI::App& app) {
   auto o = std::make_shared<Options>();
   describe(app, kBenchText);
-  app.add_option("URI", o->uri, "an NBD URI, e.g. nbd+unix:///journal?socket=S");
+  app.add_option("URI", o->uri,
+                 "an NBD URI, e.g. nbd+unix:///journal?socket=S, nbd://HOST:PORT/journal, or with TLS "
+                 "nbds://HOST:PORT/journal and --tls-psk");
   add_count(app, "--depth", o->depth, 1, 256, "requests in flight (default 1)");
   add_size(app, "--block-size", o->block, 1, 32u << 20, "bytes per request (default 4K)");
   add_count(app, "--write-percent", o->write_percent, 0, 100, "share of writes, 0 to 100 (default 100)")
@@ -200,6 +209,7 @@ CommandRun declare_bench(CLI::App& app) {
                "poll without sleeping: the client's own wake-up from sleep stays out of the latencies (costs a core)");
   add_count(app, "--seed", o->seed, 0, ~std::uint64_t{0}, "seed of the offsets and the mix (default 1)");
   app.add_flag("--json", o->json, "one JSON object instead of text");
+  add_tls_options(app, o->tls, "an nbds:// URI");
   return [o] { return bench_main(*o); };
 }
 

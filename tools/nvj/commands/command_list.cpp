@@ -1,4 +1,5 @@
-// The commands of nvj, in the order `nvj --help` lists them.
+// The commands of nvj, in the order `nvj --help` lists them, and the
+// options several of them share.
 #include "tools/nvj/commands.h"
 
 namespace nvj::cli {
@@ -13,6 +14,14 @@ void add_commands(CommandLine& nvj) {
   nvj.add("bench", "latency and IOPS of one export, through libnbd", declare_bench);
   nvj.add("experiment", "a classic experiment end to end: tables and plots", declare_experiment);
   nvj.add("vm", "run a command in a QEMU guest on the exports (--crash: power cut, replay)", declare_vm);
+}
+
+void add_tls_options(CLI::App& app, TlsOptions& tls, const std::string& server) {
+  app.add_option("--tls-psk", tls.psk_file,
+                 "the key for " + server + ": a PSK file of USERNAME:HEXKEY lines (nbdkit --tls-psk, psktool)")
+      ->type_name("FILE");
+  app.add_option("--tls-username", tls.username, "the identity in FILE to use (default: its only one)")
+      ->type_name("NAME");
 }
 
 }  // namespace nvj::cli

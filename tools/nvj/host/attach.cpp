@@ -43,8 +43,19 @@ std::string attach_fuse_loop(const std::string& name, const ServerAddress& serve
   const fs::path pidfile = state_dir / (name + ".nbdfuse.pid");
   const fs::path output = state_dir / (name + ".nbdfuse.log");
   fs::remove(pidfile);
-  const pid_t pid = spawn({"nbdfuse", "-P", pidfile.string(), (mountpoint / "dev").string(), server.uri_for(name)},
-                          SpawnOptions{output.string(), true, {}});
+  std::vector<std::string> argv{"nbdfuse", "-P", pidfile.string(), (mountpoint / "dev").string()};
+  if (server.tls()) {
+    if (which("nbdkit").empty()) throw std::runtime_error("attaching over TLS needs nbdkit (its nbd plugin) on this host");
+    // nbdfuse cannot be given the key (its URIs may not name a local file):
+    // it runs nbdkit's nbd plugin as its server, which holds the TLS
+    // connection (one connection: no multi-conn then).
+    argv.insert(argv.end(), {"--command", "nbdkit", "-s", "--exit-with-parent", "nbd"});
+    const auto params = server.nbd_plugin_params(name);
+    argv.insert(argv.end(), params.begin(), params.end());
+  } else {
+    argv.push_back(server.uri_for(name));
+  }
+  const pid_t pid = spawn(argv, SpawnOptions{output.string(), true, {}});
   log.append({"fuse", {mountpoint.string(), std::to_string(pid)}});
 
   const auto deadline = std::chrono::steady_clock::now() + kReadyTimeout;
@@ -62,6 +73,7 @@ std::string attach_fuse_loop(const std::string& name, const ServerAddress& serve
 
 std::string attach_nbd_client(const std::string& name, const ServerAddress& server, UndoLog& log) {
   if (server.socket().empty()) throw std::runtime_error("nbd-client attach needs a Unix socket server address");
+  if (server.tls()) throw std::runtime_error("nbd-client attach does not do TLS: use --method fuse");
   for (int n = 0; n < 256; ++n) {
     const std::string dev = "/dev/nbd" + std::to_string(n);
     if (!fs::exists(dev)) break;
@@ -129,7 +141,7 @@ std::string mount_point_of(const std::string& device) {
 }
 
 std::vector<AttachedExport> attach(const AttachOptions& options) {
-  const ServerAddress server = ServerAddress::parse(options.server);
+  const ServerAddress server = ServerAddress::parse(options.server, options.tls);
   UndoLog log = log_in(options.state_dir);
   if (log.exists())
     throw std::runtime_error("an attachment is recorded in " + options.state_dir.string() +
@@ -146,7 +158,8 @@ std::vector<AttachedExport> attach(const AttachOptions& options) {
   }
   AttachMethod method = options.method;
   if (method == AttachMethod::automatic)
-    method = kernel_has_nbd() && !server.socket().empty() ? AttachMethod::nbd_client : AttachMethod::fuse_loop;
+    method = kernel_has_nbd() && !server.socket().empty() && !server.tls() ? AttachMethod::nbd_client
+                                                                           : AttachMethod::fuse_loop;
 
   fs::create_directories(options.state_dir);
   std::vector<AttachedExport> result;

@@ -19,6 +19,7 @@ struct AttachOptions {
   std::filesystem::path state_dir;      // one attachment per folder
   std::vector<std::string> exports;     // empty: every export the server lists
   AttachMethod method = AttachMethod::automatic;
+  TlsOptions tls;                       // the key for an nbds URI
 };
 
 struct AttachedExport {

@@ -26,6 +26,21 @@ std::string option_value(const std::string& text) {
   return out;
 }
 
+constexpr const char* kTlsId = "nvj-tls";
+
+// The drive's options: the NBD client's (file.*) under a raw format.
+std::string drive_option(const NbdDrive& d, bool tls) {
+  std::string o = "file.driver=nbd";
+  if (!d.socket.empty())
+    o += ",file.server.type=unix,file.server.path=" + option_value(d.socket);
+  else
+    o += ",file.server.type=inet,file.server.host=" + option_value(d.host.empty() ? "localhost" : d.host) +
+         ",file.server.port=" + option_value(d.port.empty() ? "10809" : d.port);
+  o += ",file.export=" + option_value(d.export_name);
+  if (tls) o += std::string(",file.tls-creds=") + kTlsId;
+  return o + ",format=raw,if=virtio,cache=none";
+}
+
 }  // namespace
 
 std::vector<std::string> qemu_argv(const QemuConfig& c) {
@@ -40,10 +55,13 @@ std::vector<std::string> qemu_argv(const QemuConfig& c) {
                                 "-initrd", c.initrd.string(),
                                 "-append", c.append,
                                 "-serial", "file:" + c.console.string()};
+  if (c.tls)
+    argv.insert(argv.end(), {"-object", std::string("tls-creds-psk,id=") + kTlsId + ",endpoint=client,dir=" +
+                                            option_value(c.tls->dir.string()) +
+                                            ",username=" + option_value(c.tls->username)});
   // cache=none: no page cache of the host between the guest and the
   // server; the guest's flushes reach the server as NBD flushes.
-  for (const auto& uri : c.drives)
-    argv.insert(argv.end(), {"-drive", "file=" + option_value(uri) + ",format=raw,if=virtio,cache=none"});
+  for (const auto& d : c.drives) argv.insert(argv.end(), {"-drive", drive_option(d, c.tls.has_value())});
   return argv;
 }
 

@@ -7,10 +7,25 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace nvj::cli {
+
+// One export as QEMU's own NBD client reaches it.
+struct NbdDrive {
+  std::string socket;       // a Unix socket, or
+  std::string host, port;   // TCP ("" = localhost, NBD's 10809)
+  std::string export_name;
+};
+
+// TLS with a pre-shared key for every drive: QEMU reads DIR/keys.psk and
+// presents the identity USERNAME from it.
+struct QemuTlsPsk {
+  std::filesystem::path dir;
+  std::string username;
+};
 
 struct QemuConfig {
   std::string program;              // qemu-system-x86_64
@@ -19,7 +34,8 @@ struct QemuConfig {
   std::string append;               // the kernel command line
   unsigned memory_mib = 512;
   unsigned cpus = 1;
-  std::vector<std::string> drives;  // NBD URIs: /dev/vda, /dev/vdb, ...
+  std::vector<NbdDrive> drives;     // /dev/vda, /dev/vdb, ...
+  std::optional<QemuTlsPsk> tls;    // the drives' TLS, if the server wants it
   std::filesystem::path console;    // the serial console's output
 };
 

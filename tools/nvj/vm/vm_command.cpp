@@ -63,6 +63,8 @@ int vm_main(VmArgs& a) {
     throw UsageError("nvj vm: " + o.parameters.front() + ": plugin parameters configure the server nvj vm starts, not one given with --socket");
   if (o.server.empty() && !o.control.empty())
     throw UsageError("nvj vm: --control goes with --socket (the server nvj vm starts has its own, or control=PATH)");
+  if (o.server.empty() && (!o.tls.psk_file.empty() || !o.tls.username.empty()))
+    throw UsageError("nvj vm: --tls-psk and --tls-username go with --socket nbds://... (the server nvj vm starts has a Unix socket)");
   if (o.crash && !o.server.empty() && o.control.empty())
     throw UsageError("nvj vm: --crash with --socket needs --control PATH: the power is cut through the server's control socket");
   if (!o.crash && (!o.policy.empty() || !o.seed.empty()))
@@ -84,6 +86,7 @@ CommandRun declare_vm(CLI::App& app) {
       ->each([a](const std::string&) { a->seed_given = true; });
   app.add_option("--socket", o.server, "use a running server (socket or NBD URI), start none")->type_name("SERVER");
   app.add_option("--control", o.control, "that server's control socket (needed by --crash)")->type_name("CONTROL");
+  add_tls_options(app, o.tls, "an nbds:// --socket");
   app.add_option("--kernel", o.kernel, "the kernel (default: linux-image-amd64's, installed if missing)")
       ->type_name("PATH");
   app.add_option("--modules", o.modules, "its modules (default: /lib/modules/VERSION)")->type_name("DIR");

@@ -135,6 +135,8 @@ class VmRun {
   explicit VmRun(const VmOptions& o) : o_(o) {}
 
   int run() {
+    // A server given is checked (its TLS settings, its key) before anything is installed.
+    if (!o_.server.empty()) ServerAddress::parse(o_.server, o_.tls);
     find_everything();
     run_dir_ = make_run_folder();
     if (o_.keep)
@@ -179,7 +181,7 @@ class VmRun {
       address = server_->socket();
       if (o_.verbose) say("nbdkit started (pid " + std::to_string(server_->pid()) + ")");
     }
-    const ServerAddress server = ServerAddress::parse(address);
+    const ServerAddress server = ServerAddress::parse(address, o_.tls);
     bool has_data = false;
     std::string names;
     for (const auto& e : server.list_exports()) {
@@ -188,8 +190,24 @@ class VmRun {
       names += (names.empty() ? "" : ", ") + ("'" + e.name + "'");
     }
     if (!has_data) throw std::runtime_error("the server " + address + " has no export 'data' (it has " + names + ")");
-    drives_ = {server.uri_for("data")};
-    if (has_journal_) drives_.push_back(server.uri_for("journal"));
+    drives_ = {NbdDrive{server.socket(), server.host(), server.port(), "data"}};
+    if (has_journal_) drives_.push_back(NbdDrive{server.socket(), server.host(), server.port(), "journal"});
+    if (server.tls()) give_qemu_the_key(server);
+  }
+
+  // QEMU reads a PSK from DIR/keys.psk: a copy of the identity used, mode
+  // 0600 in a folder of mode 0700, removed at the end even with --keep.
+  void give_qemu_the_key(const ServerAddress& server) {
+    if (server.psk_file().empty())
+      throw std::runtime_error("the server " + server.text() +
+                               " is reached with certificates (tls-certificates=): nvj vm gives QEMU a PSK only "
+                               "(--tls-psk FILE)");
+    const fs::path dir = run_dir_ / "tls-psk";
+    fs::create_directory(dir);
+    teardown_.add("remove " + dir.string(), [dir] { fs::remove_all(dir); });
+    fs::permissions(dir, fs::perms::owner_all);
+    write_psk_file(dir / "keys.psk", server.psk_identity());
+    tls_ = QemuTlsPsk{dir, server.psk_identity().username};
   }
 
   const GuestPlan& plan() {
@@ -225,6 +243,7 @@ class VmRun {
                         static_cast<unsigned>(o_.memory >> 20),
                         o_.cpus,
                         drives_,
+                        tls_,
                         run_dir_ / ("console-" + std::to_string(n) + ".log")};
     b.qemu_log = run_dir_ / ("qemu-" + std::to_string(n) + ".log");
     b.token = plan_.token;
@@ -294,7 +313,8 @@ class VmRun {
   Teardown teardown_;
   fs::path run_dir_, initrd_;
   std::string control_;
-  std::vector<std::string> drives_;
+  std::vector<NbdDrive> drives_;
+  std::optional<QemuTlsPsk> tls_;
   bool has_journal_ = false;
   GuestPlan plan_;
 };

@@ -10,11 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "tools/nvj/client/tls_psk.h"
+
 namespace nvj::cli {
 
 struct VmOptions {
   std::vector<std::string> parameters;  // the plugin's, for the server started here
   std::string server;                   // a running server (socket or NBD URI) instead
+  TlsOptions tls;                       // its key, for an nbds URI
   std::string control;                  // its control socket (a crash needs one)
   std::string kernel, modules;          // "" = the distribution's kernel and its modules
   std::uint64_t memory = 512ull << 20;
