@@ -456,7 +456,7 @@ cp --sparse=always "$T/ext4k.crash.img" "$T/bad.img"
 cp --sparse=always "$T/ext4k.crash.jnl" "$T/bad.jnl"
 head -c 1M /dev/urandom >"$T/junk.img"
 cp "$T/junk.img" "$T/junk.copy"
-refuse 2 "unknown subcommand 'fix'" fix "$T/bad.img"
+refuse 2 "unknown command 'fix'" fix "$T/bad.img"
 refuse 2 "which IMAGE?" replay
 refuse 2 "which server?" top
 refuse 2 "unknown option '--frobnicate'" replay "$T/bad.img" --frobnicate
