@@ -194,69 +194,98 @@ CommandLine::CommandLine(std::string program, std::string about, std::string ver
   app_.set_version_flag("--version", program_ + " " + version, "Print the version and exit");
   app_.footer(std::move(about));
   app_.allow_extras();
+  // One command per run: after it, a command's name is an operand
+  // (`nvj help journal`, a socket named stats).
+  app_.require_subcommand(0, 1);
 }
 
 void CommandLine::add(const std::string& name, const std::string& summary, CommandDeclaration declare) {
-  CLI::App* sub = app_.add_subcommand(name, summary);
-  sub->allow_extras()->group("Commands");
-  sub->footer("");  // not the program's text: the declaration describes it
-  declarations_[name] = std::move(declare);
+  commands_.push_back(Command{name, summary, std::move(declare)});
 }
 
-CLI::App* CommandLine::declare(const std::string& name) {
-  CLI::App* sub = app_.get_subcommand(name);
-  auto it = declarations_.find(name);
-  if (it != declarations_.end()) {
-    runs_[sub] = it->second(*sub);
-    declarations_.erase(it);
-    for (CLI::App* own : sub->get_subcommands({})) own->group("Commands");
-  }
-  return sub;
-}
-
-const CLI::App* CommandLine::command(const std::string& name) {
-  if (declarations_.count(name) != 0) return declare(name);
-  for (const CLI::App* sub : app_.get_subcommands({}))
-    if (sub->get_name() == name) return sub;
+CommandLine::Command* CommandLine::find(const std::string& name) {
+  for (Command& c : commands_)
+    if (c.name == name) return &c;
   return nullptr;
+}
+
+CLI::App* CommandLine::listed(Command& c) {
+  if (c.app == nullptr) {
+    c.app = app_.add_subcommand(c.name, c.summary);
+    c.app->allow_extras()->group("Commands");
+    c.app->footer("");  // not the program's text: the declaration describes it
+  }
+  return c.app;
+}
+
+CLI::App* CommandLine::declared(Command& c) {
+  CLI::App* app = listed(c);
+  if (!c.declared) {
+    c.declared = true;
+    runs_[app] = c.declare(*app);
+    for (CLI::App* own : app->get_subcommands({})) own->group("Commands");
+  }
+  return app;
+}
+
+// Every command made, in the order they were added: call it before making
+// any one of them, or the listing starts with that one.
+void CommandLine::list_all() {
+  for (Command& c : commands_) listed(c);
 }
 
 // help and completion, listed after the program's own commands.
 void CommandLine::add_builtins() {
   if (builtins_added_) return;
   builtins_added_ = true;
-  CLI::App* help = app_.add_subcommand("help", "this text, or a command's: help COMMAND");
-  help->allow_extras()->group("Commands");
-  help->add_option("COMMAND", help_words_, "the command, and its subcommand if it has some");
-  describe(*help, "The list of commands, or the help of one: " + program_ + " help COMMAND [SUBCOMMAND].\n");
-  CLI::App* completion = app_.add_subcommand("completion", "print the bash completion script: completion bash");
-  completion->allow_extras()->group("Commands");
-  describe(*completion, "The bash completion of " + program_ + "'s commands and options: " + program_ +
-                            " completion bash > /usr/share/bash-completion/completions/" + program_ +
-                            ", or source <(" + program_ + " completion bash).\n");
+  add("help", "this text, or a command's: help COMMAND", [this](CLI::App& app) -> CommandRun {
+    app.add_option("COMMAND", help_words_, "the command, and its subcommand if it has some");
+    describe(app, "The list of commands, or the help of one: " + program_ + " help COMMAND [SUBCOMMAND].\n");
+    return [this] { return help_command(); };
+  });
+  add("completion", "print the bash completion script: completion bash", [this](CLI::App& app) -> CommandRun {
+    app.add_option("SHELL", shell_, "bash, the one shell completed");
+    describe(app, "The bash completion of " + program_ + "'s commands and options: " + program_ +
+                      " completion bash > /usr/share/bash-completion/completions/" + program_ + ", or source <(" +
+                      program_ + " completion bash).\n");
+    return [this] {
+      if (shell_ != "bash") throw UsageError(program_ + " completion: which shell? (" + program_ + " completion bash)");
+      std::fputs(bash_completion().c_str(), stdout);
+      return 0;
+    };
+  });
+}
+
+const CLI::App* CommandLine::command(const std::string& name) {
+  add_builtins();
+  Command* c = find(name);
+  return c == nullptr ? nullptr : declared(*c);
 }
 
 std::string CommandLine::bash_completion() {
   add_builtins();
-  std::vector<std::string> names;
-  for (const auto& [name, d] : declarations_) names.push_back(name);
-  for (const auto& name : names) declare(name);
+  for (Command& c : commands_) declared(c);
   return make_bash_completion(program_, app_);
 }
 
-int CommandLine::help_command(const std::vector<std::string>& words) {
+int CommandLine::help_command() {
   CLI::App* app = &app_;
-  for (const std::string& w : words) {
+  if (help_words_.empty()) list_all();
+  for (const std::string& w : help_words_) {
     CLI::App* next = nullptr;
-    if (app == &app_ && declarations_.count(w) != 0) declare(w);
-    for (CLI::App* s : app->get_subcommands({}))
-      if (s->get_name() == w) next = s;
+    if (app == &app_) {
+      if (Command* c = find(w)) next = declared(*c);
+    } else {
+      for (CLI::App* s : app->get_subcommands({}))
+        if (s->get_name() == w) next = s;
+    }
     if (next == nullptr)
       throw UsageError(program_ + " help: no command '" + w + "' in '" + command_path(*app) + "' (" + program_ +
                        " --help lists them)");
     app = next;
   }
-  std::fputs(app->help().c_str(), stdout);
+  // Its own help, not the help of what was parsed (help itself).
+  std::fputs(app->get_formatter()->make_help(app, app->get_name(), CLI::AppFormatMode::Normal).c_str(), stdout);
   return 0;
 }
 
@@ -274,11 +303,17 @@ int CommandLine::dispatch(CLI::App* command) {
 int CommandLine::execute(int argc, const char* const* argv) {
   running_ = program_;
   add_builtins();
-  // Only the command being run declares its options.
+  // Only the command being run is made and declares its options; the
+  // others are made only to be listed (help, completion, an unknown
+  // command), never for --version.
   const std::string first = argc > 1 ? argv[1] : "";
+  Command* named = find(first);
+  const bool builtin = named != nullptr && (named->name == "help" || named->name == "completion");
+  if (named == nullptr ? first != "--version" : builtin) list_all();
+  if (named != nullptr) declared(*named);
   int parsed = argc;
-  if (declarations_.count(first) != 0) {
-    const auto tail = tails().find(declare(first));
+  if (named != nullptr) {
+    const auto tail = tails().find(named->app);
     if (tail != tails().end())
       for (int i = 2; i < argc; ++i)
         if (std::string(argv[i]) == "--") {
@@ -324,17 +359,6 @@ int CommandLine::execute(int argc, const char* const* argv) {
     }
     if (rest.front().rfind('-', 0) == 0) refuse_leftovers(app_);
     throw UsageError(program_ + ": unknown command '" + rest.front() + "' (" + program_ + " --help lists them)");
-  }
-  if (command->get_name() == "help" && command->get_parent() == &app_) {
-    refuse_leftovers(*command);
-    return help_command(help_words_);
-  }
-  if (command->get_name() == "completion" && command->get_parent() == &app_) {
-    const auto rest = command->remaining();
-    if (rest.size() != 1 || rest.front() != "bash")
-      throw UsageError(program_ + " completion: which shell? (" + program_ + " completion bash)");
-    std::fputs(bash_completion().c_str(), stdout);
-    return 0;
   }
   return dispatch(command);
 }

@@ -43,7 +43,8 @@ class CommandLine {
 
   // A command: its one-line summary (what `PROGRAM --help` lists) and its
   // declaration, called only when the command is run, helped or completed,
-  // so a program starts without building every command's options.
+  // so a program starts without building every command's options; the
+  // commands are not even made unless they are listed or one is run.
   void add(const std::string& name, const std::string& summary, CommandDeclaration declare);
 
   // Parses argv and runs the command: the exit status. Also serves
@@ -62,18 +63,28 @@ class CommandLine {
   const CLI::App* command(const std::string& name);
 
  private:
-  CLI::App* declare(const std::string& name);
+  struct Command {
+    std::string name, summary;
+    CommandDeclaration declare;  // called once, when the command is first needed
+    CLI::App* app = nullptr;     // made when the command is listed or run
+    bool declared = false;
+  };
+  Command* find(const std::string& name);
+  CLI::App* listed(Command& c);    // its App, made
+  CLI::App* declared(Command& c);  // its App, its options declared
+  void list_all();
   void add_builtins();
-  int help_command(const std::vector<std::string>& words);
+  int help_command();
   int dispatch(CLI::App* command);
 
   std::string program_;
   CLI::App app_;
-  std::map<std::string, CommandDeclaration> declarations_;
+  std::vector<Command> commands_;
   std::map<const CLI::App*, CommandRun> runs_;
   std::string running_;  // the path of the command being run, for its errors
   bool builtins_added_ = false;
   std::vector<std::string> help_words_;  // help COMMAND [SUBCOMMAND]
+  std::string shell_;                    // completion SHELL
 };
 
 // "nvj experiment morton2001": the program and the commands above `app`.

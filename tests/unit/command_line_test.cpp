@@ -92,6 +92,10 @@ TEST_CASE("each mistake is a usage error naming the command, the option and the 
 
 TEST_CASE("help, version and no command at all", "[command_line]") {
   Seen seen;
+  // A command's name after the command is its operand, not a second command.
+  REQUIRE(execute({"demo", "help"}, seen) == 0);
+  CHECK(seen.operand == "help");
+  seen = Seen{};
   CHECK(execute({"--version"}, seen) == 0);
   CHECK(execute({"demo", "--help"}, seen) == 0);
   CHECK(execute({"help", "demo"}, seen) == 0);

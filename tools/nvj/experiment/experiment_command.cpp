@@ -92,6 +92,7 @@ CommandRun declare_experiment(CLI::App& app) {
   describe(app, kText);
   // Words that name no experiment land here, to be named as such.
   app.add_option("NAME", a->unknown, "the experiment (one of the commands below)");
+  app.require_subcommand(0, 1);
   std::vector<std::pair<CLI::App*, const Experiment*>> subs;
   for (const Experiment& e : kExperiments) {
     CLI::App* sub = app.add_subcommand(e.name, e.summary);
