@@ -191,7 +191,10 @@ std::vector<OptionInfo> options_of(const CLI::App& app) {
 CommandLine::CommandLine(std::string program, std::string about, std::string version)
     : program_(std::move(program)), app_(std::string(), program_) {
   app_.formatter(std::make_shared<HelpFormatter>());
-  app_.set_version_flag("--version", program_ + " " + version, "Print the version and exit");
+  // A flag read after the parse, not CLI11's version flag, which throws: a
+  // program's first exception costs more than the rest of --version.
+  app_.add_flag("--version", version_wanted_, "Print the version and exit");
+  version_ = program_ + " " + version;
   app_.footer(std::move(about));
   app_.allow_extras();
   // One command per run: after it, a command's name is an operand
@@ -331,9 +334,6 @@ int CommandLine::execute(int argc, const char* const* argv) {
       throw UsageError(program_ + ": unknown command '" + rest.front() + "' (" + program_ + " --help lists them)");
     std::fputs(selected(&app_)->help().c_str(), stdout);
     return 0;
-  } catch (const CLI::CallForVersion& e) {
-    std::printf("%s\n", e.what());
-    return 0;
   } catch (const CLI::RequiredError& e) {
     // A command whose own commands were not named (`nvj journal`, `nvj journal bogus`).
     const CLI::App* command = selected(&app_);
@@ -348,6 +348,10 @@ int CommandLine::execute(int argc, const char* const* argv) {
   } catch (const CLI::ParseError& e) {
     const std::string path = command_path(*selected(&app_));
     throw UsageError(path + ": " + e.what() + " (" + path + " --help)");
+  }
+  if (version_wanted_) {
+    std::printf("%s\n", version_.c_str());
+    return 0;
   }
   CLI::App* command = selected(&app_);
   running_ = command_path(*command);

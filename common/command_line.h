@@ -85,6 +85,8 @@ class CommandLine {
   bool builtins_added_ = false;
   std::vector<std::string> help_words_;  // help COMMAND [SUBCOMMAND]
   std::string shell_;                    // completion SHELL
+  std::string version_;                  // "nvj 0.1.0"
+  bool version_wanted_ = false;
 };
 
 // "nvj experiment morton2001": the program and the commands above `app`.
