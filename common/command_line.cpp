@@ -202,6 +202,12 @@ CommandLine::CommandLine(std::string program, std::string about, std::string ver
   app_.require_subcommand(0, 1);
 }
 
+CommandLine::~CommandLine() {
+  // Its commands' entries go with them: another line's App may get the address.
+  for (const Command& c : commands_)
+    if (c.app != nullptr) tails().erase(c.app);
+}
+
 void CommandLine::add(const std::string& name, const std::string& summary, CommandDeclaration declare) {
   commands_.push_back(Command{name, summary, std::move(declare)});
 }

@@ -40,6 +40,9 @@ class CommandLine {
  public:
   // `about`: the text under the program's usage line.
   CommandLine(std::string program, std::string about, std::string version);
+  ~CommandLine();
+  CommandLine(const CommandLine&) = delete;
+  CommandLine& operator=(const CommandLine&) = delete;
 
   // A command: its one-line summary (what `PROGRAM --help` lists) and its
   // declaration, called only when the command is run, helped or completed,
