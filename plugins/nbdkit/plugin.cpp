@@ -65,16 +65,27 @@ int nvj_config(const char* key, const char* value) { return guarded([&] { g_pars
 
 int nvj_config_complete() { return guarded([] { g_config = g_parser.finish(); }); }
 
-// Files are created and locked, and the control socket bound, after the
-// configuration is complete and before nbdkit serves or forks.
+// Files are created and locked, and the control socket and the metrics
+// listener bound, after the configuration is complete and before nbdkit
+// serves or forks.
 int nvj_get_ready() {
   return guarded([] {
     g_lab = nvj::Lab::open(g_config);
-    if (!g_config.control) return;
-    try {
-      g_control = std::make_unique<nvj::ControlServer>(*g_lab, *g_config.control);
-    } catch (const std::exception& e) {
-      throw nvj::ConfigError("control=" + *g_config.control + ": " + e.what());
+    if (!g_config.control && !g_config.metrics) return;
+    g_control = std::make_unique<nvj::ControlServer>(*g_lab);
+    if (g_config.control) {
+      try {
+        g_control->listen_control(*g_config.control);
+      } catch (const std::exception& e) {
+        throw nvj::ConfigError("control=" + *g_config.control + ": " + e.what());
+      }
+    }
+    if (g_config.metrics) {
+      try {
+        g_control->listen_metrics(*g_config.metrics);
+      } catch (const std::exception& e) {
+        throw nvj::ConfigError("metrics=" + g_config.metrics->text + ": " + e.what());
+      }
     }
   });
 }

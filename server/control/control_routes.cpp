@@ -41,6 +41,11 @@ std::string decode(std::string_view text) {
   return out;
 }
 
+// The Prometheus text; the query (if any) is ignored.
+ControlReply metrics(const Lab& lab) {
+  return {200, "text/plain; version=0.0.4; charset=utf-8", stats_prometheus(lab) + journal_prometheus(lab)};
+}
+
 }  // namespace
 
 std::map<std::string, std::string, std::less<>> parse_query(std::string_view query) {
@@ -87,7 +92,7 @@ ControlReply route_control(Lab& lab, std::string_view method, std::string_view t
   }
   if (path == "/metrics") {
     if (method != "GET") return wrong_method("GET");
-    return {200, "text/plain; version=0.0.4; charset=utf-8", stats_prometheus(lab) + journal_prometheus(lab)};
+    return metrics(lab);
   }
   if (path == "/journal") {
     if (method != "GET") return wrong_method("GET");
@@ -169,6 +174,14 @@ ControlReply route_control(Lab& lab, std::string_view method, std::string_view t
   return error(404, "no such path: " + std::string(path) +
                         " (GET /stats, GET /metrics, GET /journal, POST /reset-stats, POST /mark, POST /model, "
                         "POST /crash, POST /power-on)");
+}
+
+ControlReply route_metrics(Lab& lab, std::string_view method, std::string_view target) {
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (path != "/metrics")
+    return error(404, "no such path: " + std::string(path) + " (this listener serves GET /metrics only)");
+  if (method != "GET") return error(405, "/metrics takes GET, not " + std::string(method));
+  return metrics(lab);
 }
 
 }  // namespace nvj

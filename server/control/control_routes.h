@@ -10,6 +10,9 @@
 //   POST /power-on[?export=NAME]
 // 404 for other paths, 405 for a known path with the wrong method, 400 for
 // bad parameters. Nothing changes when the answer is not 200.
+//
+// route_metrics is the metrics listener's (metrics=, over TCP): GET /metrics
+// and nothing else, 404 for every other path, 405 for another method.
 #pragma once
 
 #include <map>
@@ -27,6 +30,7 @@ struct ControlReply {
 };
 
 ControlReply route_control(Lab& lab, std::string_view method, std::string_view target);
+ControlReply route_metrics(Lab& lab, std::string_view method, std::string_view target);
 
 // "a=1&b=x%20y" -> {a: 1, b: "x y"}. Throws std::invalid_argument on a bad
 // escape or a key given twice.

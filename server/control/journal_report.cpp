@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "server/control/prometheus_histogram.h"
+
 namespace nvj {
 namespace {
 
@@ -64,13 +66,9 @@ std::string journal_prometheus(const Lab& lab) {
   metric("nvjournal_journal_fill_ratio", "gauge", "Log in use: head to tail, over the log's length.", r.fill);
   metric("nvjournal_journal_full_seconds_total", "counter", "Time the log was at least 75% full.",
          static_cast<double>(t.full_time) / 1e9);
-  const auto& l = r.commit_latency;
-  out += "# HELP nvjournal_journal_commit_seconds First log write to the commit block's acknowledgement.\n"
-         "# TYPE nvjournal_journal_commit_seconds summary\n";
-  for (const auto& [q, v] : {std::pair{"0.5", l.p50}, {"0.99", l.p99}})
-    out += fmt::format("nvjournal_journal_commit_seconds{{quantile=\"{}\"}} {:.9f}\n", q, static_cast<double>(v) / 1e9);
-  out += fmt::format("nvjournal_journal_commit_seconds_sum {:.9f}\nnvjournal_journal_commit_seconds_count {}\n",
-                     static_cast<double>(l.sum) / 1e9, l.count);
+  out += prometheus_histogram_family("nvjournal_journal_commit_seconds",
+                                     "First log write to the commit block's acknowledgement.");
+  out += prometheus_histogram_series("nvjournal_journal_commit_seconds", "", r.commit_latency);
   out += "# HELP nvjournal_traffic_bytes_total Data export writes by class.\n"
          "# TYPE nvjournal_traffic_bytes_total counter\n";
   for (std::size_t i = 0; i < kTrafficNames.size(); ++i)

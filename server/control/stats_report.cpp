@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/size.h"
+#include "server/control/prometheus_histogram.h"
 
 namespace nvj {
 namespace {
@@ -127,16 +128,15 @@ std::string stats_prometheus(const Lab& lab) {
   per_op_counter("nvjournal_requests_total", "Requests served, by export and operation.", &DeviceStats::Op::count);
   per_op_counter("nvjournal_bytes_total", "Bytes moved, by export and operation.", &DeviceStats::Op::bytes);
   per_op_counter("nvjournal_errors_total", "Requests that failed, by export and operation.", &DeviceStats::Op::errors);
-  family("nvjournal_latency_seconds", "summary", "Arrival to reply, as the client sees it.");
+  // Histograms, not summaries: their buckets add up across exports and
+  // servers, and histogram_quantile() over rate() gives a recent quantile
+  // where a summary's would cover everything since the start.
+  out += prometheus_histogram_family("nvjournal_latency_seconds", "Arrival to reply, as the client sees it.");
   for (const auto& r : rows)
-    for (std::size_t i = 0; i < kAllOps.size(); ++i) {
-      const auto& l = r.s.ops[i].latency;
-      const std::string labels = fmt::format("export=\"{}\",op=\"{}\"", r.name, to_string(kAllOps[i]));
-      for (const auto& [q, v] : {std::pair{"0.5", l.p50}, {"0.9", l.p90}, {"0.99", l.p99}, {"0.999", l.p999}})
-        out += fmt::format("nvjournal_latency_seconds{{{},quantile=\"{}\"}} {:.9f}\n", labels, q, seconds(v));
-      out += fmt::format("nvjournal_latency_seconds_sum{{{}}} {:.9f}\n", labels, seconds(l.sum));
-      out += fmt::format("nvjournal_latency_seconds_count{{{}}} {}\n", labels, l.count);
-    }
+    for (std::size_t i = 0; i < kAllOps.size(); ++i)
+      out += prometheus_histogram_series("nvjournal_latency_seconds",
+                                         fmt::format("export=\"{}\",op=\"{}\"", r.name, to_string(kAllOps[i])),
+                                         r.s.ops[i].latency);
   family("nvjournal_in_flight", "gauge", "Requests being served now.");
   for (const auto& r : rows) out += fmt::format("nvjournal_in_flight{{export=\"{}\"}} {}\n", r.name, r.s.in_flight);
   family("nvjournal_device_seconds_total", "counter", "Modelled device time, by part.");

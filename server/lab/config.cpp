@@ -1,6 +1,7 @@
 #include "server/lab/config.h"
 
 #include <array>
+#include <charconv>
 #include <filesystem>
 
 #include "common/size.h"
@@ -37,6 +38,10 @@ constexpr std::array kParameters{
                  "Serve the control API (HTTP over a Unix socket, mode 0600) at PATH: GET /stats, GET /metrics, "
                  "POST /reset-stats, POST /mark?label=, POST /model?export=&model=. "
                  "curl --unix-socket PATH http://lab/stats"},
+    ParameterDoc{"metrics", "[ADDRESS:]PORT",
+                 "Serve GET /metrics (Prometheus text) over HTTP on TCP, and nothing else: on 127.0.0.1 when "
+                 "ADDRESS is empty or omitted (metrics=9630), on ADDRESS otherwise (0.0.0.0:9630, [::1]:9630). "
+                 "The control API stays on the control= socket."},
     ParameterDoc{"crash-log", "SIZE",
                  "With control=, every write since the last flush is kept (old and new bytes) so that POST /crash "
                  "can drop what a power cut would; SIZE bounds that memory (default 256M), past it the oldest "
@@ -88,6 +93,34 @@ std::string lab_parameters_help() {
   return out;
 }
 
+ListenAddress parse_listen_address(std::string_view text) {
+  const std::string_view example = "expected [ADDRESS:]PORT, e.g. 9630, 127.0.0.1:9630, 0.0.0.0:9630 or [::1]:9630";
+  ListenAddress out{{}, 0, std::string(text)};
+  std::string_view port = text;
+  if (!text.empty() && text.front() == '[') {
+    const std::size_t close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':')
+      throw std::invalid_argument("an address in brackets must be followed by :PORT, e.g. [::1]:9630");
+    out.host = std::string(text.substr(1, close - 1));
+    if (out.host.empty()) throw std::invalid_argument("the address in brackets is empty");
+    port = text.substr(close + 2);
+  } else if (const std::size_t colon = text.rfind(':'); colon != std::string_view::npos) {
+    if (text.find(':') != colon)
+      throw std::invalid_argument("an IPv6 address goes in brackets, e.g. [::1]:9630");
+    out.host = std::string(text.substr(0, colon));
+    port = text.substr(colon + 1);
+  }
+  if (port.empty()) throw std::invalid_argument("no port: " + std::string(example));
+  unsigned long number = 0;
+  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), number);
+  if (ec == std::errc::invalid_argument || end != port.data() + port.size())
+    throw std::invalid_argument("'" + std::string(port) + "' is not a port: " + std::string(example));
+  if (ec == std::errc::result_out_of_range || number == 0 || number > 65535)
+    throw std::invalid_argument("port " + std::string(port) + " is out of range: a port is 1 to 65535");
+  out.port = static_cast<std::uint16_t>(number);
+  return out;
+}
+
 std::string check_export_size(std::string_view role, std::uint64_t bytes, bool in_memory) {
   if (bytes == 0) return "the size must not be zero";
   if (bytes % SizeLimits::kSector != 0) return "the size must be a multiple of 512 bytes (a sector)";
@@ -114,6 +147,12 @@ void ConfigParser::set(std::string_view key, std::string_view value) {
     set_file(key, value, config_.journal.file);
   } else if (key == "control") {
     set_file(key, value, config_.control);
+  } else if (key == "metrics") {
+    try {
+      config_.metrics = parse_listen_address(value);
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(prefix(key, value) + e.what());
+    }
   } else if (key == "stats") {
     if (value != "on" && value != "off") throw ConfigError(prefix(key, value) + "expected on or off");
     config_.stats = value == "on";

@@ -29,10 +29,24 @@ struct StoreSpec {
   std::optional<std::string> model;  // a checked ModelSpec text
 };
 
+// Where metrics= listens: a host name or address (empty: the loopback
+// address) and a port, and the value as written (for messages).
+struct ListenAddress {
+  std::string host;
+  std::uint16_t port = 0;
+  std::string text;
+};
+
+// "9630", ":9630", "ADDRESS:9630", "[IPV6]:9630" -> host and port. Throws
+// std::invalid_argument saying what is wrong. The host is resolved when the
+// listener binds, not here.
+ListenAddress parse_listen_address(std::string_view text);
+
 struct LabConfig {
   StoreSpec data;
   StoreSpec journal;
   std::optional<std::string> control;  // the control socket's path, absolute
+  std::optional<ListenAddress> metrics;  // GET /metrics over TCP
   std::optional<std::uint64_t> crash_log;  // bytes the power-loss log may hold
   bool stats = true;                       // record per-request statistics
   bool journal_trace = true;               // decode the journal live

@@ -30,6 +30,11 @@ std::uint64_t LatencyHistogram::bucket_high(int bucket) {
   return bucket_low(bucket) + (std::uint64_t{1} << shift) - 1;
 }
 
+std::uint64_t LatencyHistogram::counted_up_to(std::uint64_t bound) {
+  const int b = bucket_of(bound);
+  return bucket_high(b) == bound ? bound : bucket_low(b) - 1;
+}
+
 void LatencyHistogram::record(std::uint64_t ns) {
   counts_[static_cast<std::size_t>(bucket_of(ns))].fetch_add(1, std::memory_order_relaxed);
   count_.fetch_add(1, std::memory_order_relaxed);
@@ -56,6 +61,15 @@ LatencyHistogram::Summary LatencyHistogram::summary() const {
   s.sum = sum_.load(std::memory_order_relaxed);
   s.max = max_.load(std::memory_order_relaxed);
   if (s.count == 0) return s;
+  // Buckets in ascending order, bounds too: one pass, each fine bucket added
+  // under the first bound at or above its end (and so under every later one).
+  std::size_t bound = 0;
+  std::uint64_t below = 0;
+  for (int i = 0; i < kBuckets && bound < kBounds.size(); ++i) {
+    while (bound < kBounds.size() && bucket_high(i) > kBounds[bound]) s.at_most[bound++] = below;
+    below += counts[static_cast<std::size_t>(i)];
+  }
+  while (bound < kBounds.size()) s.at_most[bound++] = below;
   // The percentile's sample (common/percentile.h's nearest rank) is reported
   // as the middle of its bucket, never above the largest value seen.
   auto at = [&](double q) {

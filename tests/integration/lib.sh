@@ -72,6 +72,12 @@ trap 'exit 130' INT TERM
 # nbdkit, which is not built with ASan, loads them first, and only reports
 # the plugin's errors, not its own leaks.
 start_server() {
+  try_start_server "$@" || fail "nbdkit $1 did not start"
+}
+
+# try_start_server NAME PARAM... : start_server, but returns 1 if nbdkit
+# does not start (why, and its log $T/NAME.log, are on stderr).
+try_start_server() {
   local name=$1; shift
   local preload=()
   if [ -n "${NVJ_TEST_PRELOAD:-}" ]; then
@@ -79,7 +85,7 @@ start_server() {
   fi
   nbdkit_start "$T/$name.pid" "$T/$name.log" \
     "${preload[@]}" nbdkit --foreground --exit-with-parent -U "$T/$name.sock" -P "$T/$name.pid" "$NVJ_PLUGIN" "$@" ||
-    fail "nbdkit $name did not start"
+    return 1
   SERVER_PID=$NBDKIT_PID
   _servers+=("$SERVER_PID")
 }

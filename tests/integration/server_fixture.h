@@ -8,7 +8,13 @@
 #pragma once
 
 #include <libnbd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -77,6 +83,65 @@ inline Handle connect(const cli::ServerProcess& server, const std::string& expor
 // A control API answer of 200, parsed (anything else throws, with the answer).
 inline Json control_json(const std::string& socket, const std::string& method, const std::string& target) {
   return parse_json(cli::control_call(socket, method, target), method + " " + target);
+}
+
+// A TCP port free at `address` now (the kernel's pick for port 0), or 0 if
+// nothing binds there (no IPv6, say). Another process may take it before the
+// caller binds it: callers retry with another on "Address already in use".
+inline std::uint16_t free_tcp_port(const std::string& address = "127.0.0.1") {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(address.c_str(), "0", &hints, &found) != 0) return 0;
+  const int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  std::uint16_t port = 0;
+  sockaddr_storage bound{};
+  socklen_t length = sizeof bound;
+  if (fd >= 0 && ::bind(fd, found->ai_addr, found->ai_addrlen) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length) == 0)
+    port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                             : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  if (fd >= 0) ::close(fd);
+  ::freeaddrinfo(found);
+  return port;
+}
+
+// Sends `raw` to address:port over TCP and reads until the server closes (at
+// most 15 s); "" if it cannot connect.
+inline std::string tcp_exchange(const std::string& address, std::uint16_t port, const std::string& raw) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(address.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return "";
+  const int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const bool connected = fd >= 0 && ::connect(fd, found->ai_addr, found->ai_addrlen) == 0;
+  ::freeaddrinfo(found);
+  std::string reply;
+  if (connected) {
+    std::size_t sent = 0;
+    while (sent < raw.size()) {
+      const ssize_t n = ::send(fd, raw.data() + sent, raw.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) break;
+      sent += static_cast<std::size_t>(n);
+    }
+    char buf[4096];
+    pollfd p{fd, POLLIN, 0};
+    while (::poll(&p, 1, 15000) > 0) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n <= 0) break;
+      reply.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  if (fd >= 0) ::close(fd);
+  return reply;
+}
+
+// METHOD TARGET over TCP, the raw answer.
+inline std::string tcp_request(const std::string& address, std::uint16_t port, const std::string& method,
+                               const std::string& target) {
+  return tcp_exchange(address, port, method + " " + target + " HTTP/1.1\r\nHost: lab\r\nContent-Length: 0\r\n\r\n");
 }
 
 }  // namespace nvj::test

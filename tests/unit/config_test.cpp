@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -73,4 +74,46 @@ TEST_CASE("every bad parameter is refused naming the parameter", "[config]") {
   CHECK_FALSE(parse({{"stats", "off"}}).stats);
   CHECK_THAT(error_of({{"data-file", "/a/b.img"}, {"journal-file", "/a/./b.img"}}),
              Catch::StartsWith("journal-file=/a/./b.img: is the same file as data-file"));
+}
+
+TEST_CASE("metrics= takes [ADDRESS:]PORT, loopback unless an address is written", "[config]") {
+  auto address = [](const std::string& value) {
+    const auto config = parse({{"metrics", value}});
+    REQUIRE(config.metrics);
+    return std::pair{config.metrics->host, config.metrics->port};
+  };
+  CHECK_FALSE(parse({}).metrics);
+  CHECK(address("9630") == std::pair{std::string(), std::uint16_t{9630}});
+  CHECK(address(":9630") == std::pair{std::string(), std::uint16_t{9630}});
+  CHECK(address("0.0.0.0:1") == std::pair{std::string("0.0.0.0"), std::uint16_t{1}});
+  CHECK(address("lab-host.example:65535") ==
+        std::pair{std::string("lab-host.example"), std::uint16_t{65535}});
+  CHECK(address("[::1]:9630") == std::pair{std::string("::1"), std::uint16_t{9630}});
+  CHECK(address("[::]:80") == std::pair{std::string("::"), std::uint16_t{80}});
+  CHECK(parse({{"metrics", "[::1]:9630"}}).metrics->text == "[::1]:9630");
+  // Without control=: the metrics listener needs no control socket.
+  CHECK(error_of({{"metrics", "9630"}, {"data", "1G"}}) == "accepted");
+
+  CHECK_THAT(error_of({{"metrics", ""}}), Catch::StartsWith("metrics=: no port: expected [ADDRESS:]PORT"));
+  CHECK_THAT(error_of({{"metrics", "127.0.0.1:"}}), Catch::StartsWith("metrics=127.0.0.1:: no port"));
+  CHECK_THAT(error_of({{"metrics", "127.0.0.1"}}),
+             Catch::StartsWith("metrics=127.0.0.1: '127.0.0.1' is not a port: expected [ADDRESS:]PORT"));
+  CHECK_THAT(error_of({{"metrics", "localhost"}}),
+             Catch::StartsWith("metrics=localhost: 'localhost' is not a port"));
+  CHECK_THAT(error_of({{"metrics", "host:http"}}), Catch::StartsWith("metrics=host:http: 'http' is not a port"));
+  CHECK_THAT(error_of({{"metrics", ":+80"}}), Catch::StartsWith("metrics=:+80: '+80' is not a port"));
+  CHECK_THAT(error_of({{"metrics", ":-1"}}), Catch::StartsWith("metrics=:-1: '-1' is not a port"));
+  CHECK_THAT(error_of({{"metrics", ":0"}}),
+             Catch::StartsWith("metrics=:0: port 0 is out of range: a port is 1 to 65535"));
+  CHECK_THAT(error_of({{"metrics", "65536"}}), Catch::StartsWith("metrics=65536: port 65536 is out of range"));
+  CHECK_THAT(error_of({{"metrics", "1:99999999999999999999"}}), Catch::Contains("is out of range"));
+  CHECK_THAT(error_of({{"metrics", "::1:9630"}}),
+             Catch::StartsWith("metrics=::1:9630: an IPv6 address goes in brackets, e.g. [::1]:9630"));
+  CHECK_THAT(error_of({{"metrics", "[::1]"}}), Catch::StartsWith("metrics=[::1]: an address in brackets must be "
+                                                                 "followed by :PORT"));
+  CHECK_THAT(error_of({{"metrics", "[::1:9630"}}), Catch::Contains("must be followed by :PORT"));
+  CHECK_THAT(error_of({{"metrics", "[]:9630"}}),
+             Catch::StartsWith("metrics=[]:9630: the address in brackets is empty"));
+  CHECK_THAT(error_of({{"metrics", "9630"}, {"metrics", "9631"}}),
+             Catch::StartsWith("metrics=9631: 'metrics' is given twice"));
 }

@@ -3,7 +3,10 @@
 // against the published schemas (docs/schemas).
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "common/json.h"
 #include "fscore/jbd2/journal_superblock.h"
@@ -43,6 +46,41 @@ std::string error_of(const ControlReply& r) {
   const Json j = parse_json(r.body, "the error answer");
   CHECK(j.size() == 1);
   return j.at("error").get<std::string>();
+}
+
+// Every histogram series in a Prometheus text: the `le` buckets of
+// LatencyHistogram::kBounds in order, then +Inf, _sum and _count; the counts
+// never decrease and +Inf is the count. `series` of them in all.
+void check_histograms(const std::string& text, std::size_t series) {
+  const std::vector<std::string> les{"1e-06", "2e-06", "5e-06", "1e-05", "2e-05", "5e-05", "0.0001", "0.0002",
+                                     "0.0005", "0.001", "0.002", "0.005", "0.01", "0.02", "0.05", "0.1",
+                                     "0.2", "0.5", "1", "2", "5", "10", "+Inf"};
+  std::istringstream in(text);
+  std::size_t found = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find("_bucket{") == std::string::npos || line.find("le=\"1e-06\"") == std::string::npos) continue;
+    ++found;
+    INFO(line);
+    const std::string name = line.substr(0, line.find("_bucket{"));
+    const std::size_t open = line.find('{');
+    const std::string labels = line.substr(open + 1, line.find("le=") - open - 1);  // "" or "a=\"x\",...,"
+    std::uint64_t previous = 0;
+    for (std::size_t i = 0; i < les.size(); ++i) {
+      if (i > 0) REQUIRE(std::getline(in, line));
+      const std::string head = name + "_bucket{" + labels + "le=\"" + les[i] + "\"} ";
+      REQUIRE(line.rfind(head, 0) == 0);
+      const std::uint64_t n = std::stoull(line.substr(head.size()));
+      CHECK(n >= previous);
+      previous = n;
+    }
+    const std::string braces = labels.empty() ? "" : "{" + labels.substr(0, labels.size() - 1) + "}";
+    REQUIRE(std::getline(in, line));
+    CHECK(line.rfind(name + "_sum" + braces + " ", 0) == 0);
+    REQUIRE(std::getline(in, line));
+    CHECK(line == name + "_count" + braces + " " + std::to_string(previous));
+  }
+  CHECK(found == series);
 }
 
 }  // namespace
@@ -99,6 +137,15 @@ TEST_CASE("stats, metrics, marks and resets", "[control]") {
   CHECK_THAT(r.body, Catch::Contains("# TYPE nvjournal_requests_total counter"));
   CHECK_THAT(r.body, Catch::Contains("nvjournal_requests_total{export=\"journal\",op=\"write\"} 1\n"));
   CHECK_THAT(r.body, Catch::Contains("nvjournal_latency_seconds_count{export=\"data\",op=\"write\"} 1\n"));
+  CHECK_THAT(r.body, Catch::Contains("# TYPE nvjournal_latency_seconds histogram\n"));
+  CHECK_THAT(r.body,
+             Catch::Contains("nvjournal_latency_seconds_bucket{export=\"data\",op=\"write\",le=\"+Inf\"} 1\n"));
+  CHECK_THAT(r.body,
+             Catch::Contains("nvjournal_latency_seconds_bucket{export=\"data\",op=\"read\",le=\"1e-06\"} 0\n"));
+  CHECK_THAT(r.body,
+             Catch::Contains("nvjournal_latency_seconds_bucket{export=\"journal\",op=\"flush\",le=\"0.0005\"} 0\n"));
+  CHECK_THAT(r.body, !Catch::Contains("quantile="));
+  check_histograms(r.body, 2 * 5 + 1);  // two exports, five operations each; the journal's commits
 
   CHECK(json_answer(*lab, "POST", "/mark?label=phase%201") == Json{{"marked", "phase 1"}});
   CHECK(error_of(route_control(*lab, "POST", "/mark")) == "POST /mark needs label=TEXT");
@@ -163,6 +210,39 @@ TEST_CASE("unknown paths and wrong methods", "[control]") {
   CHECK(route_control(*lab, "GET", "/stats?%").status == 400);
 }
 
+TEST_CASE("the metrics listener's routes: GET /metrics and nothing else, never acted on", "[control]") {
+  auto lab = small_lab();
+  std::vector<char> block(4096, 'w');
+  lab->find("data")->write(block.data(), 4096, 0, false);
+  ControlReply r = route_metrics(*lab, "GET", "/metrics");
+  CHECK(r.status == 200);
+  CHECK(r.content_type == "text/plain; version=0.0.4; charset=utf-8");
+  CHECK_THAT(r.body, Catch::Contains("nvjournal_requests_total{export=\"data\",op=\"write\"} 1\n"));
+  CHECK(route_metrics(*lab, "GET", "/metrics?anything=1").status == 200);
+  // Every control route, with its own method: not found here, and nothing done.
+  for (const char* target :
+       {"/crash", "/power-on", "/reset-stats", "/mark?label=x", "/model?export=data&model=ssd"}) {
+    r = route_metrics(*lab, "POST", target);
+    CHECK(r.status == 404);
+    CHECK_THAT(error_of(r), Catch::EndsWith("(this listener serves GET /metrics only)"));
+  }
+  for (const char* target : {"/stats", "/journal", "/", "/metricsx", "/metrics/"})
+    CHECK(route_metrics(*lab, "GET", target).status == 404);
+  for (const char* method : {"POST", "PUT", "DELETE", "HEAD"}) {
+    r = route_metrics(*lab, method, "/metrics");
+    CHECK(r.status == 405);
+    CHECK(error_of(r) == "/metrics takes GET, not " + std::string(method));
+  }
+  const Json stats = json_answer(*lab, "GET", "/stats");
+  for (const auto& [name, e] : stats.at("exports").items()) {
+    CAPTURE(name);
+    CHECK(e.at("powered") == true);
+  }
+  CHECK(stats.at("exports").at("data").at("ops").at("write").at("count") == 1);  // not reset
+  CHECK(stats.at("marks").empty());
+  CHECK(lab->find("data")->model_description().rfind("hdd", 0) == 0);
+}
+
 TEST_CASE("GET /journal: transactions written to the journal export are decoded", "[control][jbd2]") {
   auto lab = small_lab();  // 16M data: 1 KiB blocks, the journal superblock at block 2 of the journal export
   Device& journal = *lab->find("journal");
@@ -225,8 +305,12 @@ TEST_CASE("GET /journal: transactions written to the journal export are decoded"
   CHECK_THAT(r.body, Catch::Contains("1 transactions, 2 blocks logged"));
   CHECK(route_control(*lab, "GET", "/journal?format=xml").status == 400);
   CHECK(route_control(*lab, "POST", "/journal").status == 405);
-  CHECK_THAT(route_control(*lab, "GET", "/metrics").body,
-             Catch::Contains("nvjournal_journal_transactions_total 1\n"));
+  const std::string metrics = route_control(*lab, "GET", "/metrics").body;
+  CHECK_THAT(metrics, Catch::Contains("nvjournal_journal_transactions_total 1\n"));
+  CHECK_THAT(metrics, Catch::Contains("# TYPE nvjournal_journal_commit_seconds histogram\n"));
+  CHECK_THAT(metrics, Catch::Contains("nvjournal_journal_commit_seconds_bucket{le=\"+Inf\"} 1\n"));
+  CHECK_THAT(metrics, Catch::Contains("nvjournal_journal_commit_seconds_count 1\n"));
+  check_histograms(metrics, 2 * 5 + 1);
   CHECK(route_control(*lab, "POST", "/reset-stats").status == 200);
   r = route_control(*lab, "GET", "/journal");
   check_valid("journal", r.body);

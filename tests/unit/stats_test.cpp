@@ -41,6 +41,58 @@ TEST_CASE("histogram percentiles are within 3 percent", "[stats]") {
   CHECK(h.summary().count == 0);
 }
 
+TEST_CASE("histogram counts at the fixed bounds never count a value above a bound, within 1.7% below", "[stats]") {
+  const auto& bounds = LatencyHistogram::kBounds;
+  for (std::size_t i = 0; i < bounds.size(); ++i) {
+    const std::uint64_t bound = bounds[i];
+    const std::uint64_t counted = LatencyHistogram::counted_up_to(bound);
+    CAPTURE(bound, counted);
+    CHECK(counted <= bound);
+    CHECK(static_cast<double>(bound - counted) < 0.017 * static_cast<double>(bound));
+    // The largest value counted under the bound is, the next one is not: it
+    // is counted from the next bound up.
+    LatencyHistogram h;
+    h.record(counted);
+    h.record(counted + 1);
+    const auto s = h.summary();
+    for (std::size_t j = 0; j < i; ++j) CHECK(s.at_most[j] == 0);
+    CHECK(s.at_most[i] == 1);
+    for (std::size_t j = i + 1; j < bounds.size(); ++j) CHECK(s.at_most[j] == 2);
+  }
+  // The bounds: 1, 2 and 5 per decade from 1 us to 10 s.
+  CHECK(bounds.front() == 1'000);
+  CHECK(bounds.back() == 10'000'000'000);
+  for (std::size_t i = 1; i < bounds.size(); ++i)
+    CHECK((bounds[i] * 2 == bounds[i - 1] * 5 || bounds[i] == 2 * bounds[i - 1]));
+}
+
+TEST_CASE("histogram counts at the fixed bounds agree with the values recorded", "[stats]") {
+  LatencyHistogram h;
+  std::vector<std::uint64_t> values;
+  for (std::uint64_t v = 1; v < 20'000'000'000; v = v * 21 / 20 + 1) values.push_back(v);  // 1 ns .. 20 s
+  values.push_back(LatencyHistogram::kBounds[3]);  // exactly on a bound
+  for (const std::uint64_t v : values) h.record(v);
+  const auto s = h.summary();
+  CHECK(s.count == values.size());
+  std::uint64_t previous = 0;
+  for (std::size_t i = 0; i < LatencyHistogram::kBounds.size(); ++i) {
+    const std::uint64_t bound = LatencyHistogram::kBounds[i];
+    std::uint64_t at_or_below = 0, counted = 0;
+    for (const std::uint64_t v : values) {
+      at_or_below += v <= bound ? 1u : 0u;
+      counted += v <= LatencyHistogram::counted_up_to(bound) ? 1u : 0u;
+    }
+    CAPTURE(bound);
+    CHECK(s.at_most[i] == counted);
+    CHECK(s.at_most[i] <= at_or_below);
+    CHECK(s.at_most[i] >= previous);
+    previous = s.at_most[i];
+  }
+  CHECK(s.at_most.back() < s.count);  // the values above 10 s are only in the count (+Inf)
+  h.reset();
+  CHECK(h.summary().at_most.back() == 0);
+}
+
 TEST_CASE("histogram counts concurrent records exactly", "[stats]") {
   LatencyHistogram h;
   std::vector<std::thread> threads;
