@@ -315,7 +315,7 @@ TEST_CASE("nvj bench measures an export and refuses bad options", "[nvj]") {
   const std::vector<std::pair<std::vector<std::string>, std::string>> bad{
       {{"--depth", "0", uri}, "--depth=0: expected a whole number from 1 to 256"},
       {{"--block-size", "64Q", uri}, "--block-size=64Q: '64Q' is not a size"},
-      {{"--block-size", "64M", uri}, "--block-size must be from 1 byte to 32M"},
+      {{"--block-size", "64M", uri}, "--block-size=64M: expected a size from 1 byte to 32 MiB"},
       {{"--write-percent", "101", uri}, "--write-percent=101: expected a whole number from 0 to 100"},
       {{"--pattern", "zigzag", uri}, "--pattern=zigzag: expected random or sequential"},
       {{"--duration", "0", uri}, "--duration=0: expected a whole number from 1 to 3600"},

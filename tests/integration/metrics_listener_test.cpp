@@ -188,7 +188,6 @@ TEST_CASE("a metrics= address that cannot be listened on is refused at start-up"
   const std::string taken = std::to_string(ntohs(addr.sin_port));
   const std::vector<std::pair<std::string, std::string>> cases{
       {taken, "metrics=" + taken + ": cannot listen on 127.0.0.1:" + taken + ": Address already in use"},
-      {"nosuch.invalid:9630", "metrics=nosuch.invalid:9630: cannot resolve 'nosuch.invalid': "},
       // TEST-NET-1 (RFC 5737): no machine has it.
       {"192.0.2.1:9630", "metrics=192.0.2.1:9630: cannot listen on 192.0.2.1:9630: Cannot assign requested address"},
       {"127.0.0.1", "metrics=127.0.0.1: '127.0.0.1' is not a port: expected [ADDRESS:]PORT"},
