@@ -92,22 +92,36 @@ std::map<const CLI::App*, std::vector<std::string>*>& tails() {
   return m;
 }
 
-template <class T>
-CLI::Option* add_count_of(CLI::App& app, const std::string& name, T& into, T min, T max, const std::string& help) {
+// An option whose value `read` converts and checks, throwing
+// std::invalid_argument with the reason; the UsageError names the command,
+// the option and the value ("nvj bench: --depth=0: expected ...").
+CLI::Option* add_read(CLI::App& app, const std::string& name, const std::string& value_name, const std::string& help,
+                      std::function<void(const std::string&)> read) {
   CLI::App* owner = &app;
   return app
       .add_option_function<std::string>(
           name,
-          [owner, name, &into, min, max](const std::string& text) {
-            std::uint64_t n = 0;
-            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-            if (ec != std::errc() || end != text.data() + text.size() || n < min || n > max)
-              throw UsageError(command_path(*owner) + ": " + name + "=" + text + ": expected a whole number from " +
-                               std::to_string(min) + " to " + std::to_string(max));
-            into = static_cast<T>(n);
+          [owner, name, read = std::move(read)](const std::string& text) {
+            try {
+              read(text);
+            } catch (const std::invalid_argument& e) {
+              throw UsageError(command_path(*owner) + ": " + name + "=" + text + ": " + e.what());
+            }
           },
           help)
-      ->type_name("N");
+      ->type_name(value_name);
+}
+
+template <class T>
+CLI::Option* add_count_of(CLI::App& app, const std::string& name, T& into, T min, T max, const std::string& help) {
+  return add_read(app, name, "N", help, [&into, min, max](const std::string& text) {
+    std::uint64_t n = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || end != text.data() + text.size() || n < min || n > max)
+      throw std::invalid_argument("expected a whole number from " + std::to_string(min) + " to " +
+                                  std::to_string(max));
+    into = static_cast<T>(n);
+  });
 }
 
 }  // namespace
@@ -132,44 +146,26 @@ CLI::Option* add_count(CLI::App& app, const std::string& name, std::uint32_t& in
 
 CLI::Option* add_size(CLI::App& app, const std::string& name, std::uint64_t& into, std::uint64_t min,
                       std::uint64_t max, const std::string& help) {
-  CLI::App* owner = &app;
-  return app
-      .add_option_function<std::string>(
-          name,
-          [owner, name, &into, min, max](const std::string& text) {
-            std::uint64_t n = 0;
-            try {
-              n = parse_size(text);
-            } catch (const std::invalid_argument& e) {
-              throw UsageError(command_path(*owner) + ": " + name + "=" + text + ": " + e.what());
-            }
-            if (n < min || n > max)
-              throw UsageError(command_path(*owner) + ": " + name + "=" + text + ": expected a size from " +
-                               format_size(min) + " to " + format_size(max));
-            into = n;
-          },
-          help)
-      ->type_name("SIZE");
+  return add_read(app, name, "SIZE", help, [&into, min, max](const std::string& text) {
+    const std::uint64_t n = parse_size(text);  // its invalid_argument says why
+    if (n < min || n > max)
+      throw std::invalid_argument("expected a size from " + format_size(min) + " to " + format_size(max));
+    into = n;
+  });
 }
 
 CLI::Option* add_choice(CLI::App& app, const std::string& name, std::string& into,
                         const std::vector<std::string>& choices, const std::string& help) {
-  CLI::App* owner = &app;
   std::string names;
   for (const auto& c : choices) names += (names.empty() ? "" : "|") + c;
-  return app
-      .add_option_function<std::string>(
-          name,
-          [owner, name, &into, choices](const std::string& text) {
-            for (const auto& c : choices)
-              if (c == text) {
-                into = text;
-                return;
-              }
-            throw UsageError(command_path(*owner) + ": " + name + "=" + text + ": expected " + join_or(choices));
-          },
-          help)
-      ->type_name(names);
+  return add_read(app, name, names, help, [&into, choices](const std::string& text) {
+    for (const auto& c : choices)
+      if (c == text) {
+        into = text;
+        return;
+      }
+    throw std::invalid_argument("expected " + join_or(choices));
+  });
 }
 
 void take_words_after_dashes(CLI::App& app, std::vector<std::string>& into) { tails()[&app] = &into; }

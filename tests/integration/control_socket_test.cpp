@@ -58,34 +58,11 @@ pid_t pid_of(const std::string& socket) {
 
 // Sends `raw` and reads until the server closes (at most 15 s).
 std::string http_exchange(const std::string& path, const std::string& raw) {
-  const int fd = dial(path);
-  std::size_t sent = 0;
-  while (sent < raw.size()) {
-    const ssize_t n = ::send(fd, raw.data() + sent, raw.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;  // the server may close early on a request that is too large
-    sent += static_cast<std::size_t>(n);
-  }
-  std::string reply;
-  char buf[4096];
-  pollfd p{fd, POLLIN, 0};
-  while (::poll(&p, 1, 15000) > 0) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n <= 0) break;
-    reply.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return reply;
+  return nvj::test::exchange_on(dial(path), raw);
 }
 
 std::string get(const std::string& path, const std::string& target, const char* method = "GET") {
-  return http_exchange(path, std::string(method) + " " + target + " HTTP/1.1\r\nHost: lab\r\nContent-Length: 0\r\n\r\n");
-}
-
-// The body of a raw HTTP answer.
-std::string body_of(const std::string& reply) {
-  const std::size_t end = reply.find("\r\n\r\n");
-  REQUIRE(end != std::string::npos);
-  return reply.substr(end + 4);
+  return http_exchange(path, nvj::test::http_request(method, target));
 }
 
 }  // namespace
@@ -109,8 +86,8 @@ TEST_CASE("the control socket serves statistics, marks, resets and model changes
   std::string r = get(control, "/stats");
   CHECK_THAT(r, Catch::StartsWith("HTTP/1.1 200 OK\r\n"));
   CHECK_THAT(r, Catch::Contains("Content-Type: application/json\r\n"));
-  check_valid("stats", body_of(r));
-  Json stats = parse_json(body_of(r), "GET /stats");
+  check_valid("stats", nvj::test::http_body(r));
+  Json stats = parse_json(nvj::test::http_body(r), "GET /stats");
   const Json& journal = stats.at("exports").at("journal");
   CHECK(journal.at("description").get<std::string>().rfind("journal: 8 MiB", 0) == 0);
   CHECK(journal.at("ops").at("write").at("count") == 10);
@@ -167,7 +144,7 @@ TEST_CASE("garbage, oversized and silent clients neither crash nor block the con
 
   const std::string garbage = http_exchange(control, "GARBAGE\r\n\r\n");
   CHECK_THAT(garbage, Catch::StartsWith("HTTP/1.1 400"));
-  CHECK_THAT(parse_json(body_of(garbage), "the answer to garbage").at("error").get<std::string>(),
+  CHECK_THAT(parse_json(nvj::test::http_body(garbage), "the answer to garbage").at("error").get<std::string>(),
              Catch::StartsWith("malformed request: "));
   CHECK_THAT(http_exchange(control, std::string(5000, '\0')), Catch::StartsWith("HTTP/1.1 400"));
   CHECK_THAT(http_exchange(control, "GET /stats HTTP/1.1\r\nX: " + std::string(20000, 'a') + "\r\n\r\n"),

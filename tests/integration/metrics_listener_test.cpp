@@ -51,12 +51,6 @@ std::unique_ptr<nvj::cli::ServerProcess> start_with_metrics(const std::filesyste
   }
 }
 
-std::string body_of(const std::string& reply) {
-  const std::size_t end = reply.find("\r\n\r\n");
-  REQUIRE(end != std::string::npos);
-  return reply.substr(end + 4);
-}
-
 }  // namespace
 
 TEST_CASE("the metrics listener serves GET /metrics over TCP and acts on nothing else", "[control][metrics]") {
@@ -73,8 +67,8 @@ TEST_CASE("the metrics listener serves GET /metrics over TCP and acts on nothing
   std::string r = tcp_request("127.0.0.1", port, "GET", "/metrics");
   CHECK_THAT(r, Catch::StartsWith("HTTP/1.1 200 OK\r\n"));
   CHECK_THAT(r, Catch::Contains("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"));
-  CHECK_THAT(body_of(r), Catch::Contains("nvjournal_requests_total{export=\"data\",op=\"write\"} 10\n"));
-  CHECK_THAT(body_of(r),
+  CHECK_THAT(nvj::test::http_body(r), Catch::Contains("nvjournal_requests_total{export=\"data\",op=\"write\"} 10\n"));
+  CHECK_THAT(nvj::test::http_body(r),
              Catch::Contains("nvjournal_latency_seconds_bucket{export=\"data\",op=\"write\",le=\"+Inf\"} 10\n"));
   // The same text as on the control socket, but for the moment it was taken.
   CHECK_THAT(nvj::cli::control_call(control, "GET", "/metrics"),
@@ -119,7 +113,7 @@ TEST_CASE("metrics= works without control=, on IPv6 too", "[control][metrics]") 
   auto server = start_with_metrics(dir.path / "v4", "127.0.0.1", {"data=64M"}, port);
   const std::string r = tcp_request("127.0.0.1", port, "GET", "/metrics");
   CHECK_THAT(r, Catch::StartsWith("HTTP/1.1 200 OK\r\n"));
-  CHECK_THAT(body_of(r), Catch::Contains("# TYPE nvjournal_journal_commit_seconds histogram\n"));
+  CHECK_THAT(nvj::test::http_body(r), Catch::Contains("# TYPE nvjournal_journal_commit_seconds histogram\n"));
   CHECK_FALSE(std::filesystem::exists(dir.path / "v4" / "0" / "control.sock"));
   CHECK(server->stop() == 0);
 

@@ -107,8 +107,41 @@ inline std::uint16_t free_tcp_port(const std::string& address = "127.0.0.1") {
   return port;
 }
 
-// Sends `raw` to address:port over TCP and reads until the server closes (at
-// most 15 s); "" if it cannot connect.
+// Sends `raw` on a connected socket, reads until the server closes (at most
+// 15 s without a byte) and closes it: the raw answer. The server may close
+// early on a request it refuses, so a short send is not an error.
+inline std::string exchange_on(int fd, const std::string& raw) {
+  std::size_t sent = 0;
+  while (sent < raw.size()) {
+    const ssize_t n = ::send(fd, raw.data() + sent, raw.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<std::size_t>(n);
+  }
+  std::string reply;
+  char buf[4096];
+  pollfd p{fd, POLLIN, 0};
+  while (::poll(&p, 1, 15000) > 0) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    reply.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return reply;
+}
+
+// An HTTP/1.1 request without a body, as the control and metrics listeners take it.
+inline std::string http_request(const std::string& method, const std::string& target) {
+  return method + " " + target + " HTTP/1.1\r\nHost: lab\r\nContent-Length: 0\r\n\r\n";
+}
+
+// The body of a raw HTTP answer; throws if it has no end of headers.
+inline std::string http_body(const std::string& reply) {
+  const std::size_t end = reply.find("\r\n\r\n");
+  if (end == std::string::npos) throw std::runtime_error("not an HTTP answer: " + reply.substr(0, 200));
+  return reply.substr(end + 4);
+}
+
+// Sends `raw` to address:port over TCP: the raw answer, "" if it cannot connect.
 inline std::string tcp_exchange(const std::string& address, std::uint16_t port, const std::string& raw) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
@@ -118,30 +151,15 @@ inline std::string tcp_exchange(const std::string& address, std::uint16_t port, 
   const int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   const bool connected = fd >= 0 && ::connect(fd, found->ai_addr, found->ai_addrlen) == 0;
   ::freeaddrinfo(found);
-  std::string reply;
-  if (connected) {
-    std::size_t sent = 0;
-    while (sent < raw.size()) {
-      const ssize_t n = ::send(fd, raw.data() + sent, raw.size() - sent, MSG_NOSIGNAL);
-      if (n <= 0) break;
-      sent += static_cast<std::size_t>(n);
-    }
-    char buf[4096];
-    pollfd p{fd, POLLIN, 0};
-    while (::poll(&p, 1, 15000) > 0) {
-      const ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n <= 0) break;
-      reply.append(buf, static_cast<std::size_t>(n));
-    }
-  }
+  if (connected) return exchange_on(fd, raw);
   if (fd >= 0) ::close(fd);
-  return reply;
+  return "";
 }
 
 // METHOD TARGET over TCP, the raw answer.
 inline std::string tcp_request(const std::string& address, std::uint16_t port, const std::string& method,
                                const std::string& target) {
-  return tcp_exchange(address, port, method + " " + target + " HTTP/1.1\r\nHost: lab\r\nContent-Length: 0\r\n\r\n");
+  return tcp_exchange(address, port, http_request(method, target));
 }
 
 }  // namespace nvj::test
