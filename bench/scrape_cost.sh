@@ -172,8 +172,10 @@ serve
 start_fio "writes:20000" wait  # statistics in the buckets a load reaches
 sleep 1                        # the connection's threads are gone
 cpu_before=$(cpu_ns "$server_pid")
-python3 - "$port" "$scrapes" <<'EOF'
-import http.client, sys
+# Prints the scraper's own CPU time per scrape, in us.
+scraper_us=$(python3 - "$port" "$scrapes" <<'EOF'
+import http.client, sys, time
+start = time.process_time()
 for i in range(int(sys.argv[2])):
     c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
     c.request("GET", "/metrics")
@@ -181,18 +183,21 @@ for i in range(int(sys.argv[2])):
     if r.status != 200 or b"nvjournal_latency_seconds_bucket" not in r.read():
         sys.exit(f"scrape {i + 1}: {r.status}")
     c.close()
+print(f"{(time.process_time() - start) / int(sys.argv[2]) * 1e6:.1f}")
 EOF
+)
 cpu_after=$(cpu_ns "$server_pid")
 bench_stop
 cpu_per_scrape_us=$(python3 -c "print(f'{($cpu_after - $cpu_before) / $scrapes / 1000:.1f}')")
-echo "scrape_cost: $scrapes scrapes of an idle server: $cpu_per_scrape_us us of server CPU each"
+echo "scrape_cost: $scrapes scrapes of an idle server: $cpu_per_scrape_us us of server CPU each;" \
+  "the scraper's own: $scraper_us us"
 
 # --- report -------------------------------------------------------------------
 git_rev=$(bench_git_rev)
 SC_RESULTS=$results SC_MARKDOWN=$markdown SC_COMMAND=$command_line \
 SC_DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') SC_NBDKIT=$(nbdkit --version | head -n1) SC_FIO=$(fio --version | head -n1) \
 SC_GIT=$git_rev SC_PLUGIN=$plugin SC_REPO=$repo_dir SC_TARGET=$target SC_INTERVAL=$interval \
-SC_CPU="$cpu_per_scrape_us" SC_SCRAPES=$scrapes SC_SIZE=$size \
+SC_CPU="$cpu_per_scrape_us" SC_SCRAPER_CPU="$scraper_us" SC_SCRAPES=$scrapes SC_SIZE=$size \
 SC_SETUP="nbdkit nvjournal data=$disk_size data-model=none metrics=127.0.0.1:PORT (ext4 with its journal on the journal export, statistics and journal tracing on, nbdkit default threads); fio --ioengine=nbd --rw=randwrite --bs=4k --iodepth=$depth --numjobs=1 --size=$span --time_based --randrepeat=1 --randseed=$seed on the data export, running through all of a server's rounds after ${ramp} s of ramp; $servers fresh servers x $rounds rounds of two ${window} s windows, scraped (GET /metrics every $interval ms from one python3 process) and not, order alternating; a window's IOPS from the server's write count read at both of its ends" \
 SC_LOAD="$load_start at start, $load_end at end ($(nproc) CPUs; other work on the machine adds noise)" \
 BENCH_DIR=$script_dir python3 - <<'EOF'
@@ -226,12 +231,14 @@ print(f"\nratio scraped/none: {ratio:.3f} (median of {len(paired)} paired rounds
       f" ratio of medians {median['scraped'] / median['none']:.3f})  {verdict} (target >= {target})")
 print("per server: " + ", ".join(f"{s}: {r:.3f} at {n:.0f} IOPS" for s, r, n in per_server))
 print(f"scrapes per scraped window: {min(scrapes)}..{max(scrapes)}; server CPU per scrape {env['SC_CPU']} us"
-      f" ({env['SC_SIZE']} bytes of text)")
+      f" ({env['SC_SIZE']} bytes of text), the scraper's {env['SC_SCRAPER_CPU']} us")
 
 path = env["SC_MARKDOWN"]
 if not path:
     raise SystemExit(0)
-cpu_share = float(env["SC_CPU"]) * 1e-6 * (1000 / float(env["SC_INTERVAL"])) * 100
+per_second = 1000 / float(env["SC_INTERVAL"])
+cpu_share = float(env["SC_CPU"]) * 1e-6 * per_second * 100
+scraper_share = float(env["SC_SCRAPER_CPU"]) * 1e-6 * per_second * 100
 lines = [
     "## scrape_cost",
     "",
@@ -264,7 +271,10 @@ lines += [
     f"Scrapes per scraped window: {min(scrapes)} to {max(scrapes)}. The server's CPU per scrape, deterministic where"
     f" IOPS on a shared 2-CPU machine are not: {env['SC_CPU']} us (its threads' time on CPU over"
     f" {env['SC_SCRAPES']} back-to-back scrapes of an idle server after 20000 writes; {env['SC_SIZE']} bytes of"
-    f" text), i.e. {cpu_share:.2f}% of one CPU at one scrape every {env['SC_INTERVAL']} ms.",
+    f" text), i.e. {cpu_share:.2f}% of one CPU at one scrape every {env['SC_INTERVAL']} ms; the python3 scraper's"
+    f" own, which competes for the same 2 CPUs in the scraped windows (Prometheus would run elsewhere):"
+    f" {env['SC_SCRAPER_CPU']} us per scrape, {scraper_share:.2f}% of one CPU. With both CPUs busy serving, that is"
+    f" the CPU scraping takes from the load; the paired ratios' quartiles above show what one round can resolve here.",
 ]
 section = "\n".join(lines) + "\n"
 subprocess.run([os.path.join(env["BENCH_DIR"], "lib", "results_section.py"), "scrape_cost", path],
