@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cstdint>
+#include <iterator>
 
 namespace nvj {
 namespace {
@@ -28,14 +30,23 @@ std::string prometheus_histogram_family(std::string_view name, std::string_view 
 
 std::string prometheus_histogram_series(std::string_view name, std::string_view labels,
                                         const LatencyHistogram::Summary& latency) {
-  const std::string sep = labels.empty() ? "" : ",";
+  // Appended piece by piece (a scrape writes some 300 of these lines): the
+  // line's head once, the counts with fmt::format_int.
+  const std::string bucket = fmt::format("{}_bucket{{{}{}le=\"", name, labels, labels.empty() ? "" : ",");
   std::string out;
-  for (std::size_t i = 0; i < latency.at_most.size(); ++i)
-    out += fmt::format("{}_bucket{{{}{}le=\"{}\"}} {}\n", name, labels, sep, le_texts()[i], latency.at_most[i]);
-  out += fmt::format("{}_bucket{{{}{}le=\"+Inf\"}} {}\n", name, labels, sep, latency.count);
+  out.reserve((bucket.size() + 20) * (latency.at_most.size() + 1) + 2 * (name.size() + labels.size() + 40));
+  auto line = [&](std::string_view le, std::uint64_t count) {
+    out += bucket;
+    out += le;
+    out += "\"} ";
+    out += fmt::format_int(count).c_str();
+    out += '\n';
+  };
+  for (std::size_t i = 0; i < latency.at_most.size(); ++i) line(le_texts()[i], latency.at_most[i]);
+  line("+Inf", latency.count);
   const std::string braces = labels.empty() ? "" : fmt::format("{{{}}}", labels);
-  out += fmt::format("{}_sum{} {:.9f}\n", name, braces, static_cast<double>(latency.sum) / 1e9);
-  out += fmt::format("{}_count{} {}\n", name, braces, latency.count);
+  fmt::format_to(std::back_inserter(out), "{}_sum{} {:.9f}\n", name, braces, static_cast<double>(latency.sum) / 1e9);
+  fmt::format_to(std::back_inserter(out), "{}_count{} {}\n", name, braces, latency.count);
   return out;
 }
 

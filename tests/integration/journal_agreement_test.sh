@@ -123,6 +123,10 @@ assert len(lines) == after["committed_transactions"], (len(lines), after["commit
 assert json.loads(lines[-1])["tid"] == after["recent"][-1]["tid"]
 metrics = open(base + ".metrics").read()
 assert f"nvjournal_journal_transactions_total {after['committed_transactions']}" in metrics
+# The commit time histogram counts the kernel's commits, every one under +Inf.
+commits = after["commit_latency_us"]["count"]
+assert commits > 0 and f"nvjournal_journal_commit_seconds_count {commits}\n" in metrics, commits
+assert f'nvjournal_journal_commit_seconds_bucket{{le="+Inf"}} {commits}\n' in metrics, commits
 print("traffic:", {k: v["bytes"] for k, v in t.items()})
 PY
   stop_server "$SERVER_PID"
