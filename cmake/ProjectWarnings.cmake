@@ -22,7 +22,8 @@ endif()
 
 # GCC 12 at -O2 and above reports -Wnull-dereference inside libstdc++'s
 # string, inlined from CLI11's option parsing (CLI::detail::split), a false
-# positive. The targets whose code includes CLI11 (common/command_line.h)
-# link this after nvj_warnings, so only their files lose the warning.
-add_library(nvj_cli11_warnings INTERFACE)
-target_compile_options(nvj_cli11_warnings INTERFACE $<$<CXX_COMPILER_ID:GNU>:-Wno-null-dereference>)
+# positive. Only the file that includes CLI11 (common/command_line.cpp)
+# loses the warning; a source file's options follow its target's.
+function(nvj_cli11_source file)
+  set_property(SOURCE ${file} APPEND PROPERTY COMPILE_OPTIONS $<$<CXX_COMPILER_ID:GNU>:-Wno-null-dereference>)
+endfunction()

@@ -28,10 +28,10 @@ std::string function_name(const std::string& path) {
   return f;
 }
 
-void emit(const CLI::App& app, const std::string& path, const std::string& commands, std::string& cases) {
+void emit(const Command& app, const std::string& path, const std::string& commands, std::string& cases) {
   std::string options, operand, subs;
   std::string values;
-  for (const OptionInfo& o : options_of(app)) {
+  for (const OptionInfo& o : app.options()) {
     if (o.operand) {
       const std::string& name = o.names.front();
       if (operand.empty()) operand = name == "COMMAND" ? "-W '" + commands + "'" : value_completion(name);
@@ -43,19 +43,19 @@ void emit(const CLI::App& app, const std::string& path, const std::string& comma
         values += "      " + name + ") COMPREPLY=($(compgen " + value_completion(o.value) + " -- \"$cur\")); return 1 ;;\n";
     }
   }
-  for (const CLI::App* sub : app.get_subcommands({})) subs += (subs.empty() ? "" : " ") + sub->get_name();
+  for (const Command& sub : app.subcommands()) subs += (subs.empty() ? "" : " ") + sub.name();
   cases += "    '" + path + "')\n";
   cases += "      case \"$prev\" in\n" + values + "      esac\n";
   cases += "      opts='" + options + "' subs='" + subs + "' operand=\"" + operand + "\" ;;\n";
-  for (const CLI::App* sub : app.get_subcommands({}))
-    emit(*sub, path.empty() ? sub->get_name() : path + " " + sub->get_name(), commands, cases);
+  for (const Command& sub : app.subcommands())
+    emit(sub, path.empty() ? sub.name() : path + " " + sub.name(), commands, cases);
 }
 
 }  // namespace
 
-std::string make_bash_completion(const std::string& program, const CLI::App& app) {
+std::string make_bash_completion(const std::string& program, const Command& app) {
   std::string cases, commands;
-  for (const CLI::App* sub : app.get_subcommands({})) commands += (commands.empty() ? "" : " ") + sub->get_name();
+  for (const Command& sub : app.subcommands()) commands += (commands.empty() ? "" : " ") + sub.name();
   emit(app, "", commands, cases);
   const std::string f = function_name(program);
   return "# bash completion for " + program + ", made by `" + program + " completion bash` from its declarations.\n" +

@@ -1,5 +1,7 @@
 #include "common/command_line.h"
 
+#include <CLI/CLI.hpp>
+
 #include <charconv>
 #include <cstdio>
 #include <exception>
@@ -11,6 +13,13 @@
 
 namespace nvj::cli {
 namespace {
+
+// "nvj journal top": the App's name after those of the Apps above it.
+std::string path_of(const CLI::App& app) {
+  std::string path = app.get_name();
+  for (const CLI::App* up = app.get_parent(); up != nullptr; up = up->get_parent()) path = up->get_name() + " " + path;
+  return path;
+}
 
 // Help as nvj has always printed it: the usage line, the command's text,
 // then its operands, options and commands with their value names only (the
@@ -27,7 +36,7 @@ class HelpFormatter : public CLI::Formatter {
     if (mode == CLI::AppFormatMode::Sub) return make_expanded(app);
     std::string text = app->get_footer();
     while (!text.empty() && text.back() == '\n') text.pop_back();
-    std::string out = make_usage(app, command_path(*app));
+    std::string out = make_usage(app, path_of(*app));
     if (!text.empty()) out += "\n" + text + "\n";
     return out + make_positionals(app) + make_groups(app, mode) + make_subcommands(app, mode);
   }
@@ -80,7 +89,7 @@ void refuse_leftovers(const CLI::App& command) {
   const std::vector<std::string> rest = command.remaining();
   if (rest.empty()) return;
   const std::string& word = rest.front();
-  const std::string path = command_path(command);
+  const std::string path = path_of(command);
   if (word.rfind('-', 0) == 0 && word.size() > 1)
     throw UsageError(path + ": unknown option '" + word + "' (" + path + " --help)");
   throw UsageError(path + ": unexpected argument '" + word + "' (" + path + " --help)");
@@ -95,25 +104,24 @@ std::map<const CLI::App*, std::vector<std::string>*>& tails() {
 // An option whose value `read` converts and checks, throwing
 // std::invalid_argument with the reason; the UsageError names the command,
 // the option and the value ("nvj bench: --depth=0: expected ...").
-CLI::Option* add_read(CLI::App& app, const std::string& name, const std::string& value_name, const std::string& help,
-                      std::function<void(const std::string&)> read) {
+Option add_read(CLI::App& app, const std::string& name, const std::string& value_name, const std::string& help,
+                std::function<void(const std::string&)> read) {
   CLI::App* owner = &app;
-  return app
-      .add_option_function<std::string>(
-          name,
-          [owner, name, read = std::move(read)](const std::string& text) {
-            try {
-              read(text);
-            } catch (const std::invalid_argument& e) {
-              throw UsageError(command_path(*owner) + ": " + name + "=" + text + ": " + e.what());
-            }
-          },
-          help)
-      ->type_name(value_name);
+  return Option(app.add_option_function<std::string>(
+                       name,
+                       [owner, name, read = std::move(read)](const std::string& text) {
+                         try {
+                           read(text);
+                         } catch (const std::invalid_argument& e) {
+                           throw UsageError(path_of(*owner) + ": " + name + "=" + text + ": " + e.what());
+                         }
+                       },
+                       help)
+                    ->type_name(value_name));
 }
 
 template <class T>
-CLI::Option* add_count_of(CLI::App& app, const std::string& name, T& into, T min, T max, const std::string& help) {
+Option add_count_of(CLI::App& app, const std::string& name, T& into, T min, T max, const std::string& help) {
   return add_read(app, name, "N", help, [&into, min, max](const std::string& text) {
     std::uint64_t n = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
@@ -126,27 +134,53 @@ CLI::Option* add_count_of(CLI::App& app, const std::string& name, T& into, T min
 
 }  // namespace
 
-std::string command_path(const CLI::App& app) {
-  std::string path = app.get_name();
-  for (const CLI::App* up = app.get_parent(); up != nullptr; up = up->get_parent()) path = up->get_name() + " " + path;
-  return path;
+Option Option::value_name(const std::string& name) {
+  option_->type_name(name);
+  return *this;
 }
 
-void describe(CLI::App& app, const std::string& text) { app.footer(text); }
-
-CLI::Option* add_count(CLI::App& app, const std::string& name, std::uint64_t& into, std::uint64_t min,
-                       std::uint64_t max, const std::string& help) {
-  return add_count_of(app, name, into, min, max, help);
+Option Option::excludes(Option other) {
+  option_->excludes(other.option_);
+  return *this;
 }
 
-CLI::Option* add_count(CLI::App& app, const std::string& name, std::uint32_t& into, std::uint32_t min,
-                       std::uint32_t max, const std::string& help) {
-  return add_count_of(app, name, into, min, max, help);
+Option Option::one_value_per_use() {
+  option_->allow_extra_args(false);
+  return *this;
 }
 
-CLI::Option* add_size(CLI::App& app, const std::string& name, std::uint64_t& into, std::uint64_t min,
-                      std::uint64_t max, const std::string& help) {
-  return add_read(app, name, "SIZE", help, [&into, min, max](const std::string& text) {
+Option Option::on_given(std::function<void()> seen) {
+  option_->each([seen = std::move(seen)](const std::string&) { seen(); });
+  return *this;
+}
+
+void Command::describe(const std::string& text) { app_->footer(text); }
+
+Option Command::add(const std::string& name, std::string& into, const std::string& help) {
+  return Option(app_->add_option(name, into, help));
+}
+
+Option Command::add(const std::string& name, std::vector<std::string>& into, const std::string& help) {
+  return Option(app_->add_option(name, into, help));
+}
+
+Option Command::flag(const std::string& name, bool& into, const std::string& help) {
+  return Option(app_->add_flag(name, into, help));
+}
+
+Option Command::count(const std::string& name, std::uint64_t& into, std::uint64_t min, std::uint64_t max,
+                      const std::string& help) {
+  return add_count_of(*app_, name, into, min, max, help);
+}
+
+Option Command::count(const std::string& name, std::uint32_t& into, std::uint32_t min, std::uint32_t max,
+                      const std::string& help) {
+  return add_count_of(*app_, name, into, min, max, help);
+}
+
+Option Command::size(const std::string& name, std::uint64_t& into, std::uint64_t min, std::uint64_t max,
+                     const std::string& help) {
+  return add_read(*app_, name, "SIZE", help, [&into, min, max](const std::string& text) {
     const std::uint64_t n = parse_size(text);  // its invalid_argument says why
     if (n < min || n > max)
       throw std::invalid_argument("expected a size from " + format_size(min) + " to " + format_size(max));
@@ -154,11 +188,11 @@ CLI::Option* add_size(CLI::App& app, const std::string& name, std::uint64_t& int
   });
 }
 
-CLI::Option* add_choice(CLI::App& app, const std::string& name, std::string& into,
-                        const std::vector<std::string>& choices, const std::string& help) {
+Option Command::choice(const std::string& name, std::string& into, const std::vector<std::string>& choices,
+                       const std::string& help) {
   std::string names;
   for (const auto& c : choices) names += (names.empty() ? "" : "|") + c;
-  return add_read(app, name, names, help, [&into, choices](const std::string& text) {
+  return add_read(*app_, name, names, help, [&into, choices](const std::string& text) {
     for (const auto& c : choices)
       if (c == text) {
         into = text;
@@ -168,11 +202,26 @@ CLI::Option* add_choice(CLI::App& app, const std::string& name, std::string& int
   });
 }
 
-void take_words_after_dashes(CLI::App& app, std::vector<std::string>& into) { tails()[&app] = &into; }
+void Command::take_words_after_dashes(std::vector<std::string>& into) { tails()[app_] = &into; }
 
-std::vector<OptionInfo> options_of(const CLI::App& app) {
+Command Command::subcommand(const std::string& name, const std::string& summary) {
+  CLI::App* sub = app_->add_subcommand(name, summary);
+  sub->allow_extras();  // refused by refuse_leftovers, in nvj's words
+  sub->group("Commands");
+  return Command(sub);
+}
+
+void Command::require_subcommands(std::size_t min, std::size_t max) { app_->require_subcommand(min, max); }
+
+bool Command::parsed() const { return app_->parsed(); }
+
+std::string Command::path() const { return path_of(*app_); }
+
+std::string Command::name() const { return app_->get_name(); }
+
+std::vector<OptionInfo> Command::options() const {
   std::vector<OptionInfo> out;
-  for (const CLI::Option* o : app.get_options()) {
+  for (const CLI::Option* o : app_->get_options()) {
     OptionInfo info;
     info.operand = o->get_lnames().empty() && o->get_snames().empty();
     if (info.operand) info.names.push_back(o->get_name());
@@ -184,50 +233,57 @@ std::vector<OptionInfo> options_of(const CLI::App& app) {
   return out;
 }
 
+std::vector<Command> Command::subcommands() const {
+  std::vector<Command> out;
+  for (CLI::App* sub : app_->get_subcommands({})) out.emplace_back(sub);
+  return out;
+}
+
 CommandLine::CommandLine(std::string program, std::string about, std::string version)
-    : program_(std::move(program)), app_(std::string(), program_) {
-  app_.formatter(std::make_shared<HelpFormatter>());
+    : program_(std::move(program)), app_(std::make_unique<CLI::App>(std::string(), program_)) {
+  app_->formatter(std::make_shared<HelpFormatter>());
   // A flag read after the parse, not CLI11's version flag, which throws: a
   // program's first exception costs more than the rest of --version.
-  app_.add_flag("--version", version_wanted_, "Print the version and exit");
+  app_->add_flag("--version", version_wanted_, "Print the version and exit");
   version_ = program_ + " " + version;
-  app_.footer(std::move(about));
-  app_.allow_extras();
+  app_->footer(std::move(about));
+  app_->allow_extras();
   // One command per run: after it, a command's name is an operand
   // (`nvj help journal`, a socket named stats).
-  app_.require_subcommand(0, 1);
+  app_->require_subcommand(0, 1);
 }
 
 CommandLine::~CommandLine() {
   // Its commands' entries go with them: another line's App may get the address.
-  for (const Command& c : commands_)
+  for (const Entry& c : commands_)
     if (c.app != nullptr) tails().erase(c.app);
 }
 
 void CommandLine::add(const std::string& name, const std::string& summary, CommandDeclaration declare) {
-  commands_.push_back(Command{name, summary, std::move(declare)});
+  commands_.push_back(Entry{name, summary, std::move(declare)});
 }
 
-CommandLine::Command* CommandLine::find(const std::string& name) {
-  for (Command& c : commands_)
+CommandLine::Entry* CommandLine::find(const std::string& name) {
+  for (Entry& c : commands_)
     if (c.name == name) return &c;
   return nullptr;
 }
 
-CLI::App* CommandLine::listed(Command& c) {
+CLI::App* CommandLine::listed(Entry& c) {
   if (c.app == nullptr) {
-    c.app = app_.add_subcommand(c.name, c.summary);
+    c.app = app_->add_subcommand(c.name, c.summary);
     c.app->allow_extras()->group("Commands");
     c.app->footer("");  // not the program's text: the declaration describes it
   }
   return c.app;
 }
 
-CLI::App* CommandLine::declared(Command& c) {
+CLI::App* CommandLine::declared(Entry& c) {
   CLI::App* app = listed(c);
   if (!c.declared) {
     c.declared = true;
-    runs_[app] = c.declare(*app);
+    Command command(app);
+    runs_[app] = c.declare(command);
     for (CLI::App* own : app->get_subcommands({})) own->group("Commands");
   }
   return app;
@@ -236,21 +292,21 @@ CLI::App* CommandLine::declared(Command& c) {
 // Every command made, in the order they were added: call it before making
 // any one of them, or the listing starts with that one.
 void CommandLine::list_all() {
-  for (Command& c : commands_) listed(c);
+  for (Entry& c : commands_) listed(c);
 }
 
 // help and completion, listed after the program's own commands.
 void CommandLine::add_builtins() {
   if (builtins_added_) return;
   builtins_added_ = true;
-  add("help", "this text, or a command's: help COMMAND", [this](CLI::App& app) -> CommandRun {
-    app.add_option("COMMAND", help_words_, "the command, and its subcommand if it has some");
-    describe(app, "The list of commands, or the help of one: " + program_ + " help COMMAND [SUBCOMMAND].\n");
+  add("help", "this text, or a command's: help COMMAND", [this](Command& app) -> CommandRun {
+    app.add("COMMAND", help_words_, "the command, and its subcommand if it has some");
+    app.describe("The list of commands, or the help of one: " + program_ + " help COMMAND [SUBCOMMAND].\n");
     return [this] { return help_command(); };
   });
-  add("completion", "print the bash completion script: completion bash", [this](CLI::App& app) -> CommandRun {
-    app.add_option("SHELL", shell_, "bash, the one shell completed");
-    describe(app, "The bash completion of " + program_ + "'s commands and options: " + program_ +
+  add("completion", "print the bash completion script: completion bash", [this](Command& app) -> CommandRun {
+    app.add("SHELL", shell_, "bash, the one shell completed");
+    app.describe("The bash completion of " + program_ + "'s commands and options: " + program_ +
                       " completion bash > /usr/share/bash-completion/completions/" + program_ + ", or source <(" +
                       program_ + " completion bash).\n");
     return [this] {
@@ -261,31 +317,32 @@ void CommandLine::add_builtins() {
   });
 }
 
-const CLI::App* CommandLine::command(const std::string& name) {
+std::optional<Command> CommandLine::command(const std::string& name) {
   add_builtins();
-  Command* c = find(name);
-  return c == nullptr ? nullptr : declared(*c);
+  Entry* c = find(name);
+  if (c == nullptr) return std::nullopt;
+  return Command(declared(*c));
 }
 
 std::string CommandLine::bash_completion() {
   add_builtins();
-  for (Command& c : commands_) declared(c);
-  return make_bash_completion(program_, app_);
+  for (Entry& c : commands_) declared(c);
+  return make_bash_completion(program_, Command(app_.get()));
 }
 
 int CommandLine::help_command() {
-  CLI::App* app = &app_;
+  CLI::App* app = app_.get();
   if (help_words_.empty()) list_all();
   for (const std::string& w : help_words_) {
     CLI::App* next = nullptr;
-    if (app == &app_) {
-      if (Command* c = find(w)) next = declared(*c);
+    if (app == app_.get()) {
+      if (Entry* c = find(w)) next = declared(*c);
     } else {
       for (CLI::App* s : app->get_subcommands({}))
         if (s->get_name() == w) next = s;
     }
     if (next == nullptr)
-      throw UsageError(program_ + " help: no command '" + w + "' in '" + command_path(*app) + "' (" + program_ +
+      throw UsageError(program_ + " help: no command '" + w + "' in '" + path_of(*app) + "' (" + program_ +
                        " --help lists them)");
     app = next;
   }
@@ -301,7 +358,7 @@ int CommandLine::dispatch(CLI::App* command) {
     auto it = runs_.find(up);
     if (it != runs_.end()) return it->second();
   }
-  std::fputs(app_.help().c_str(), stderr);
+  std::fputs(app_->help().c_str(), stderr);
   return 2;
 }
 
@@ -312,7 +369,7 @@ int CommandLine::execute(int argc, const char* const* argv) {
   // others are made only to be listed (help, completion, an unknown
   // command), never for --version.
   const std::string first = argc > 1 ? argv[1] : "";
-  Command* named = find(first);
+  Entry* named = find(first);
   const bool builtin = named != nullptr && (named->name == "help" || named->name == "completion");
   if (named == nullptr ? first != "--version" : builtin) list_all();
   if (named != nullptr) declared(*named);
@@ -328,18 +385,18 @@ int CommandLine::execute(int argc, const char* const* argv) {
         }
   }
   try {
-    app_.parse(parsed, argv);
+    app_->parse(parsed, argv);
   } catch (const CLI::CallForHelp&) {
     // `nvj bogus --help`: bogus is no command.
-    const auto rest = app_.remaining();
-    if (selected(&app_) == &app_ && !rest.empty() && rest.front().rfind('-', 0) != 0)
+    const auto rest = app_->remaining();
+    if (selected(app_.get()) == app_.get() && !rest.empty() && rest.front().rfind('-', 0) != 0)
       throw UsageError(program_ + ": unknown command '" + rest.front() + "' (" + program_ + " --help lists them)");
-    std::fputs(selected(&app_)->help().c_str(), stdout);
+    std::fputs(selected(app_.get())->help().c_str(), stdout);
     return 0;
   } catch (const CLI::RequiredError& e) {
     // A command whose own commands were not named (`nvj journal`, `nvj journal bogus`).
-    const CLI::App* command = selected(&app_);
-    const std::string path = command_path(*command);
+    const CLI::App* command = selected(app_.get());
+    const std::string path = path_of(*command);
     if (!command->get_subcommands({}).empty()) {
       const auto rest = command->remaining();
       if (rest.empty() || rest.front().rfind('-', 0) == 0)
@@ -348,22 +405,22 @@ int CommandLine::execute(int argc, const char* const* argv) {
     }
     throw UsageError(path + ": " + e.what() + " (" + path + " --help)");
   } catch (const CLI::ParseError& e) {
-    const std::string path = command_path(*selected(&app_));
+    const std::string path = path_of(*selected(app_.get()));
     throw UsageError(path + ": " + e.what() + " (" + path + " --help)");
   }
   if (version_wanted_) {
     std::printf("%s\n", version_.c_str());
     return 0;
   }
-  CLI::App* command = selected(&app_);
-  running_ = command_path(*command);
-  if (command == &app_) {
-    const auto rest = app_.remaining();
+  CLI::App* command = selected(app_.get());
+  running_ = path_of(*command);
+  if (command == app_.get()) {
+    const auto rest = app_->remaining();
     if (rest.empty()) {
-      std::fputs(app_.help().c_str(), stderr);
+      std::fputs(app_->help().c_str(), stderr);
       return 2;
     }
-    if (rest.front().rfind('-', 0) == 0) refuse_leftovers(app_);
+    if (rest.front().rfind('-', 0) == 0) refuse_leftovers(*app_);
     throw UsageError(program_ + ": unknown command '" + rest.front() + "' (" + program_ + " --help lists them)");
   }
   return dispatch(command);

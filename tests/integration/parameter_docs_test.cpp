@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -212,12 +213,12 @@ std::string command_section(const std::string& pod, const std::string& command) 
 }
 
 // Every option a command declares, with those of its own commands.
-void declared_options(const CLI::App& app, Words& into) {
-  for (const auto& o : nvj::cli::options_of(app))
+void declared_options(const nvj::cli::Command& command, Words& into) {
+  for (const auto& o : command.options())
     if (!o.operand)
       for (const std::string& name : o.names)
         if (name != "--help" && name != "-h") into.insert(name);
-  for (const CLI::App* sub : app.get_subcommands({})) declared_options(*sub, into);
+  for (const nvj::cli::Command& sub : command.subcommands()) declared_options(sub, into);
 }
 
 }  // namespace
@@ -232,8 +233,8 @@ TEST_CASE("each nvj command's options are the ones its section of the manual nam
   for (const std::string& c : commands) {
     CAPTURE(c);
     if (c == "help" || c == "completion") continue;
-    const CLI::App* command = nvj.command(c);
-    REQUIRE(command != nullptr);
+    const std::optional<nvj::cli::Command> command = nvj.command(c);
+    REQUIRE(command.has_value());
     Words declared;
     declared_options(*command, declared);
     // What the manual names in bold: --long options and -v.

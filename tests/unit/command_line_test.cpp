@@ -30,15 +30,15 @@ struct Seen {
 
 // A program "t" with one command "demo" whose options land in `seen`.
 void add_demo(CommandLine& t, Seen& seen) {
-  t.add("demo", "a command to test", [&seen](CLI::App& app) {
-    nvj::cli::describe(app, "Tests the command line.\n");
-    app.add_option("DIR", seen.operand, "a folder");
-    nvj::cli::add_count(app, "--files", seen.files, 1, 100, "files");
-    nvj::cli::add_count(app, "--threads", seen.threads, 1u, 64u, "threads");
-    nvj::cli::add_size(app, "--size", seen.size, 1024, 1ull << 30, "bytes");
-    nvj::cli::add_choice(app, "--method", seen.method, {"auto", "fuse"}, "how");
-    app.add_flag("--keep", seen.keep, "keep");
-    nvj::cli::take_words_after_dashes(app, seen.after);
+  t.add("demo", "a command to test", [&seen](nvj::cli::Command& app) {
+    app.describe("Tests the command line.\n");
+    app.add("DIR", seen.operand, "a folder");
+    app.count("--files", seen.files, 1, 100, "files");
+    app.count("--threads", seen.threads, 1u, 64u, "threads");
+    app.size("--size", seen.size, 1024, 1ull << 30, "bytes");
+    app.choice("--method", seen.method, {"auto", "fuse"}, "how");
+    app.flag("--keep", seen.keep, "keep");
+    app.take_words_after_dashes(seen.after);
     return [&seen] { return ++seen.runs == 1 ? 0 : 1; };
   });
 }
@@ -51,7 +51,6 @@ int execute(std::vector<std::string> words, Seen& seen) {
   for (const auto& w : words) argv.push_back(w.c_str());
   return t.execute(static_cast<int>(argv.size()), argv.data());
 }
-
 }  // namespace
 
 TEST_CASE("options are read with their values and checked", "[command_line]") {
@@ -88,6 +87,68 @@ TEST_CASE("each mistake is a usage error naming the command, the option and the 
   CHECK_THROWS_WITH(execute({"help", "nosuch"}, seen), Catch::StartsWith("t help: no command 'nosuch'"));
   CHECK_THROWS_WITH(execute({"completion", "zsh"}, seen), Catch::Contains("completion bash"));
   CHECK(seen.runs == 0);
+}
+
+namespace {
+
+// A program "t" with a command "pick" that has commands of its own, and
+// the refinements an option can have.
+struct Picked {
+  std::vector<std::string> names;
+  bool json = false, text = false;
+  std::uint64_t seed = 0;
+  int seeds_given = 0;
+  std::string ran;
+};
+
+int execute_pick(std::vector<std::string> words, Picked& p) {
+  CommandLine t("t", "A test program.\n", "1.2.3");
+  t.add("pick", "a command with commands", [&p](nvj::cli::Command& app) {
+    app.require_subcommands(1, 1);
+    nvj::cli::Command one = app.subcommand("one", "the first");
+    nvj::cli::Command two = app.subcommand("two", "the second");
+    one.add("--name", p.names, "repeatable").value_name("NAME").one_value_per_use();
+    auto json = one.flag("--json", p.json, "JSON");
+    one.flag("--text", p.text, "text").excludes(json);
+    two.count("--seed", p.seed, 0, 100, "seed").on_given([&p] { ++p.seeds_given; });
+    return [&p, one, two] {
+      p.ran = one.parsed() ? one.path() : two.parsed() ? two.path() : "neither";
+      return 0;
+    };
+  });
+  words.insert(words.begin(), "t");
+  std::vector<const char*> argv;
+  for (const auto& w : words) argv.push_back(w.c_str());
+  return t.execute(static_cast<int>(argv.size()), argv.data());
+}
+
+}  // namespace
+
+TEST_CASE("a command's own commands, and what an option's refinements do", "[command_line]") {
+  Picked p;
+  REQUIRE(execute_pick({"pick", "one", "--name", "a", "--name=b", "--json"}, p) == 0);
+  CHECK(p.ran == "t pick one");
+  CHECK(p.names == std::vector<std::string>{"a", "b"});
+  CHECK(p.json);
+  p = Picked{};
+  REQUIRE(execute_pick({"pick", "two", "--seed", "7"}, p) == 0);
+  CHECK(p.ran == "t pick two");
+  CHECK(p.seed == 7);
+  CHECK(p.seeds_given == 1);
+  p = Picked{};
+  REQUIRE(execute_pick({"pick", "two"}, p) == 0);
+  CHECK(p.seeds_given == 0);
+  p = Picked{};
+  // One value per --name: a second word is an operand the command lacks.
+  CHECK_THROWS_WITH(execute_pick({"pick", "one", "--name", "a", "b"}, p),
+                    "t pick one: unexpected argument 'b' (t pick one --help)");
+  CHECK_THROWS_WITH(execute_pick({"pick", "one", "--json", "--text"}, p),
+                    Catch::StartsWith("t pick one: ") && Catch::Contains("--json"));
+  CHECK_THROWS_WITH(execute_pick({"pick"}, p), "t pick: which one? (t pick --help lists them)");
+  CHECK_THROWS_WITH(execute_pick({"pick", "three"}, p), "t pick: unknown command 'three' (t pick --help lists them)");
+  CHECK_THROWS_WITH(execute_pick({"pick", "two", "--seed", "101"}, p),
+                    "t pick two: --seed=101: expected a whole number from 0 to 100");
+  CHECK(p.ran.empty());
 }
 
 TEST_CASE("help, version and no command at all", "[command_line]") {

@@ -12,16 +12,16 @@ void add_commands(CommandLine& nvj);
 
 // --tls-psk FILE and --tls-username NAME, for a server reached as
 // `server` (what the help calls it: "an nbds:// SERVER").
-void add_tls_options(CLI::App& app, TlsOptions& tls, const std::string& server);
+void add_tls_options(Command& app, TlsOptions& tls, const std::string& server);
 
-CommandRun declare_demo(CLI::App& app);
-CommandRun declare_mkfs(CLI::App& app);
-CommandRun declare_journal(CLI::App& app);
-CommandRun declare_attach(CLI::App& app);
-CommandRun declare_detach(CLI::App& app);
-CommandRun declare_stats(CLI::App& app);
-CommandRun declare_bench(CLI::App& app);
-CommandRun declare_experiment(CLI::App& app);
-CommandRun declare_vm(CLI::App& app);
+CommandRun declare_demo(Command& app);
+CommandRun declare_mkfs(Command& app);
+CommandRun declare_journal(Command& app);
+CommandRun declare_attach(Command& app);
+CommandRun declare_detach(Command& app);
+CommandRun declare_stats(Command& app);
+CommandRun declare_bench(Command& app);
+CommandRun declare_experiment(Command& app);
+CommandRun declare_vm(Command& app);
 
 }  // namespace nvj::cli

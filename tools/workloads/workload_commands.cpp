@@ -146,43 +146,43 @@ void add_workload_commands(cli::CommandLine& program) {
   program.add("writers", "the parallel writer of the Tux3 out-of-space tests, on a directory", declare_writers);
 }
 
-cli::CommandRun declare_synctest(CLI::App& app) {
+cli::CommandRun declare_synctest(cli::Command& app) {
   auto a = std::make_shared<SynctestArgs>();
   SynctestOptions& o = a->o;
-  cli::describe(app, kSynctestText);
-  app.add_option("DIR", o.directory, "the directory to work in (created if missing)");
-  cli::add_count(app, "--processes", o.processes, 1u, 10000u, "processes (default 100)");
-  cli::add_count(app, "--per-dir", o.per_directory, 1u, 10000u, "processes per directory (default 1: 100 directories)");
-  cli::add_count(app, "--passes", o.passes, 1u, 1000000u, "files per process (default 100)");
-  cli::add_size(app, "--min-size", o.min_size, 0, 1ull << 30, "smallest file (default 5K)");
-  cli::add_size(app, "--max-size", o.max_size, 1, 1ull << 30, "largest file (default 250K)");
-  cli::add_size(app, "--mean-size", o.mean_size, 1, 1ull << 30, "mean file size (default 30K)");
-  app.add_flag("--fsync-file", o.fsync_file, "fsync each file before closing it");
-  app.add_flag("--fsync-dir", o.fsync_directory, "fsync the directory after the close and after each rename");
-  app.add_flag("--sync-tree", o.sync_tree, "chattr +S the directories (every operation synchronous)");
-  cli::add_count(app, "--unlink-lag", o.unlink_lag, 0u, 1000000u, "unlink the file of N passes before (default 30)");
-  cli::add_count(app, "--seed", o.seed, 0, ~std::uint64_t{0}, "seed of the sizes (default 1)");
-  app.add_flag("--json", a->json, "print the result as one JSON object");
-  return [a, &app] { return synctest_main(*a, cli::command_path(app)); };
+  app.describe(kSynctestText);
+  app.add("DIR", o.directory, "the directory to work in (created if missing)");
+  app.count("--processes", o.processes, 1u, 10000u, "processes (default 100)");
+  app.count("--per-dir", o.per_directory, 1u, 10000u, "processes per directory (default 1: 100 directories)");
+  app.count("--passes", o.passes, 1u, 1000000u, "files per process (default 100)");
+  app.size("--min-size", o.min_size, 0, 1ull << 30, "smallest file (default 5K)");
+  app.size("--max-size", o.max_size, 1, 1ull << 30, "largest file (default 250K)");
+  app.size("--mean-size", o.mean_size, 1, 1ull << 30, "mean file size (default 30K)");
+  app.flag("--fsync-file", o.fsync_file, "fsync each file before closing it");
+  app.flag("--fsync-dir", o.fsync_directory, "fsync the directory after the close and after each rename");
+  app.flag("--sync-tree", o.sync_tree, "chattr +S the directories (every operation synchronous)");
+  app.count("--unlink-lag", o.unlink_lag, 0u, 1000000u, "unlink the file of N passes before (default 30)");
+  app.count("--seed", o.seed, 0, ~std::uint64_t{0}, "seed of the sizes (default 1)");
+  app.flag("--json", a->json, "print the result as one JSON object");
+  return [a, app] { return synctest_main(*a, app.path()); };
 }
 
-cli::CommandRun declare_writers(CLI::App& app) {
+cli::CommandRun declare_writers(cli::Command& app) {
   auto a = std::make_shared<WritersArgs>();
   WritersOptions& o = a->o;
-  cli::describe(app, kWritersText);
-  app.add_option("DIR", o.directory, "the directory to work in (created if missing)");
-  cli::add_count(app, "--tasks", o.tasks, 1u, 100000u, "tasks (default 1000)");
-  cli::add_count(app, "--chunks", o.chunks, 1u, 100000000u, "chunks per task (default 40)");
-  cli::add_size(app, "--chunk-size", a->chunk_size, 16, 1u << 24, "bytes per chunk (default 1K)");
-  cli::add_count(app, "--dirs", o.directories, 1u, 100000u, "directories the tasks are spread over (default 9)");
-  cli::add_count(app, "--rounds", o.rounds, 1u, 1000000u, "rounds (default 1)");
-  cli::add_choice(app, "--fsync", a->sync, {"none", "each", "end"},
+  app.describe(kWritersText);
+  app.add("DIR", o.directory, "the directory to work in (created if missing)");
+  app.count("--tasks", o.tasks, 1u, 100000u, "tasks (default 1000)");
+  app.count("--chunks", o.chunks, 1u, 100000000u, "chunks per task (default 40)");
+  app.size("--chunk-size", a->chunk_size, 16, 1u << 24, "bytes per chunk (default 1K)");
+  app.count("--dirs", o.directories, 1u, 100000u, "directories the tasks are spread over (default 9)");
+  app.count("--rounds", o.rounds, 1u, 1000000u, "rounds (default 1)");
+  app.choice("--fsync", a->sync, {"none", "each", "end"},
                   "none (default), each (after every chunk), end (after the last)");
-  app.add_flag("--verify", a->verify,
+  app.flag("--verify", a->verify,
                "write nothing: check that the files of a completed run with the same options are all there, every "
                "chunk of the last round as written (exit 1 listing the first losses)");
-  app.add_flag("--json", a->json, "print the result as one JSON object");
-  return [a, &app] { return writers_main(*a, cli::command_path(app)); };
+  app.flag("--json", a->json, "print the result as one JSON object");
+  return [a, app] { return writers_main(*a, app.path()); };
 }
 
 }  // namespace nvj::workloads

@@ -11,7 +11,7 @@ namespace nvj::workloads {
 // synctest and writers.
 void add_workload_commands(cli::CommandLine& program);
 
-cli::CommandRun declare_synctest(CLI::App& app);
-cli::CommandRun declare_writers(CLI::App& app);
+cli::CommandRun declare_synctest(cli::Command& app);
+cli::CommandRun declare_writers(cli::Command& app);
 
 }  // namespace nvj::workloads

@@ -27,10 +27,10 @@ struct Target {
   std::filesystem::path dir() const { return state.empty() ? default_state_dir(name) : std::filesystem::path(state); }
 };
 
-void add_target_options(CLI::App& app, Target& t, const char* name_help) {
-  app.add_option("--name", t.name, name_help)->type_name("NAME");
-  app.add_option("--state", t.state, "keep the attachment's state in DIR (default: /run/nvjournal/attach/NAME)")
-      ->type_name("DIR");
+void add_target_options(Command& app, Target& t, const char* name_help) {
+  app.add("--name", t.name, name_help).value_name("NAME");
+  app.add("--state", t.state, "keep the attachment's state in DIR (default: /run/nvjournal/attach/NAME)")
+      .value_name("DIR");
 }
 
 struct AttachArgs {
@@ -52,26 +52,26 @@ int attach_main(AttachArgs& a) {
 
 }  // namespace
 
-CommandRun declare_attach(CLI::App& app) {
+CommandRun declare_attach(Command& app) {
   auto a = std::make_shared<AttachArgs>();
-  describe(app, kAttachText);
-  app.add_option("SERVER", a->options.server,
+  app.describe(kAttachText);
+  app.add("SERVER", a->options.server,
                  "the server's Unix socket (nbdkit -U PATH) or an NBD URI: nbd://HOST[:PORT], or with TLS "
                  "nbds://HOST[:PORT] and --tls-psk");
   add_target_options(app, a->target, "name of this attachment (default: default); nvj detach --name NAME undoes it");
-  app.add_option("--export", a->options.exports, "attach only this export (repeatable; default: all)")
-      ->type_name("NAME")
-      ->allow_extra_args(false);
-  add_choice(app, "--method", a->method, {"auto", "nbd-client", "fuse"},
+  app.add("--export", a->options.exports, "attach only this export (repeatable; default: all)")
+      .value_name("NAME")
+      .one_value_per_use();
+  app.choice("--method", a->method, {"auto", "nbd-client", "fuse"},
              "auto (default), nbd-client (the kernel's NBD client), or fuse (nbdfuse and a loop device; auto picks "
              "this when the kernel has no nbd module; always with TLS)");
   add_tls_options(app, a->options.tls, "an nbds:// SERVER");
   return [a] { return attach_main(*a); };
 }
 
-CommandRun declare_detach(CLI::App& app) {
+CommandRun declare_detach(Command& app) {
   auto t = std::make_shared<Target>();
-  describe(app, kDetachText);
+  app.describe(kDetachText);
   add_target_options(app, *t, "the attachment to undo (default: default)");
   return [t] {
     detach(t->dir());

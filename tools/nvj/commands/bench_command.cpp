@@ -190,25 +190,25 @@ int bench_main(Options& o) {
 
 }  // namespace
 
-CommandRun declare_bench(CLI::App& app) {
+CommandRun declare_bench(Command& app) {
   auto o = std::make_shared<Options>();
-  describe(app, kBenchText);
-  app.add_option("URI", o->uri,
+  app.describe(kBenchText);
+  app.add("URI", o->uri,
                  "an NBD URI, e.g. nbd+unix:///journal?socket=S, nbd://HOST:PORT/journal, or with TLS "
                  "nbds://HOST:PORT/journal and --tls-psk");
-  add_count(app, "--depth", o->depth, 1, 256, "requests in flight (default 1)");
-  add_size(app, "--block-size", o->block, 1, 32u << 20, "bytes per request (default 4K)");
-  add_count(app, "--write-percent", o->write_percent, 0, 100, "share of writes, 0 to 100 (default 100)")
-      ->type_name("P");
-  add_choice(app, "--pattern", o->pattern, {"random", "sequential"}, "random (default) or sequential");
-  add_size(app, "--span", o->span, 0, ~std::uint64_t{0}, "bytes of the export to use, from --offset (default all)");
-  add_size(app, "--offset", o->offset, 0, ~std::uint64_t{0}, "where the span starts (default 0)");
-  add_count(app, "--duration", o->seconds, 1, 3600, "how long to measure (default 10)")->type_name("SECONDS");
-  app.add_flag("--fua", o->fua, "writes with FUA");
-  app.add_flag("--busy-poll", o->busy_poll,
+  app.count("--depth", o->depth, 1, 256, "requests in flight (default 1)");
+  app.size("--block-size", o->block, 1, 32u << 20, "bytes per request (default 4K)");
+  app.count("--write-percent", o->write_percent, 0, 100, "share of writes, 0 to 100 (default 100)")
+      .value_name("P");
+  app.choice("--pattern", o->pattern, {"random", "sequential"}, "random (default) or sequential");
+  app.size("--span", o->span, 0, ~std::uint64_t{0}, "bytes of the export to use, from --offset (default all)");
+  app.size("--offset", o->offset, 0, ~std::uint64_t{0}, "where the span starts (default 0)");
+  app.count("--duration", o->seconds, 1, 3600, "how long to measure (default 10)").value_name("SECONDS");
+  app.flag("--fua", o->fua, "writes with FUA");
+  app.flag("--busy-poll", o->busy_poll,
                "poll without sleeping: the client's own wake-up from sleep stays out of the latencies (costs a core)");
-  add_count(app, "--seed", o->seed, 0, ~std::uint64_t{0}, "seed of the offsets and the mix (default 1)");
-  app.add_flag("--json", o->json, "one JSON object instead of text");
+  app.count("--seed", o->seed, 0, ~std::uint64_t{0}, "seed of the offsets and the mix (default 1)");
+  app.flag("--json", o->json, "one JSON object instead of text");
   add_tls_options(app, o->tls, "an nbds:// URI");
   return [o] { return bench_main(*o); };
 }

@@ -16,12 +16,12 @@ void add_commands(CommandLine& nvj) {
   nvj.add("vm", "run a command in a QEMU guest on the exports (--crash: power cut, replay)", declare_vm);
 }
 
-void add_tls_options(CLI::App& app, TlsOptions& tls, const std::string& server) {
-  app.add_option("--tls-psk", tls.psk_file,
+void add_tls_options(Command& app, TlsOptions& tls, const std::string& server) {
+  app.add("--tls-psk", tls.psk_file,
                  "the key for " + server + ": a PSK file of USERNAME:HEXKEY lines (nbdkit --tls-psk, psktool)")
-      ->type_name("FILE");
-  app.add_option("--tls-username", tls.username, "the identity in FILE to use (default: its only one)")
-      ->type_name("NAME");
+      .value_name("FILE");
+  app.add("--tls-username", tls.username, "the identity in FILE to use (default: its only one)")
+      .value_name("NAME");
 }
 
 }  // namespace nvj::cli

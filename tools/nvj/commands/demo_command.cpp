@@ -148,18 +148,18 @@ int demo_main(const DemoArgs& a) {
 
 }  // namespace
 
-CommandRun declare_demo(CLI::App& app) {
+CommandRun declare_demo(Command& app) {
   auto a = std::make_shared<DemoArgs>();
-  describe(app, kDemoText);
-  app.add_option("--data", a->data_size, "size of the data export (default 1G)")->type_name("SIZE");
-  app.add_option("--journal", a->journal_size, "size of the journal export (default 64M)")->type_name("SIZE");
-  app.add_option("--data-model", a->data_model, "timing model of the data export (default hdd)")->type_name("MODEL");
-  app.add_option("--journal-model", a->journal_model, "timing model of the journal export (default nvram)")
-      ->type_name("MODEL");
-  add_count(app, "--files", a->files, 1, 10'000'000, "files fs_mark writes per thread (default 250)");
-  add_count(app, "--threads", a->threads, 1, 64, "fs_mark threads (default 4)");
-  add_count(app, "--size", a->file_size, 0, 1ull << 30, "bytes per file (default 10240)")->type_name("BYTES");
-  app.add_flag("--keep", a->keep, "leave the run folder (server and fs_mark logs) behind");
+  app.describe(kDemoText);
+  app.add("--data", a->data_size, "size of the data export (default 1G)").value_name("SIZE");
+  app.add("--journal", a->journal_size, "size of the journal export (default 64M)").value_name("SIZE");
+  app.add("--data-model", a->data_model, "timing model of the data export (default hdd)").value_name("MODEL");
+  app.add("--journal-model", a->journal_model, "timing model of the journal export (default nvram)")
+      .value_name("MODEL");
+  app.count("--files", a->files, 1, 10'000'000, "files fs_mark writes per thread (default 250)");
+  app.count("--threads", a->threads, 1, 64, "fs_mark threads (default 4)");
+  app.count("--size", a->file_size, 0, 1ull << 30, "bytes per file (default 10240)").value_name("BYTES");
+  app.flag("--keep", a->keep, "leave the run folder (server and fs_mark logs) behind");
   return [a] { return demo_main(*a); };
 }
 

@@ -245,38 +245,36 @@ int top(const std::string& socket, std::uint64_t interval, bool once) {
 
 }  // namespace
 
-CommandRun declare_journal(CLI::App& app) {
+CommandRun declare_journal(Command& app) {
   auto a = std::make_shared<JournalArgs>();
-  describe(app, kJournalText);
-  app.require_subcommand(1);
+  app.describe(kJournalText);
+  app.require_subcommands(1, 1);
   const auto optional = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::string>(s); };
-  CLI::App* inspect_app = app.add_subcommand("inspect", "the log's transactions as recovery would find them");
-  CLI::App* replay_app = app.add_subcommand("replay", "apply the log to the image as e2fsck does");
-  CLI::App* top_app = app.add_subcommand("top", "a running server's live journal");
-  for (CLI::App* sub : {inspect_app, replay_app}) {
-    sub->allow_extras();
-    sub->add_option("IMAGE", a->operand, "the filesystem image, or a journal device alone");
-    sub->add_option("--journal", a->journal, "the external journal device of IMAGE")->type_name("IMAGE");
+  Command inspect_app = app.subcommand("inspect", "the log's transactions as recovery would find them");
+  Command replay_app = app.subcommand("replay", "apply the log to the image as e2fsck does");
+  Command top_app = app.subcommand("top", "a running server's live journal");
+  for (Command sub : {inspect_app, replay_app}) {
+    sub.add("IMAGE", a->operand, "the filesystem image, or a journal device alone");
+    sub.add("--journal", a->journal, "the external journal device of IMAGE").value_name("IMAGE");
   }
-  describe(*inspect_app, kInspectText);
-  inspect_app->add_flag("--json", a->json, "one JSON object");
-  describe(*replay_app, kReplayText);
-  add_count(*replay_app, "--time", a->now, 0u, 0xFFFFFFFFu,
+  inspect_app.describe(kInspectText);
+  inspect_app.flag("--json", a->json, "one JSON object");
+  replay_app.describe(kReplayText);
+  replay_app.count("--time", a->now, 0u, 0xFFFFFFFFu,
             "s_wtime to write, in seconds since 1970 (default: E2FSCK_TIME if set, else now)")
-      ->type_name("SECONDS")
-      ->each([a](const std::string&) { a->now_given = true; });
-  top_app->allow_extras();
-  describe(*top_app, kTopText);
-  top_app->add_option("CONTROL", a->operand, "the socket the server was given with control=PATH");
-  add_count(*top_app, "--interval", a->interval, 1, 3600, "seconds between redraws (default 1)")->type_name("SECONDS");
-  top_app->add_flag("--once", a->once, "print once and exit");
+      .value_name("SECONDS")
+      .on_given([a] { a->now_given = true; });
+  top_app.describe(kTopText);
+  top_app.add("CONTROL", a->operand, "the socket the server was given with control=PATH");
+  top_app.count("--interval", a->interval, 1, 3600, "seconds between redraws (default 1)").value_name("SECONDS");
+  top_app.flag("--once", a->once, "print once and exit");
   return [a, inspect_app, replay_app, optional] {
     if (a->operand.empty())
-      throw UsageError(std::string("nvj journal ") + (inspect_app->parsed() ? "inspect: which IMAGE?"
-                                                      : replay_app->parsed() ? "replay: which IMAGE?"
+      throw UsageError(std::string("nvj journal ") + (inspect_app.parsed() ? "inspect: which IMAGE?"
+                                                      : replay_app.parsed() ? "replay: which IMAGE?"
                                                                              : "top: which server? (its CONTROL socket)"));
-    if (inspect_app->parsed()) return inspect(a->operand, optional(a->journal), a->json);
-    if (replay_app->parsed()) return replay(a->operand, optional(a->journal), a->now_given ? a->now : default_now());
+    if (inspect_app.parsed()) return inspect(a->operand, optional(a->journal), a->json);
+    if (replay_app.parsed()) return replay(a->operand, optional(a->journal), a->now_given ? a->now : default_now());
     return top(a->operand, a->interval, a->once);
   };
 }

@@ -174,23 +174,23 @@ int mkfs_main(const MkfsArgs& a) {
 
 }  // namespace
 
-CommandRun declare_mkfs(CLI::App& app) {
+CommandRun declare_mkfs(Command& app) {
   auto a = std::make_shared<MkfsArgs>();
-  describe(app, kMkfsText);
-  app.add_option("IMAGE", a->image, "the image file, created sparse if it does not exist");
-  app.add_option("--size", a->size, "the image's size (default: the existing file's); 8M to 16T, e.g. 1G")
-      ->type_name("SIZE");
-  add_count(app, "--block-size", a->block_size, 1024u, 4096u,
+  app.describe(kMkfsText);
+  app.add("IMAGE", a->image, "the image file, created sparse if it does not exist");
+  app.add("--size", a->size, "the image's size (default: the existing file's); 8M to 16T, e.g. 1G")
+      .value_name("SIZE");
+  app.count("--block-size", a->block_size, 1024u, 4096u,
             "1024, 2048 or 4096 (default: 1024 below 512 MiB, else 4096)");
-  app.add_option("--journal", a->journal,
+  app.add("--journal", a->journal,
                  "internal[:SIZE]: a journal inside the filesystem, inode 8 (default; SIZE defaults to what mke2fs "
                  "would choose); external:JOURNAL_IMAGE[:SIZE]: a journal device in its own file (SIZE default 64M), "
                  "linked both ways by uuid (mount with -o journal_path=DEVICE, check with e2fsck -j); none: no journal")
-      ->type_name("PLACEMENT");
-  app.add_option("--populate", a->populate, "copy DIR's tree into the filesystem, like mke2fs -d")->type_name("DIR");
-  app.add_option("--label", a->label, "volume label, at most 16 bytes")->type_name("LABEL");
-  app.add_option("--uuid", a->uuid, "the filesystem's uuid (default: random)")->type_name("UUID");
-  app.add_flag("--force", a->force, "overwrite an image that already holds data");
+      .value_name("PLACEMENT");
+  app.add("--populate", a->populate, "copy DIR's tree into the filesystem, like mke2fs -d").value_name("DIR");
+  app.add("--label", a->label, "volume label, at most 16 bytes").value_name("LABEL");
+  app.add("--uuid", a->uuid, "the filesystem's uuid (default: random)").value_name("UUID");
+  app.flag("--force", a->force, "overwrite an image that already holds data");
   return [a] { return mkfs_main(*a); };
 }
 

@@ -57,15 +57,15 @@ int stats_main(const StatsArgs& a) {
 
 }  // namespace
 
-CommandRun declare_stats(CLI::App& app) {
+CommandRun declare_stats(Command& app) {
   auto a = std::make_shared<StatsArgs>();
-  describe(app, kStatsText);
-  app.add_option("CONTROL", a->socket, "the socket the server was given with control=PATH");
-  app.add_flag("--watch", a->watch, "redraw every interval until interrupted");
-  add_count(app, "--interval", a->interval, 1, 3600, "seconds between redraws (default 1)")->type_name("SECONDS");
-  auto* json = app.add_flag("--json", a->json, "the raw JSON (GET /stats)");
-  app.add_flag("--metrics", a->metrics, "the Prometheus text (GET /metrics)")->excludes(json);
-  app.add_flag("--reset", a->reset, "reset the statistics first");
+  app.describe(kStatsText);
+  app.add("CONTROL", a->socket, "the socket the server was given with control=PATH");
+  app.flag("--watch", a->watch, "redraw every interval until interrupted");
+  app.count("--interval", a->interval, 1, 3600, "seconds between redraws (default 1)").value_name("SECONDS");
+  auto json = app.flag("--json", a->json, "the raw JSON (GET /stats)");
+  app.flag("--metrics", a->metrics, "the Prometheus text (GET /metrics)").excludes(json);
+  app.flag("--reset", a->reset, "reset the statistics first");
   return [a] { return stats_main(*a); };
 }
 

@@ -87,28 +87,27 @@ int experiment_main(ExperimentArgs& a, const Experiment& e) {
 
 }  // namespace
 
-CommandRun declare_experiment(CLI::App& app) {
+CommandRun declare_experiment(Command& app) {
   auto a = std::make_shared<ExperimentArgs>();
-  describe(app, kText);
+  app.describe(kText);
   // Words that name no experiment land here, to be named as such.
-  app.add_option("NAME", a->unknown, "the experiment (one of the commands below)");
-  app.require_subcommand(0, 1);
-  std::vector<std::pair<CLI::App*, const Experiment*>> subs;
+  app.add("NAME", a->unknown, "the experiment (one of the commands below)");
+  app.require_subcommands(0, 1);
+  std::vector<std::pair<Command, const Experiment*>> subs;
   for (const Experiment& e : kExperiments) {
-    CLI::App* sub = app.add_subcommand(e.name, e.summary);
-    sub->allow_extras();
-    describe(*sub, std::string(e.text) + "Writes results.json, table.md and plots into the output folder. Needs root.\n");
-    sub->add_flag("--quick", a->o.quick, "the short version (a few minutes)");
-    sub->add_option("--out", a->out,
+    Command sub = app.subcommand(e.name, e.summary);
+    sub.describe(std::string(e.text) + "Writes results.json, table.md and plots into the output folder. Needs root.\n");
+    sub.flag("--quick", a->o.quick, "the short version (a few minutes)");
+    sub.add("--out", a->out,
                     "output folder (default ./nvj-NAME); results.json and table.md are rewritten after every run, so "
                     "a run stopped half-way keeps what it measured")
-        ->type_name("DIR");
-    if (e.run == morton2001) add_count(*sub, "--passes", a->o.passes, 1u, 100000u, "files per process (default 100, quick 15)");
+        .value_name("DIR");
+    if (e.run == morton2001) sub.count("--passes", a->o.passes, 1u, 100000u, "files per process (default 100, quick 15)");
     subs.emplace_back(sub, &e);
   }
   return [a, subs] {
     for (const auto& [sub, e] : subs)
-      if (sub->parsed()) return experiment_main(*a, *e);
+      if (sub.parsed()) return experiment_main(*a, *e);
     if (!a->unknown.empty())
       throw UsageError("nvj experiment: unknown experiment '" + a->unknown + "' (nvj experiment --help lists them)");
     throw UsageError("nvj experiment: which one? (nvj experiment --help lists them)");

@@ -74,29 +74,29 @@ int vm_main(VmArgs& a) {
 
 }  // namespace
 
-CommandRun declare_vm(CLI::App& app) {
+CommandRun declare_vm(Command& app) {
   auto a = std::make_shared<VmArgs>();
   VmOptions& o = a->o;
-  describe(app, kVmText);
-  app.add_option("PARAM=VALUE", o.parameters, "the plugin's parameters, for the server nvj vm starts");
-  take_words_after_dashes(app, a->guest);
-  app.add_flag("--crash", o.crash, "cut the power after COMMAND (then CHECK, default true)");
-  add_choice(app, "--policy", o.policy, {"all", "random", "reorder"}, "what the cut loses: all (default), random, reorder");
-  add_count(app, "--seed", a->seed, 0, ~std::uint64_t{0}, "seed of random and reorder")
-      ->each([a](const std::string&) { a->seed_given = true; });
-  app.add_option("--socket", o.server, "use a running server (socket or NBD URI), start none")->type_name("SERVER");
-  app.add_option("--control", o.control, "that server's control socket (needed by --crash)")->type_name("CONTROL");
+  app.describe(kVmText);
+  app.add("PARAM=VALUE", o.parameters, "the plugin's parameters, for the server nvj vm starts");
+  app.take_words_after_dashes(a->guest);
+  app.flag("--crash", o.crash, "cut the power after COMMAND (then CHECK, default true)");
+  app.choice("--policy", o.policy, {"all", "random", "reorder"}, "what the cut loses: all (default), random, reorder");
+  app.count("--seed", a->seed, 0, ~std::uint64_t{0}, "seed of random and reorder")
+      .on_given([a] { a->seed_given = true; });
+  app.add("--socket", o.server, "use a running server (socket or NBD URI), start none").value_name("SERVER");
+  app.add("--control", o.control, "that server's control socket (needed by --crash)").value_name("CONTROL");
   add_tls_options(app, o.tls, "an nbds:// --socket");
-  app.add_option("--kernel", o.kernel, "the kernel (default: linux-image-amd64's, installed if missing)")
-      ->type_name("PATH");
-  app.add_option("--modules", o.modules, "its modules (default: /lib/modules/VERSION)")->type_name("DIR");
-  add_size(app, "--memory", a->memory, 64ull << 20, 64ull << 30, "guest memory (default 512M)");
-  add_count(app, "--cpus", a->cpus, 1u, 64u, "guest processors (default 1)");
-  add_count(app, "--timeout", a->timeout, 1, 7 * 86400, "per boot (default 300)")->type_name("SECONDS");
-  app.add_option("--mount-options", o.mount_options, "extra mount options (data=journal, ...)")->type_name("OPTIONS");
-  app.add_flag("--console", o.console, "print the whole console, kernel messages and all");
-  app.add_flag("-v,--verbose", o.verbose, "say what happens, with timings");
-  app.add_flag("--keep", o.keep, "keep the run folder (consoles, server log)");
+  app.add("--kernel", o.kernel, "the kernel (default: linux-image-amd64's, installed if missing)")
+      .value_name("PATH");
+  app.add("--modules", o.modules, "its modules (default: /lib/modules/VERSION)").value_name("DIR");
+  app.size("--memory", a->memory, 64ull << 20, 64ull << 30, "guest memory (default 512M)");
+  app.count("--cpus", a->cpus, 1u, 64u, "guest processors (default 1)");
+  app.count("--timeout", a->timeout, 1, 7 * 86400, "per boot (default 300)").value_name("SECONDS");
+  app.add("--mount-options", o.mount_options, "extra mount options (data=journal, ...)").value_name("OPTIONS");
+  app.flag("--console", o.console, "print the whole console, kernel messages and all");
+  app.flag("-v,--verbose", o.verbose, "say what happens, with timings");
+  app.flag("--keep", o.keep, "keep the run folder (consoles, server log)");
   return [a] { return vm_main(*a); };
 }
 
