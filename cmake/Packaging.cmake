@@ -83,7 +83,9 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-# The libraries from dpkg-shlibdeps; the programs nvj runs by hand:
+# The libraries from dpkg-shlibdeps, and libnbd0, which nvj loads when it
+# first speaks NBD (tools/nvj/client/libnbd_on_demand.cpp), so that
+# dpkg-shlibdeps does not see it; the programs nvj runs by hand:
 #   nbdkit (>= the version built against)  the server, which loads the plugin
 #   libnbd-bin, fuse3   nbdfuse and its FUSE mount, for attach without the nbd module
 #   e2fsprogs           e2fsck after demo and experiment runs
@@ -92,7 +94,8 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # and nbd-client (attach through the kernel's NBD client when the nbd module
 # is loaded).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "nbdkit (>= ${NBDKIT_VERSION}), libnbd-bin, fuse3, e2fsprogs")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS
+  "nbdkit (>= ${NBDKIT_VERSION}), libnbd0 (>= ${LIBNBD_VERSION}), libnbd-bin, fuse3, e2fsprogs")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "fsmark, gnuplot-nox | gnuplot")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "qemu-system-x86, busybox-static, linux-image-amd64, nbd-client")
 

@@ -51,7 +51,7 @@ deb="$T/out/nvjournal_${version}_$(dpkg --print-architecture).deb"
 dpkg-deb -I "$deb"
 
 # Its control fields: the version, and dependencies from dpkg-shlibdeps
-# (libc6, libnbd0) and by hand (nbdkit).
+# (libc6) and by hand (nbdkit; libnbd0, which nvj loads on demand).
 [ "$(dpkg-deb -f "$deb" Package)" = nvjournal ] || fail "Package is not nvjournal"
 [ "$(dpkg-deb -f "$deb" Version)" = "$version" ] || fail "Version is '$(dpkg-deb -f "$deb" Version)', not $version"
 depends=$(dpkg-deb -f "$deb" Depends)
