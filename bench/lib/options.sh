@@ -93,7 +93,9 @@ bench_require() {  # bench_require TOOL[:PACKAGE]...
 bench_git_rev() {
   local rev
   rev=$(git -C "$repo_dir" rev-parse --short HEAD 2>/dev/null) || { echo unknown; return 0; }
-  if [[ -n $(git -C "$repo_dir" status --porcelain 2>/dev/null) ]]; then
+  # Changes to tracked files only: an untracked file (a symlink to a build
+  # folder, a note) is no part of what was built.
+  if [[ -n $(git -C "$repo_dir" status --porcelain --untracked-files=no 2>/dev/null) ]]; then
     rev="$rev (working tree has uncommitted changes)"
   fi
   echo "$rev"
