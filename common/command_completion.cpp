@@ -43,7 +43,10 @@ void emit(const Command& app, const std::string& path, const std::string& comman
         values += "      " + name + ") COMPREPLY=($(compgen " + value_completion(o.value) + " -- \"$cur\")); return 1 ;;\n";
     }
   }
-  for (const Command& sub : app.subcommands()) subs += (subs.empty() ? "" : " ") + sub.name();
+  for (const Command& sub : app.subcommands()) {
+    if (!subs.empty()) subs += ' ';
+    subs += sub.name();
+  }
   cases += "    '" + path + "')\n";
   cases += "      case \"$prev\" in\n" + values + "      esac\n";
   cases += "      opts='" + options + "' subs='" + subs + "' operand=\"" + operand + "\" ;;\n";
@@ -55,7 +58,10 @@ void emit(const Command& app, const std::string& path, const std::string& comman
 
 std::string make_bash_completion(const std::string& program, const Command& app) {
   std::string cases, commands;
-  for (const Command& sub : app.subcommands()) commands += (commands.empty() ? "" : " ") + sub.name();
+  for (const Command& sub : app.subcommands()) {
+    if (!commands.empty()) commands += ' ';
+    commands += sub.name();
+  }
   emit(app, "", commands, cases);
   const std::string f = function_name(program);
   return "# bash completion for " + program + ", made by `" + program + " completion bash` from its declarations.\n" +
