@@ -1,0 +1,196 @@
+#include "fscore/record/frame_reader.h"
+
+#include <cstdio>
+
+#include "fscore/crc32c.h"
+#include "fscore/endian.h"
+
+namespace fscore::record {
+
+namespace {
+
+std::string hex32(std::uint32_t v) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%08x", v);
+  return text;
+}
+
+bool changes(FrameKind kind) {
+  return kind == FrameKind::write || kind == FrameKind::zero || kind == FrameKind::trim;
+}
+
+}  // namespace
+
+RecordingError::RecordingError(std::uint64_t offset, const std::string& what)
+    : std::runtime_error(what), offset_(offset) {}
+
+void FrameReader::fail(std::uint64_t at, std::uint64_t sequence, const std::string& what) const {
+  throw RecordingError(at, "recording: byte " + std::to_string(at) + " (frame " + std::to_string(sequence) +
+                               "): " + what);
+}
+
+FrameReader::FrameReader(std::span<const std::uint8_t> bytes) : bytes_(bytes) {
+  if (bytes_.size() < kFrameHeaderBytes + kMagic.size() ||
+      std::string_view(reinterpret_cast<const char*>(bytes_.data()) + kFrameHeaderBytes, kMagic.size()) != kMagic)
+    fail(0, 0, "not a recording (no NVJREC header)");
+  if (bytes_[0] != static_cast<std::uint8_t>(FrameKind::header))
+    fail(0, 0, "the first frame is a " + std::string(to_string(static_cast<FrameKind>(bytes_[0]))) + ", not the header");
+  read_frame();
+}
+
+Frame FrameReader::read_frame() {
+  const std::uint64_t at = position_;
+  const std::uint64_t left = bytes_.size() - at;
+  if (left < kFrameHeaderBytes)
+    fail(at, sequence_, "truncated: a frame's head needs 16 bytes, " + std::to_string(left) + " are left");
+  const std::uint8_t* p = bytes_.data() + at;
+  Frame f;
+  f.at = at;
+  f.kind = static_cast<FrameKind>(p[0]);
+  f.device = p[1];
+  f.flags = load_le<std::uint16_t>(p + 2);
+  const std::uint32_t payload = load_le<std::uint32_t>(p + 4);
+  f.sequence = load_le<std::uint64_t>(p + 8);
+  if (payload > kMaxPayload)
+    fail(at, sequence_, "a payload of " + std::to_string(payload) + " bytes (at most " + std::to_string(kMaxPayload) +
+                            "): not a frame");
+  const std::uint64_t whole = kFrameHeaderBytes + std::uint64_t{payload} + kFrameTrailerBytes;
+  if (left < whole)
+    fail(at, sequence_, "truncated: the frame needs " + std::to_string(whole) + " bytes, " + std::to_string(left) +
+                            " are left");
+  const std::uint32_t stored = load_le<std::uint32_t>(p + kFrameHeaderBytes + payload);
+  const std::uint32_t computed = ~crc32c(~0u, p, kFrameHeaderBytes + payload);
+  if (stored != computed) fail(at, sequence_, "checksum mismatch: stored " + hex32(stored) + ", computed " + hex32(computed));
+  if (f.sequence != sequence_)
+    fail(at, sequence_, "sequence number " + std::to_string(f.sequence) + " where " + std::to_string(sequence_) +
+                            " was due (a frame lost or repeated)");
+  decode(f, std::span<const std::uint8_t>(p + kFrameHeaderBytes, payload));
+  position_ = at + whole;
+  ++sequence_;
+  return f;
+}
+
+void FrameReader::decode(Frame& f, std::span<const std::uint8_t> payload) {
+  const std::uint8_t* p = payload.data();
+  const std::size_t n = payload.size();
+  const std::string kind = to_string(f.kind);
+  auto need = [&](std::size_t fixed, bool exact) {
+    if (exact ? n != fixed : n < fixed)
+      fail(f.at, f.sequence, "a " + kind + " frame's payload has " + std::to_string(n) + " bytes, not " +
+                                 (exact ? "" : "at least ") + std::to_string(fixed));
+  };
+  auto allow_flags = [&](std::uint16_t allowed) {
+    if ((f.flags & ~allowed) != 0) fail(f.at, f.sequence, "unknown flags " + std::to_string(f.flags) + " on a " + kind);
+  };
+  if (f.kind == FrameKind::header) {
+    if (f.sequence != 0 || f.device != kNoExport) fail(f.at, f.sequence, "a second header");
+    need(16, false);
+    version_ = load_le<std::uint32_t>(p + 8);
+    if (version_ != kVersion)
+      fail(f.at, f.sequence, "version " + std::to_string(version_) + "; this nvjournal reads version " +
+                                 std::to_string(kVersion));
+    const std::uint32_t count = load_le<std::uint32_t>(p + 12);
+    if (count == 0 || count > kMaxExports) fail(f.at, f.sequence, std::to_string(count) + " exports (1 to 8)");
+    std::size_t at = 16;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      if (n - at < 12) fail(f.at, f.sequence, "the header ends inside export " + std::to_string(i));
+      ExportInfo e;
+      e.size = load_le<std::uint64_t>(p + at);
+      const std::uint32_t name = load_le<std::uint32_t>(p + at + 8);
+      if (name == 0 || name > 255 || n - at - 12 < name)
+        fail(f.at, f.sequence, "export " + std::to_string(i) + "'s name length " + std::to_string(name));
+      e.name.assign(reinterpret_cast<const char*>(p + at + 12), name);
+      exports_.push_back(std::move(e));
+      at += 12 + name;
+    }
+    if (at != n) fail(f.at, f.sequence, std::to_string(n - at) + " bytes after the header's exports");
+    allow_flags(0);
+    return;
+  }
+  const bool exportless = f.kind == FrameKind::mark || f.kind == FrameKind::end;
+  if (exportless ? f.device != kNoExport : f.device >= exports_.size())
+    fail(f.at, f.sequence, "a " + kind + " frame of export " + std::to_string(f.device));
+  switch (f.kind) {
+    case FrameKind::base:
+      need(8, false);
+      allow_flags(0);
+      f.offset = load_le<std::uint64_t>(p);
+      f.data = payload.subspan(8);
+      f.length = f.data.size();
+      break;
+    case FrameKind::write:
+      need(16, false);
+      allow_flags(kFua);
+      f.id = load_le<std::uint64_t>(p);
+      f.offset = load_le<std::uint64_t>(p + 8);
+      f.data = payload.subspan(16);
+      f.length = f.data.size();
+      break;
+    case FrameKind::zero:
+    case FrameKind::trim:
+      need(20, true);
+      allow_flags(kFua);
+      f.id = load_le<std::uint64_t>(p);
+      f.offset = load_le<std::uint64_t>(p + 8);
+      f.length = load_le<std::uint32_t>(p + 16);
+      break;
+    case FrameKind::ack:
+      need(8, true);
+      allow_flags(kDurable);
+      f.id = load_le<std::uint64_t>(p);
+      break;
+    case FrameKind::failed:
+    case FrameKind::flush:
+    case FrameKind::flush_done:
+      need(8, true);
+      allow_flags(0);
+      f.id = load_le<std::uint64_t>(p);
+      break;
+    case FrameKind::mark:
+      need(8, false);
+      allow_flags(0);
+      if (n - 8 > kMaxLabel) fail(f.at, f.sequence, "a mark's label of " + std::to_string(n - 8) + " bytes");
+      f.time_ns = load_le<std::uint64_t>(p);
+      f.text = std::string_view(reinterpret_cast<const char*>(p + 8), n - 8);
+      break;
+    case FrameKind::end: {
+      need(8, false);
+      allow_flags(kStopped);
+      const std::uint64_t frames = load_le<std::uint64_t>(p);
+      if (frames != f.sequence)
+        fail(f.at, f.sequence, "the end frame counts " + std::to_string(frames) + " frames before it, not " +
+                                   std::to_string(f.sequence));
+      f.text = std::string_view(reinterpret_cast<const char*>(p + 8), n - 8);
+      if (((f.flags & kStopped) != 0) == f.text.empty())
+        fail(f.at, f.sequence, "an end frame's stop flag and reason disagree");
+      break;
+    }
+    default:
+      fail(f.at, f.sequence, "unknown frame kind " + std::to_string(static_cast<unsigned>(f.kind)));
+  }
+  if (f.kind == FrameKind::base || changes(f.kind)) {
+    const std::uint64_t size = exports_[f.device].size;
+    if (f.length == 0 || f.offset > size || f.length > size - f.offset)
+      fail(f.at, f.sequence, "a " + kind + " of " + std::to_string(f.length) + " bytes at " + std::to_string(f.offset) +
+                                 " outside export " + exports_[f.device].name + " (" + std::to_string(size) +
+                                 " bytes)");
+  }
+}
+
+std::optional<Frame> FrameReader::next() {
+  if (ended_) return std::nullopt;
+  if (position_ == bytes_.size())
+    throw RecordingError(position_, "recording: truncated after byte " + std::to_string(position_) + " (frame " +
+                                        std::to_string(sequence_ - 1) + "): no end frame");
+  Frame f = read_frame();
+  if (f.kind == FrameKind::end) {
+    ended_ = true;
+    stopped_ = (f.flags & kStopped) != 0;
+    stop_reason_ = std::string(f.text);
+    if (position_ != bytes_.size())
+      fail(position_, sequence_, std::to_string(bytes_.size() - position_) + " bytes after the end frame");
+  }
+  return f;
+}
+
+}  // namespace fscore::record

@@ -1,0 +1,225 @@
+// The recording's frames (fscore/record/): what the encoder writes the reader
+// reads back field for field, and a recording damaged anywhere (any byte
+// changed, cut at any length, bytes added) is refused with an error naming
+// the byte offset of the frame where the damage is.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fscore/record/frame_encoder.h"
+#include "fscore/record/frame_reader.h"
+
+using fscore::record::ExportInfo;
+using fscore::record::Frame;
+using fscore::record::FrameEncoder;
+using fscore::record::FrameKind;
+using fscore::record::FrameReader;
+using fscore::record::RecordingError;
+
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+// A small recording of every kind of frame, and where each frame starts.
+struct Sample {
+  Bytes bytes;
+  std::vector<std::size_t> starts;
+};
+
+Sample sample(std::string_view stopped = {}) {
+  Sample s;
+  FrameEncoder e;
+  auto at = [&] { s.starts.push_back(s.bytes.size()); };
+  at();
+  e.header(s.bytes, {{"data", 1 << 20}, {"journal", 64 << 10}});
+  const std::string base(5000, 'b');
+  at();
+  e.base(s.bytes, 0, 4096, base.data(), base.size());
+  at();
+  e.write(s.bytes, 1, 7, 512, "journal block", 13, true);
+  at();
+  e.zero(s.bytes, 0, 8, 8192, 4096, false);
+  at();
+  e.trim(s.bytes, 0, 9, 65536, 8192, true);
+  at();
+  e.ack(s.bytes, 1, 7, true);
+  at();
+  e.ack(s.bytes, 0, 8, false);
+  at();
+  e.failed(s.bytes, 0, 9);
+  at();
+  e.flush(s.bytes, 0, 10);
+  at();
+  e.flush_done(s.bytes, 0, 10);
+  at();
+  e.mark(s.bytes, 123456789, "file a size 13");
+  at();
+  e.end(s.bytes, stopped);
+  return s;
+}
+
+std::vector<Frame> read_all(const Bytes& bytes) {
+  FrameReader r(bytes);
+  std::vector<Frame> frames;
+  while (auto f = r.next()) frames.push_back(*f);
+  return frames;
+}
+
+// The offset a reading of `bytes` fails at; -1 if it does not fail.
+std::int64_t failure_offset(const Bytes& bytes, std::string* what = nullptr) {
+  try {
+    read_all(bytes);
+  } catch (const RecordingError& e) {
+    if (what != nullptr) *what = e.what();
+    return static_cast<std::int64_t>(e.offset());
+  }
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("a recording's frames read back as they were written", "[recording]") {
+  const Sample s = sample();
+  FrameReader r(s.bytes);
+  CHECK(r.version() == 1);
+  REQUIRE(r.exports().size() == 2);
+  CHECK(r.exports()[0].name == "data");
+  CHECK(r.exports()[0].size == 1 << 20);
+  CHECK(r.exports()[1].name == "journal");
+  CHECK(r.exports()[1].size == 64 << 10);
+
+  std::vector<Frame> f;
+  while (auto next = r.next()) f.push_back(*next);
+  // The 5000-byte base fits one frame (bases are cut at 1 MiB).
+  REQUIRE(f.size() == s.starts.size() - 1);
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    CAPTURE(i);
+    CHECK(f[i].sequence == i + 1);
+    CHECK(f[i].at == s.starts[i + 1]);
+  }
+  CHECK(f[0].kind == FrameKind::base);
+  CHECK(f[0].offset == 4096);
+  CHECK(f[0].length == 5000);
+  CHECK(std::string(f[0].data.begin(), f[0].data.end()) == std::string(5000, 'b'));
+  CHECK(f[1].kind == FrameKind::write);
+  CHECK(f[1].device == 1);
+  CHECK(f[1].id == 7);
+  CHECK(f[1].offset == 512);
+  CHECK(f[1].fua());
+  CHECK(std::string(f[1].data.begin(), f[1].data.end()) == "journal block");
+  CHECK(f[2].kind == FrameKind::zero);
+  CHECK((f[2].id == 8 && f[2].offset == 8192 && f[2].length == 4096 && !f[2].fua()));
+  CHECK(f[3].kind == FrameKind::trim);
+  CHECK((f[3].id == 9 && f[3].offset == 65536 && f[3].length == 8192 && f[3].fua()));
+  CHECK((f[4].kind == FrameKind::ack && f[4].id == 7 && f[4].durable() && f[4].device == 1));
+  CHECK((f[5].kind == FrameKind::ack && f[5].id == 8 && !f[5].durable()));
+  CHECK((f[6].kind == FrameKind::failed && f[6].id == 9));
+  CHECK((f[7].kind == FrameKind::flush && f[7].id == 10));
+  CHECK((f[8].kind == FrameKind::flush_done && f[8].id == 10));
+  CHECK(f[9].kind == FrameKind::mark);
+  CHECK(f[9].time_ns == 123456789);
+  CHECK(f[9].text == "file a size 13");
+  CHECK(f[10].kind == FrameKind::end);
+  CHECK_FALSE(r.stopped());
+  CHECK_FALSE(r.next().has_value());
+  CHECK(r.position() == s.bytes.size());
+}
+
+TEST_CASE("a base longer than a chunk is cut into frames, and a stopped recording says why", "[recording]") {
+  Bytes bytes;
+  FrameEncoder e;
+  e.header(bytes, {{"data", 8 << 20}});
+  const std::string big((1 << 20) + 100, 'x');
+  e.base(bytes, 0, 1000, big.data(), big.size());
+  e.end(bytes, "the recording could not keep up");
+  FrameReader r(bytes);
+  auto a = r.next();
+  auto b = r.next();
+  REQUIRE((a && b));
+  CHECK((a->offset == 1000 && a->length == 1 << 20));
+  CHECK((b->offset == 1000 + (1 << 20) && b->length == 100));
+  REQUIRE(r.next().has_value());  // the end
+  CHECK(r.stopped());
+  CHECK(r.stop_reason() == "the recording could not keep up");
+  CHECK(e.frames() == 4);
+}
+
+TEST_CASE("the encoder refuses what the format cannot hold, and adds nothing", "[recording]") {
+  Bytes bytes;
+  FrameEncoder e;
+  CHECK_THROWS_WITH(e.mark(bytes, 0, "x"), Catch::Contains("before the header"));
+  CHECK_THROWS_WITH(e.header(bytes, {}), Catch::Contains("1 to 8 exports"));
+  e.header(bytes, {{"data", 4096}});
+  const std::size_t size = bytes.size();
+  CHECK_THROWS_WITH(e.header(bytes, {{"data", 4096}}), Catch::Contains("first frame"));
+  CHECK_THROWS_WITH(e.ack(bytes, 1, 1, true), Catch::Contains("export 1 is not in the header"));
+  CHECK_THROWS_WITH(e.mark(bytes, 0, std::string(4097, 'l')), Catch::Contains("at most 4096 bytes"));
+  CHECK_THROWS_WITH(e.write(bytes, 0, 1, 0, nullptr, (64u << 20) + 1, false), Catch::Contains("at most"));
+  CHECK(bytes.size() == size);
+  CHECK(e.frames() == 1);
+}
+
+TEST_CASE("any changed byte is refused at the frame that holds it", "[recording]") {
+  const Sample s = sample("stopped for the test");
+  REQUIRE(failure_offset(s.bytes) == -1);
+  for (std::size_t i = 0; i < s.bytes.size(); ++i) {
+    // The frame the byte belongs to.
+    std::size_t frame = 0;
+    while (frame + 1 < s.starts.size() && s.starts[frame + 1] <= i) ++frame;
+    for (std::uint8_t flip : {std::uint8_t{0x01}, std::uint8_t{0x80}}) {
+      Bytes damaged = s.bytes;
+      damaged[i] ^= flip;
+      std::string what;
+      CAPTURE(i, flip);
+      CHECK(failure_offset(damaged, &what) == static_cast<std::int64_t>(s.starts[frame]));
+      CHECK_THAT(what, Catch::StartsWith("recording: byte " + std::to_string(s.starts[frame]) + " "));
+    }
+  }
+}
+
+TEST_CASE("a recording cut short is refused as truncated, naming where", "[recording]") {
+  const Sample s = sample();
+  for (std::size_t n = 0; n < s.bytes.size(); ++n) {
+    CAPTURE(n);
+    const Bytes cut(s.bytes.begin(), s.bytes.begin() + static_cast<std::ptrdiff_t>(n));
+    std::string what;
+    const std::int64_t at = failure_offset(cut, &what);
+    // Cut inside a frame: that frame; cut between frames: no end frame, after the last whole one.
+    std::size_t frame = 0;
+    while (frame + 1 < s.starts.size() && s.starts[frame + 1] <= n) ++frame;
+    CHECK(at == static_cast<std::int64_t>(s.starts[frame]));
+    if (n >= 24) CHECK_THAT(what, Catch::Contains("truncated"));
+  }
+  Bytes longer = s.bytes;
+  longer.push_back(0);
+  std::string what;
+  CHECK(failure_offset(longer, &what) == static_cast<std::int64_t>(s.bytes.size()));
+  CHECK_THAT(what, Catch::Contains("1 bytes after the end frame"));
+}
+
+TEST_CASE("frames out of place are refused", "[recording]") {
+  Bytes bytes;
+  FrameEncoder e;
+  e.header(bytes, {{"data", 4096}});
+  const std::size_t second = bytes.size();
+  e.write(bytes, 0, 1, 4090, "0123456789", 10, false);  // ends past 4096
+  e.end(bytes);
+  std::string what;
+  CHECK(failure_offset(bytes, &what) == static_cast<std::int64_t>(second));
+  CHECK_THAT(what, Catch::Contains("outside export data (4096 bytes)"));
+
+  // Two recordings spliced: the second's header is a second header.
+  Bytes one, two;
+  FrameEncoder a, b;
+  a.header(one, {{"data", 4096}});
+  b.header(two, {{"data", 4096}});
+  b.end(two);
+  one.insert(one.end(), two.begin(), two.end());
+  CHECK(failure_offset(one, &what) == static_cast<std::int64_t>(second));  // the first header is as long
+  CHECK_THAT(what, Catch::Contains("sequence number 0 where 1 was due"));
+
+  CHECK(failure_offset(Bytes{'h', 'e', 'l', 'l', 'o'}, &what) == 0);
+  CHECK_THAT(what, Catch::Contains("not a recording"));
+}
