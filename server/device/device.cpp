@@ -131,7 +131,6 @@ void Device::serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t 
   auto fail = [&] { record(true, clock_->now()); };
 
   WriteLog::Id entry = 0;
-  std::uint64_t covered = 0;
   std::uint64_t epoch = 0;
   try {
     if (log_) {
@@ -143,7 +142,6 @@ void Device::serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t 
         entry = log_->begin(*store_, offset, static_cast<std::uint32_t>(length), data);
         store_op();
       } else {
-        if (op == IoOp::flush) covered = log_->flush_begin();
         store_op();
       }
     } else {
@@ -164,7 +162,6 @@ void Device::serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t 
       throw IoError(EIO, name_ + ": the power was cut before the request completed");
     }
     if (changes) log_->acknowledge(entry, durable(region, fua));
-    if (op == IoOp::flush) log_->flush_end(covered);
   }
   // One clock read serves the statistics and the observer.
   const Nanos completed = stats_on_ || observer_ != nullptr ? clock_->now() : 0;
@@ -207,6 +204,16 @@ void Device::trim(std::uint32_t count, std::uint64_t offset, bool fua) {
 }
 
 void Device::flush() {
+  // What the flush covers is fixed when it arrives, once for all of its
+  // regions: the writes acknowledged so far. They are durable when every
+  // region's flush has completed, not when one has (a write acknowledged
+  // while the disk's flush waited arrived after the flush).
+  std::uint64_t covered = 0, epoch = 0;
+  if (log_) {
+    std::shared_lock power(power_mutex_);
+    covered = log_->flush_begin();
+    epoch = power_epoch_;
+  }
   // Every region flushes; a region on the device's own model adds no flush
   // of its own. Every acknowledged write of an on-acknowledge region is
   // durable already.
@@ -218,6 +225,10 @@ void Device::flush() {
   one(base_);
   for (const auto& r : regions_)
     if (!r->shares_model) one(*r);
+  if (log_) {
+    std::shared_lock power(power_mutex_);
+    if (power_epoch_ == epoch) log_->flush_end(covered);  // else serve() threw EIO
+  }
 }
 
 void Device::reset_stats() {
