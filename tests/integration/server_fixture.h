@@ -25,26 +25,11 @@
 #include <vector>
 
 #include "common/json.h"
+#include "tests/support/temp_dir.h"
 #include "tools/nvj/client/control_client.h"
 #include "tools/nvj/host/server_process.h"
 
 namespace nvj::test {
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string templ = (std::filesystem::temp_directory_path() / "nvj-it-XXXXXX").string();
-    if (mkdtemp(templ.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 inline void write_text(const std::filesystem::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;

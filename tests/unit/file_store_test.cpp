@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "server/store/file_store.h"
+#include "tests/support/temp_dir.h"
 #include "server/store/io_error.h"
 
 namespace fs = std::filesystem;
@@ -19,16 +20,7 @@ using nvj::FileStore;
 
 namespace {
 
-// A fresh directory for one test, removed afterwards.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "nvj-test-XXXXXX").string();
-    path = mkdtemp(templ.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const char* name) const { return (path / name).string(); }
-};
+using nvj::test::TempDir;
 
 std::string open_error(const std::string& path, std::optional<std::uint64_t> size) {
   try {

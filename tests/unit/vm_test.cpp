@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/temp_dir.h"
 #include "tools/nvj/host/process.h"
 #include "tools/nvj/host/text_file.h"
 #include "tools/nvj/vm/cpio_writer.h"
@@ -28,15 +29,7 @@ using namespace nvj::cli;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "nvj-vm-XXXXXX").string();
-    REQUIRE(::mkdtemp(t.data()) != nullptr);
-    path = t;
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using nvj::test::TempDir;
 
 void write_file(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());

@@ -1,0 +1,30 @@
+// A fresh directory for one test under the system's temporary folder,
+// removed with everything in it when the test ends, passed or not.
+#pragma once
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+namespace nvj::test {
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    std::string templ = (std::filesystem::temp_directory_path() / "nvj-test-XXXXXX").string();
+    if (mkdtemp(templ.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path = templ;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+}  // namespace nvj::test
