@@ -93,6 +93,7 @@ int nvj_get_ready() {
 // Threads start here: they would not survive nbdkit's fork into the background.
 int nvj_after_fork() {
   return guarded([] {
+    g_lab->start_threads();
     if (g_control) g_control->start();
   });
 }

@@ -46,6 +46,18 @@ ControlReply metrics(const Lab& lab) {
   return {200, "text/plain; version=0.0.4; charset=utf-8", stats_prometheus(lab) + journal_prometheus(lab)};
 }
 
+Json recording_json(const Recorder::Status& s) {
+  return {{"recording", s.recording},
+          {"file", s.path},
+          {"frames", s.frames},
+          {"changes", s.changes},
+          {"marks", s.marks},
+          {"base_bytes", s.base_bytes},
+          {"bytes_written", s.bytes_written},
+          {"bytes_buffered", s.bytes_buffered},
+          {"error", s.error.empty() ? Json(nullptr) : Json(s.error)}};
+}
+
 }  // namespace
 
 std::map<std::string, std::string, std::less<>> parse_query(std::string_view query) {
@@ -171,9 +183,34 @@ ControlReply route_control(Lab& lab, std::string_view method, std::string_view t
     }
     return json(200, {{"power", "on"}});
   }
+  if (path == "/record") {
+    if (method != "GET") return wrong_method("GET");
+    const auto status = lab.recording();
+    if (!status) return error(404, "nothing has been recorded (record=PATH, or POST /record/start?file=PATH)");
+    return json(200, recording_json(*status));
+  }
+  if (path == "/record/start") {
+    if (method != "POST") return wrong_method("POST");
+    const std::string* file = param("file");
+    if (file == nullptr || file->empty()) return error(400, "POST /record/start needs file=PATH");
+    if ((*file)[0] != '/') return error(400, "file=" + *file + ": give an absolute path (the server runs in /)");
+    try {
+      return json(200, recording_json(lab.start_recording(*file)));
+    } catch (const std::invalid_argument& e) {
+      return error(409, "file=" + *file + ": " + e.what());
+    }
+  }
+  if (path == "/record/stop") {
+    if (method != "POST") return wrong_method("POST");
+    try {
+      return json(200, recording_json(lab.stop_recording()));
+    } catch (const std::invalid_argument& e) {
+      return error(409, e.what());
+    }
+  }
   return error(404, "no such path: " + std::string(path) +
-                        " (GET /stats, GET /metrics, GET /journal, POST /reset-stats, POST /mark, POST /model, "
-                        "POST /crash, POST /power-on)");
+                        " (GET /stats, GET /metrics, GET /journal, GET /record, POST /reset-stats, POST /mark, "
+                        "POST /model, POST /crash, POST /power-on, POST /record/start, POST /record/stop)");
 }
 
 ControlReply route_metrics(Lab& lab, std::string_view method, std::string_view target) {

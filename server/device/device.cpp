@@ -16,6 +16,12 @@ Clock& default_clock() {
   return clock;
 }
 
+fscore::record::FrameKind frame_kind(IoOp op) {
+  if (op == IoOp::zero) return fscore::record::FrameKind::zero;
+  if (op == IoOp::trim) return fscore::record::FrameKind::trim;
+  return fscore::record::FrameKind::write;
+}
+
 }  // namespace
 
 Device::Device(std::string name, std::unique_ptr<Store> store, Durability durability,
@@ -131,26 +137,38 @@ void Device::serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t 
   auto fail = [&] { record(true, clock_->now()); };
 
   WriteLog::Id entry = 0;
+  Recorder* recorder = nullptr;
+  std::uint64_t recorded = 0;  // the change's id in the recording
   std::uint64_t epoch = 0;
+  // A change's log entry, its frame in the recording and its bytes land
+  // together, in the order changes take write_order_.
+  auto land = [&] {
+    if (!changes || (!log_ && !changes_ordered_.load(std::memory_order_relaxed))) {
+      store_op();
+      return;
+    }
+    std::lock_guard order(write_order_);
+    recorder = recorder_.load(std::memory_order_acquire);
+    if (recorder != nullptr)
+      recorded = recorder->change(recorder_index_.load(std::memory_order_relaxed), frame_kind(op), offset,
+                                  static_cast<std::uint32_t>(length), data, fua);
+    if (log_) entry = log_->begin(*store_, offset, static_cast<std::uint32_t>(length), data);
+    store_op();
+  };
   try {
     if (log_) {
       std::shared_lock power(power_mutex_);
       if (!powered_) throw IoError(EIO, name_ + ": the power is off (POST /power-on)");
       epoch = power_epoch_;
-      if (changes) {
-        std::lock_guard order(write_order_);
-        entry = log_->begin(*store_, offset, static_cast<std::uint32_t>(length), data);
-        store_op();
-      } else {
-        store_op();
-      }
+      land();
     } else {
-      store_op();
+      land();
     }
   } catch (...) {
     // A write that failed is not tracked any more: its bytes are whatever
     // landed, and an open entry would keep the log from ever shrinking.
     if (entry != 0) log_->acknowledge(entry, true);
+    if (recorded != 0) recorder->failed(recorder_index_.load(std::memory_order_relaxed), recorded);
     fail();
     throw;
   }
@@ -163,6 +181,7 @@ void Device::serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t 
     }
     if (changes) log_->acknowledge(entry, durable(region, fua));
   }
+  if (recorded != 0) recorder->ack(recorder_index_.load(std::memory_order_relaxed), recorded, durable(region, fua));
   // One clock read serves the statistics and the observer.
   const Nanos completed = stats_on_ || observer_ != nullptr ? clock_->now() : 0;
   record(false, completed);
@@ -214,6 +233,9 @@ void Device::flush() {
     covered = log_->flush_begin();
     epoch = power_epoch_;
   }
+  Recorder* const recorder = recorder_.load(std::memory_order_acquire);
+  const std::uint8_t index = recorder_index_.load(std::memory_order_relaxed);
+  const std::uint64_t recorded = recorder != nullptr ? recorder->flush(index) : 0;
   // Every region flushes; a region on the device's own model adds no flush
   // of its own. Every acknowledged write of an on-acknowledge region is
   // durable already.
@@ -229,6 +251,13 @@ void Device::flush() {
     std::shared_lock power(power_mutex_);
     if (power_epoch_ == epoch) log_->flush_end(covered);  // else serve() threw EIO
   }
+  if (recorded != 0) recorder->flush_done(index, recorded);
+}
+
+void Device::set_recorder(Recorder* recorder, std::uint8_t index) {
+  recorder_index_.store(index, std::memory_order_relaxed);
+  recorder_.store(recorder, std::memory_order_release);
+  if (recorder != nullptr) changes_ordered_.store(true, std::memory_order_relaxed);
 }
 
 void Device::reset_stats() {

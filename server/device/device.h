@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "server/powerloss/write_log.h"
+#include "server/record/recorder.h"
 #include "server/device/durability.h"
 #include "common/clock.h"
 #include "server/probe/device_stats.h"
@@ -102,6 +103,24 @@ class Device {
   void power_on();
   bool powered() const;
 
+  // The crash lab's recording (server/record/recorder.h): from now on every
+  // change, its acknowledgement or failure, and every flush of this device
+  // go to `recorder` as export `index` (nullptr: nothing more is recorded).
+  // Call it before the device serves, or with power loss on and its changes
+  // paused (pause_changes()): then changes land in the order they are
+  // recorded.
+  void set_recorder(Recorder* recorder, std::uint8_t index);
+  // Its starting contents into `recorder` as export `index`, then
+  // set_recorder: with its changes paused, or before it serves.
+  void start_recording(Recorder& recorder, std::uint8_t index) {
+    recorder.base(index, *store_);
+    set_recorder(&recorder, index);
+  }
+  // While the lock lives no change lands: what the store holds is one moment
+  // of the device. Only with power loss on or a recorder set before serving
+  // do changes take their turn (otherwise they would not wait for it).
+  std::unique_lock<std::mutex> pause_changes() { return std::unique_lock(write_order_); }
+
  private:
   struct Region {
     std::string name;
@@ -146,8 +165,11 @@ class Device {
   RequestObserver* observer_ = nullptr;  // set before serving
 
   std::unique_ptr<WriteLog> log_;
+  std::atomic<Recorder*> recorder_{nullptr};  // set under write_order_
+  std::atomic<std::uint8_t> recorder_index_{0};
+  std::atomic<bool> changes_ordered_{false};  // a recorder was set: changes take write_order_
   mutable std::shared_mutex power_mutex_;  // shared by requests, exclusive for a cut
-  std::mutex write_order_;                 // a write's log entry and its bytes land together
+  std::mutex write_order_;                 // a write's log entry, its recording and its bytes land together
   bool powered_ = true;                    // guarded by power_mutex_
   std::uint64_t power_epoch_ = 0;          // cuts so far, guarded by power_mutex_
 };

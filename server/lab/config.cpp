@@ -46,6 +46,14 @@ constexpr std::array kParameters{
                  "With control=, every write since the last flush is kept (old and new bytes) so that POST /crash "
                  "can drop what a power cut would; SIZE bounds that memory (default 256M), past it the oldest "
                  "writes count as destaged."},
+    ParameterDoc{"record", "PATH",
+                 "Record everything both exports receive from the start into PATH (created; an existing file is "
+                 "refused), for the crash lab: the starting contents, every write with its bytes, zero, trim, "
+                 "FUA, acknowledgement, flush and mark. With control= a recording can also start and stop at run "
+                 "time (POST /record/start?file=PATH, POST /record/stop)."},
+    ParameterDoc{"record-buffer", "SIZE",
+                 "Memory for recorded frames waiting to be written (default 64M): a recording that falls this "
+                 "far behind stops, with an error in the log, and the server serves on."},
     ParameterDoc{"stats", "on|off",
                  "Record per-request statistics (default on): counts, latency histograms, queue depth, device "
                  "time. Off saves a clock read and a few atomic additions per request."},
@@ -158,6 +166,10 @@ void ConfigParser::set(std::string_view key, std::string_view value) {
     config_.stats = value == "on";
   } else if (key == "crash-log") {
     set_size(key, value, config_.crash_log);
+  } else if (key == "record") {
+    set_file(key, value, config_.record);
+  } else if (key == "record-buffer") {
+    set_size(key, value, config_.record_buffer);
   } else if (key == "journal-trace") {
     if (value != "on" && value != "off") throw ConfigError(prefix(key, value) + "expected on or off");
     config_.journal_trace = value == "on";
@@ -261,6 +273,11 @@ LabConfig ConfigParser::finish() const {
                       "power cuts come through the control socket: give control=PATH too");
   if (config_.crash_log && *config_.crash_log < (std::uint64_t{1} << 20))
     throw ConfigError(prefix("crash-log", given_.find("crash-log")->second) + "must be at least 1 MiB");
+  if (config_.record_buffer && *config_.record_buffer < (std::uint64_t{1} << 20))
+    throw ConfigError(prefix("record-buffer", given_.find("record-buffer")->second) + "must be at least 1 MiB");
+  if (config_.record && std::filesystem::exists(*config_.record))
+    throw ConfigError(prefix("record", given_.find("record")->second) +
+                      "the file exists: a recording never overwrites a file");
   check("data", config_.data);
   check("journal", config_.journal);
   if (!config_.fs.format) {

@@ -48,6 +48,8 @@ struct LabConfig {
   std::optional<std::string> control;  // the control socket's path, absolute
   std::optional<ListenAddress> metrics;  // GET /metrics over TCP
   std::optional<std::uint64_t> crash_log;  // bytes the power-loss log may hold
+  std::optional<std::string> record;       // record from the start into this file, absolute
+  std::optional<std::uint64_t> record_buffer;  // bytes of frames waiting for the recording's file
   bool stats = true;                       // record per-request statistics
   bool journal_trace = true;               // decode the journal live
   std::optional<std::string> trace_file;   // one JSON line per transaction, absolute
@@ -66,6 +68,7 @@ struct SizeLimits {
   static constexpr std::uint64_t kSector = 512;
   static constexpr std::uint64_t kDefaultData = std::uint64_t{1} << 30;     // 1 GiB
   static constexpr std::uint64_t kDefaultJournal = std::uint64_t{64} << 20;  // 64 MiB
+  static constexpr std::uint64_t kDefaultRecordBuffer = std::uint64_t{64} << 20;  // 64 MiB
   // jbd2 needs at least 1024 journal blocks (JBD2_MIN_JOURNAL_BLOCKS,
   // include/linux/jbd2.h): 1 MiB with 1k blocks. mke2fs accepts at most
   // 10,240,000 journal blocks (misc/util.c figure_journal_size): 39 GiB with

@@ -130,10 +130,62 @@ std::unique_ptr<Lab> Lab::open(const LabConfig& config) {
   if (config.control)
     for (const auto& d : lab->devices_) d->enable_power_loss(config.crash_log.value_or(SizeLimits::kDefaultCrashLog));
   for (const auto& d : lab->devices_) spdlog::debug("{}", d->describe());
+  lab->record_buffer_ = config.record_buffer.value_or(SizeLimits::kDefaultRecordBuffer);
+  if (config.record) {
+    try {
+      lab->start_recording(*config.record);  // before anything is served
+    } catch (const std::exception& e) {
+      throw ConfigError("record=" + *config.record + ": " + e.what());
+    }
+  }
   return lab;
 }
 
+Recorder::Status Lab::start_recording(const std::string& path) {
+  std::lock_guard lock(recording_mutex_);
+  if (!recorders_.empty() && recorders_.back()->status().recording)
+    throw std::invalid_argument("a recording is running (" + recorders_.back()->status().path +
+                                "): stop it first (POST /record/stop)");
+  std::vector<fscore::record::ExportInfo> exports;
+  for (const auto& d : devices_) exports.push_back({d->name(), d->size()});
+  auto recorder = std::make_unique<Recorder>(Recorder::Options{path, record_buffer_}, exports);
+  {
+    // One moment of every export: all their changes wait while the bases are read.
+    std::vector<std::unique_lock<std::mutex>> paused;
+    for (const auto& d : devices_) paused.push_back(d->pause_changes());
+    for (std::size_t i = 0; i < devices_.size(); ++i) devices_[i]->start_recording(*recorder, static_cast<std::uint8_t>(i));
+  }
+  if (threads_started_) recorder->start();
+  const Recorder::Status status = recorder->status();
+  spdlog::info("recording to {} ({} bytes of starting contents)", path, status.base_bytes);
+  recorders_.push_back(std::move(recorder));
+  return status;
+}
+
+Recorder::Status Lab::stop_recording() {
+  std::lock_guard lock(recording_mutex_);
+  if (recorders_.empty() || !recorders_.back()->status().recording)
+    throw std::invalid_argument("no recording is running (POST /record/start?file=PATH starts one)");
+  return recorders_.back()->stop();
+}
+
+std::optional<Recorder::Status> Lab::recording() const {
+  std::lock_guard lock(recording_mutex_);
+  if (recorders_.empty()) return std::nullopt;
+  return recorders_.back()->status();
+}
+
+void Lab::start_threads() {
+  std::lock_guard lock(recording_mutex_);
+  threads_started_ = true;
+  if (!recorders_.empty()) recorders_.back()->start();
+}
+
 void Lab::mark(std::string label) {
+  {
+    std::lock_guard lock(recording_mutex_);
+    if (!recorders_.empty()) recorders_.back()->mark(static_cast<std::uint64_t>(uptime()), label);
+  }
   std::lock_guard lock(marks_mutex_);
   marks_.push_back(Mark{uptime(), std::move(label)});
 }
@@ -169,6 +221,12 @@ std::vector<Device*> Lab::select(std::string_view export_name) const {
 std::vector<std::pair<std::string, CrashReport>> Lab::cut_power(const CrashPolicy& policy,
                                                                 std::string_view export_name) {
   if (!power_loss_enabled()) throw std::invalid_argument("power loss is off (the server has no control socket)");
+  {
+    // The cut rolls stores back behind the recording's back: it ends here.
+    std::lock_guard lock(recording_mutex_);
+    if (!recorders_.empty())
+      recorders_.back()->abort("the power was cut (POST /crash): a recording covers a run without power cuts");
+  }
   std::vector<std::pair<std::string, CrashReport>> reports;
   for (Device* d : select(export_name)) {
     reports.emplace_back(d->name(), d->cut_power(policy));

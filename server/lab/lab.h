@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,23 @@ class Lab {
   void power_on(std::string_view export_name);
   bool power_loss_enabled() const { return devices_.front()->power_loss_enabled(); }
 
+  // The crash lab's recording (server/record/recorder.h) of every export,
+  // export i of the recording being devices()[i]. start_recording creates
+  // `path` (an existing file is refused) and records from now on, one
+  // recording at a time; the exports' changes pause while their starting
+  // contents are read. While they serve, only with power loss on (control=),
+  // whose changes take their turn; record= starts one before they serve.
+  // std::invalid_argument says what is wrong and changes nothing.
+  Recorder::Status start_recording(const std::string& path);
+  // Ends the running recording: its final status. std::invalid_argument if
+  // none is running.
+  Recorder::Status stop_recording();
+  // The running or the last recording; nullopt if there was none.
+  std::optional<Recorder::Status> recording() const;
+  // Starts the threads of the lab's own (a recording's writer): after
+  // nbdkit's fork into the background, which threads do not survive.
+  void start_threads();
+
  private:
   Lab() = default;
   Device& add(std::string_view role, std::unique_ptr<Store> store, const std::optional<std::string>& model_text,
@@ -76,6 +94,12 @@ class Lab {
   std::unique_ptr<JournalTracer> tracer_;  // observes devices_: destroyed before them
   mutable std::mutex marks_mutex_;
   std::vector<Mark> marks_;
+  std::uint64_t record_buffer_ = 0;  // record-buffer=
+  mutable std::mutex recording_mutex_;
+  bool threads_started_ = false;
+  // The recording; earlier ones stay until the lab closes, since a request
+  // in flight may still hold one (they are stopped and take no frames).
+  std::vector<std::unique_ptr<Recorder>> recorders_;
 };
 
 }  // namespace nvj

@@ -123,6 +123,13 @@ TEST_CASE("bad parameters are refused at start-up with one line naming the param
       {"unknown format mode", {"fs-format=always"}, R"(fs-format=always: expected auto or force)"},
       {"journal-trace neither on nor off", {"journal-trace=yes"}, R"(journal-trace=yes: expected on or off)"},
       {"empty trace file", {"trace-file="}, R"(trace-file=: the path is empty)"},
+      {"recording over a file", {"record=" + existing},
+       "record=" + existing + ": the file exists: a recording never overwrites a file"},
+      {"recording in a missing folder", {"record=" + dir.file("no/run.nvjrec")},
+       "record=" + dir.file("no/run.nvjrec") + ": cannot create " + dir.file("no/run.nvjrec") +
+           ": No such file or directory"},
+      {"bad recording buffer", {"record-buffer=12Q"}, R"(record-buffer=12Q: '12Q' is not a size)"},
+      {"recording buffer too small", {"record-buffer=512K"}, R"(record-buffer=512K: must be at least 1 MiB)"},
       {"trace file without tracing", {"journal-trace=off", "trace-file=" + dir.file("t.json")},
        "trace-file=" + dir.file("t.json") + ": traces the journal, but journal-trace=off"},
       {"trace file without a journal", {"fs-journal=none", "trace-file=" + dir.file("t.json")},
