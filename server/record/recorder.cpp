@@ -106,7 +106,7 @@ std::uint64_t Recorder::change(std::uint8_t device, FrameKind kind, std::uint64_
     overflowed();
     return 0;  // its acknowledgement would follow the end frame
   }
-  wake_.notify_one();
+  nudge();
   return id;
 }
 
@@ -114,14 +114,14 @@ void Recorder::ack(std::uint8_t device, std::uint64_t id, bool durable) {
   std::lock_guard lock(mutex_);
   if (!accepting()) return;
   encoder_.ack(pending_, device, id, durable);
-  wake_.notify_one();
+  nudge();
 }
 
 void Recorder::failed(std::uint8_t device, std::uint64_t id) {
   std::lock_guard lock(mutex_);
   if (!accepting()) return;
   encoder_.failed(pending_, device, id);
-  wake_.notify_one();
+  nudge();
 }
 
 std::uint64_t Recorder::flush(std::uint8_t device) {
@@ -129,7 +129,7 @@ std::uint64_t Recorder::flush(std::uint8_t device) {
   if (!accepting()) return 0;
   const std::uint64_t id = ++next_id_;
   encoder_.flush(pending_, device, id);
-  wake_.notify_one();
+  nudge();
   return id;
 }
 
@@ -137,7 +137,7 @@ void Recorder::flush_done(std::uint8_t device, std::uint64_t id) {
   std::lock_guard lock(mutex_);
   if (!accepting()) return;
   encoder_.flush_done(pending_, device, id);
-  wake_.notify_one();
+  nudge();
 }
 
 void Recorder::mark(std::uint64_t time_ns, std::string_view label) {
@@ -146,7 +146,17 @@ void Recorder::mark(std::uint64_t time_ns, std::string_view label) {
   // A label longer than a frame takes is cut: the mark itself matters more.
   encoder_.mark(pending_, time_ns, label.substr(0, fscore::record::kMaxLabel));
   ++status_.marks;
-  wake_.notify_one();
+  nudge();
+}
+
+void Recorder::nudge() {
+  // The writer sleeps until a batch is worth a write (or kWriteEvery has
+  // passed): waking it for every frame cost a futex call and a context
+  // switch per request.
+  if (writer_idle_ && pending_.size() >= kWakeBytes) {
+    writer_idle_ = false;
+    wake_.notify_one();
+  }
 }
 
 void Recorder::stop_locked(const std::string& why) {
@@ -170,8 +180,13 @@ void Recorder::write_out() {
   bool broken = false;  // a write failed: nothing more goes to the file
   std::unique_lock lock(mutex_);
   for (;;) {
-    wake_.wait(lock, [&] { return !pending_.empty() || stopping_; });
-    if (pending_.empty()) break;  // stopping, and the end frame is out
+    writer_idle_ = true;
+    wake_.wait_for(lock, kWriteEvery, [&] { return pending_.size() >= kWakeBytes || stopping_; });
+    writer_idle_ = false;
+    if (pending_.empty()) {
+      if (stopping_) break;  // and the end frame is out
+      continue;
+    }
     out.swap(pending_);
     lock.unlock();
     std::string error;

@@ -8,7 +8,7 @@
 //
 // The calls on the request path only append a frame to a buffer in memory,
 // under one mutex; a thread of the recorder's own writes the buffer to the
-// file. The buffer is bounded (`buffer_bytes`): when the file cannot keep up,
+// file in batches (kWakeBytes, or every kWriteEvery). The buffer is bounded (`buffer_bytes`): when the file cannot keep up,
 // or a write to it fails (a full disk), the recording stops: the error is
 // logged, what was buffered is written with an end frame that says why
 // where the file still takes it, and from then on every call is a no-op
@@ -18,6 +18,7 @@
 // naming it), so a recording never overwrites anything.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -82,8 +83,14 @@ class Recorder {
   Status status() const;
 
  private:
+  // Frames are written in batches of at least this many bytes, or what
+  // there is every kWriteEvery.
+  static constexpr std::size_t kWakeBytes = 256 * 1024;
+  static constexpr std::chrono::milliseconds kWriteEvery{20};
+
   // Caller holds mutex_.
   bool accepting() const { return started_ && !stopping_; }
+  void nudge();  // wakes the writer when a batch is ready
   void overflowed();
   void stop_locked(const std::string& why);
   void write_out();  // the writer thread
@@ -98,6 +105,7 @@ class Recorder {
   bool started_ = false;
   bool stopping_ = false;  // no more frames; the writer drains and closes
   bool finished_ = false;  // the file is closed
+  bool writer_idle_ = false;  // the writer waits for a batch
   std::uint64_t next_id_ = 0;
   Status status_;
   std::thread writer_;
