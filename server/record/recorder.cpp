@@ -1,6 +1,5 @@
 #include "server/record/recorder.h"
 
-#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -18,18 +17,12 @@ using fscore::record::FrameKind;
 Recorder::Recorder(Options options, const std::vector<fscore::record::ExportInfo>& exports)
     : options_(std::move(options)) {
   status_.path = options_.path;
-  fd_ = ::open(options_.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd_ < 0) {
-    const int err = errno;
-    if (err == EEXIST)
-      throw std::invalid_argument(options_.path + " exists: a recording never overwrites a file");
-    throw std::invalid_argument("cannot create " + options_.path + ": " + errno_text(err));
-  }
+  file_ = std::make_unique<AppendFile>(options_.path, options_.direct_io);  // refuses an existing file
   try {
     encoder_.header(pending_, exports);
-    write_all(pending_.data(), pending_.size());
+    file_->append(pending_.data(), pending_.size());
   } catch (const std::exception& e) {
-    ::close(fd_);
+    file_.reset();
     ::unlink(options_.path.c_str());
     throw std::invalid_argument(e.what());
   }
@@ -38,18 +31,6 @@ Recorder::Recorder(Options options, const std::vector<fscore::record::ExportInfo
 }
 
 Recorder::~Recorder() { stop(); }
-
-void Recorder::write_all(const std::uint8_t* data, std::size_t length) {
-  while (length > 0) {
-    const ssize_t n = ::write(fd_, data, length);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw IoError(errno, "writing " + options_.path);
-    }
-    data += n;
-    length -= static_cast<std::size_t>(n);
-  }
-}
 
 void Recorder::base(std::uint8_t device, Store& store) {
   std::lock_guard lock(mutex_);
@@ -66,7 +47,7 @@ void Recorder::base(std::uint8_t device, Store& store) {
         bytes.resize(n);
         store.read(bytes.data(), n, at);
         encoder_.base(pending_, device, at, bytes.data(), n);
-        write_all(pending_.data(), pending_.size());
+        file_->append(pending_.data(), pending_.size());
         status_.bytes_written += pending_.size();
         status_.base_bytes += n;
         pending_.clear();
@@ -192,7 +173,7 @@ void Recorder::write_out() {
     std::string error;
     if (!broken) {
       try {
-        write_all(out.data(), out.size());
+        file_->append(out.data(), out.size());
       } catch (const IoError& e) {
         error = e.what();
       }
@@ -205,8 +186,16 @@ void Recorder::write_out() {
     }
     out.clear();
   }
+  if (broken) return;
   lock.unlock();
-  if (!broken && ::fdatasync(fd_) != 0) spdlog::error("recording {}: fdatasync: {}", options_.path, errno_text(errno));
+  std::string error;
+  try {
+    file_->finish();
+  } catch (const IoError& e) {
+    error = e.what();
+  }
+  lock.lock();
+  if (!error.empty()) stop_locked(error);  // logged; the end frame may not be on the file
 }
 
 Recorder::Status Recorder::stop() {
@@ -220,17 +209,16 @@ Recorder::Status Recorder::stop() {
   } else {  // never started: the end frame is all there is to write
     std::lock_guard lock(mutex_);
     try {
-      write_all(pending_.data(), pending_.size());
+      file_->append(pending_.data(), pending_.size());
       status_.bytes_written += pending_.size();
+      file_->finish();
     } catch (const IoError& e) {
-      status_.error = e.what();
-      spdlog::error("recording {}: {}", options_.path, e.what());
+      stop_locked(e.what());
     }
     pending_.clear();
   }
   std::lock_guard lock(mutex_);
-  ::close(fd_);
-  fd_ = -1;
+  file_.reset();
   finished_ = true;
   status_.frames = encoder_.frames();
   status_.recording = false;

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "fscore/record/frame_encoder.h"
+#include "server/record/append_file.h"
 #include "server/store/store.h"
 
 namespace nvj {
@@ -37,6 +39,7 @@ class Recorder {
   struct Options {
     std::string path;
     std::uint64_t buffer_bytes = std::uint64_t{64} << 20;  // frames waiting for the file, at most
+    bool direct_io = true;  // O_DIRECT where the filesystem takes it (append_file.h)
   };
   struct Status {
     bool recording = false;  // started and not stopped
@@ -94,10 +97,9 @@ class Recorder {
   void overflowed();
   void stop_locked(const std::string& why);
   void write_out();  // the writer thread
-  void write_all(const std::uint8_t* data, std::size_t length);  // throws IoError
 
   const Options options_;
-  int fd_ = -1;
+  std::unique_ptr<AppendFile> file_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   fscore::record::FrameEncoder encoder_;
