@@ -39,7 +39,10 @@ class Recorder {
   struct Options {
     std::string path;
     std::uint64_t buffer_bytes = std::uint64_t{64} << 20;  // frames waiting for the file, at most
-    bool direct_io = true;  // O_DIRECT where the filesystem takes it (append_file.h)
+    // O_DIRECT where the filesystem takes it (append_file.h). Off: on this
+    // 2-CPU VM recording/off measured 0.61 with it and 0.71 without
+    // (bench/RESULTS.md, record_cost), though it cut the write path's CPU.
+    bool direct_io = false;
   };
   struct Status {
     bool recording = false;  // started and not stopped
