@@ -110,12 +110,9 @@ class Device {
   // paused (pause_changes()): then changes land in the order they are
   // recorded.
   void set_recorder(Recorder* recorder, std::uint8_t index);
-  // Its starting contents into `recorder` as export `index`, then
-  // set_recorder: with its changes paused, or before it serves.
-  void start_recording(Recorder& recorder, std::uint8_t index) {
-    recorder.base(index, *store_);
-    set_recorder(&recorder, index);
-  }
+  // Its starting contents into `recorder` as export `index` (then
+  // set_recorder): with its changes paused, or before it serves.
+  void record_base(Recorder& recorder, std::uint8_t index) { recorder.base(index, *store_); }
   // While the lock lives no change lands: what the store holds is one moment
   // of the device. Only with power loss on or a recorder set before serving
   // do changes take their turn (otherwise they would not wait for it).

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <cerrno>
 
@@ -150,10 +151,19 @@ Recorder::Status Lab::start_recording(const std::string& path) {
   for (const auto& d : devices_) exports.push_back({d->name(), d->size()});
   auto recorder = std::make_unique<Recorder>(Recorder::Options{path, record_buffer_}, exports);
   {
-    // One moment of every export: all their changes wait while the bases are read.
+    // One moment of every export: all their changes wait while the bases
+    // are read; only then does any device take the recorder.
     std::vector<std::unique_lock<std::mutex>> paused;
     for (const auto& d : devices_) paused.push_back(d->pause_changes());
-    for (std::size_t i = 0; i < devices_.size(); ++i) devices_[i]->start_recording(*recorder, static_cast<std::uint8_t>(i));
+    try {
+      for (std::size_t i = 0; i < devices_.size(); ++i) devices_[i]->record_base(*recorder, static_cast<std::uint8_t>(i));
+    } catch (const std::exception& e) {
+      recorder.reset();
+      ::unlink(path.c_str());  // a recording without its starting contents is none
+      throw std::invalid_argument("cannot record the starting contents into " + path + ": " + e.what());
+    }
+    for (std::size_t i = 0; i < devices_.size(); ++i)
+      devices_[i]->set_recorder(recorder.get(), static_cast<std::uint8_t>(i));
   }
   if (threads_started_) recorder->start();
   const Recorder::Status status = recorder->status();

@@ -65,8 +65,10 @@ struct Lab {
                                         std::vector<fscore::record::ExportInfo>{{"data", 4 * kMiB}, {"journal", kMiB}});
     auto paused_data = data->pause_changes();
     auto paused_journal = journal->pause_changes();
-    data->start_recording(*r, 0);
-    journal->start_recording(*r, 1);
+    data->record_base(*r, 0);
+    journal->record_base(*r, 1);
+    data->set_recorder(r.get(), 0);
+    journal->set_recorder(r.get(), 1);
     return r;
   }
   std::vector<char> read(Device& d, std::uint64_t offset, std::uint32_t n) {
