@@ -15,6 +15,7 @@
 #include "fscore/record/replayed_exports.h"
 #include "server_fixture.h"
 #include "tools/nvj/client/control_client.h"
+#include "tools/nvj/host/process.h"
 #include "tools/nvj/host/text_file.h"
 
 using fscore::record::FrameKind;
@@ -180,5 +181,44 @@ TEST_CASE("a recording starts and stops at run time, and a power cut ends it", "
   replayed.read(0, 33 << 20, got);
   CHECK(got == std::vector<std::uint8_t>(4096, 'A'));
   data.reset();
+  CHECK(server->stop() == 0);
+}
+
+TEST_CASE("nvj mark posts a label as written, into the statistics and a running recording", "[recording]") {
+  TempDir dir;
+  const std::string control = dir.file("control.sock");
+  const std::string path = dir.file("marks.nvjrec");
+  auto server = start_server(dir.path / "run", {"data=64M", "journal=8M", "control=" + control, "record=" + path});
+  const std::string label = "file a/b c&d=e 100% \xc3\xa9t\xc3\xa9 durable";
+  // Words joined by spaces; the socket from --control or NVJ_CONTROL.
+  auto r = nvj::cli::run({NVJ_BINARY, "mark", "--control", control, "file", "a/b", "c&d=e", "100%",
+                          "\xc3\xa9t\xc3\xa9", "durable"});
+  INFO(r.output);
+  CHECK(r.status == 0);
+  r = nvj::cli::run({NVJ_BINARY, "mark", "second"}, {"NVJ_CONTROL=" + control});
+  CHECK(r.status == 0);
+  // Mistakes are usage errors, and nothing is posted.
+  r = nvj::cli::run({NVJ_BINARY, "mark", "x"}, {"NVJ_CONTROL="});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("nvj mark: which server?"));
+  r = nvj::cli::run({NVJ_BINARY, "mark", "--control", control});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("nvj mark: what label?"));
+  r = nvj::cli::run({NVJ_BINARY, "mark", "--control", control, std::string(1025, 'x')});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("at most 1024 bytes"));
+  r = nvj::cli::run({NVJ_BINARY, "mark", "--control", dir.file("no.sock"), "x"});
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Catch::Contains("no.sock"));
+
+  const Json stats = control_json(control, "GET", "/stats");
+  std::vector<std::string> marks;
+  for (const auto& m : stats.at("marks")) marks.push_back(m.at("label"));
+  CHECK(marks == std::vector<std::string>{label, "second"});
+  control_json(control, "POST", "/record/stop");
+  const auto file = file_bytes(path);
+  FrameReader reader(file);
+  ReplayedExports replayed(reader.exports());
+  CHECK(replay(replayed, reader).marks == std::vector<std::string>{label, "second"});
   CHECK(server->stop() == 0);
 }

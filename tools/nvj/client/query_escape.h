@@ -1,0 +1,13 @@
+// A value for a URL's query, percent-encoded (RFC 3986): every byte but
+// letters, digits and -._~ becomes %XX, so a label or a path with spaces,
+// '&', '=', '%' or UTF-8 arrives at the control API as it was written.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace nvj::cli {
+
+std::string query_escape(std::string_view value);
+
+}  // namespace nvj::cli
