@@ -202,22 +202,23 @@ Recorder::Status Recorder::stop() {
   {
     std::lock_guard lock(mutex_);
     if (finished_) return status_;
+    if (!started_) {
+      // A recorder never started leaves its file as it is (the header and
+      // the starting contents written so far; a reader finds it truncated)
+      // and says nothing: this process does not own the recording. nbdkit's
+      // parent is such a process: it exits after its fork into the
+      // background, its logger already gone, while the child records on in
+      // the same file.
+      pending_.clear();
+      file_.reset();
+      finished_ = true;
+      return status_;
+    }
     stop_locked("");
   }
-  if (writer_.joinable()) {
-    writer_.join();
-  } else {  // never started: the end frame is all there is to write
-    std::lock_guard lock(mutex_);
-    try {
-      file_->append(pending_.data(), pending_.size());
-      status_.bytes_written += pending_.size();
-      file_->finish();
-    } catch (const IoError& e) {
-      stop_locked(e.what());
-    }
-    pending_.clear();
-  }
+  writer_.join();
   std::lock_guard lock(mutex_);
+  pending_.clear();
   file_.reset();
   finished_ = true;
   status_.frames = encoder_.frames();

@@ -84,7 +84,9 @@ class Recorder {
   // in the end frame. No-op once stopped.
   void abort(const std::string& why);
   // Ends the recording: the end frame written, the file synced and closed.
-  // Returns the final status; again after the first call.
+  // Returns the final status; again after the first call. A recorder never
+  // started does not touch its file again (nbdkit's parent, after its fork
+  // into the background, must not end the child's recording).
   Status stop();
   Status status() const;
 

@@ -4,11 +4,16 @@
 // FrameReader: replayed, it equals what the exports hold, byte for byte.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "fscore/record/frame_reader.h"
@@ -16,6 +21,7 @@
 #include "server_fixture.h"
 #include "tools/nvj/client/control_client.h"
 #include "tools/nvj/host/process.h"
+#include "tools/nvj/host/server_process.h"
 #include "tools/nvj/host/text_file.h"
 
 using fscore::record::FrameKind;
@@ -221,4 +227,47 @@ TEST_CASE("nvj mark posts a label as written, into the statistics and a running 
   ReplayedExports replayed(reader.exports());
   CHECK(replay(replayed, reader).marks == std::vector<std::string>{label, "second"});
   CHECK(server->stop() == 0);
+}
+
+TEST_CASE("a recording outlives nbdkit's fork into the background whole", "[recording]") {
+  // nbdkit's default: the plugin opens the lab (and the recording) before it
+  // forks; the parent exits, destroying its copy. The recording the child
+  // ends must read back whole, with the child's frames in it.
+  TempDir dir;
+  const std::string control = dir.file("control.sock");
+  const std::string pidfile = dir.file("nbdkit.pid");
+  const std::string path = dir.file("forked.nvjrec");
+  auto r = nvj::cli::run({"nbdkit", "-U", dir.file("nbd.sock"), "-P", pidfile,
+                          nvj::cli::ServerProcess::default_plugin(), "data=64M", "data-model=none",
+                          "journal-model=none", "control=" + control, "record=" + path},
+                         nvj::test::server_env(), std::chrono::seconds(30));
+  REQUIRE(r.status == 0);
+  std::string pid_line;  // the child writes it after the parent has exited
+  for (int i = 0; i < 200 && (pid_line.empty() || pid_line.back() != '\n'); ++i) {
+    if (std::filesystem::exists(pidfile)) pid_line = nvj::cli::read_text_file(pidfile);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE_THAT(pid_line, Catch::EndsWith("\n"));
+  const pid_t pid = std::stoi(pid_line);
+  struct Stop {  // also when a check below throws
+    pid_t pid;
+    bool now() {  // true once the server is gone
+      if (pid <= 0) return true;
+      ::kill(pid, SIGTERM);
+      for (int i = 0; i < 200 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      return ::kill(std::exchange(pid, -1), 0) != 0;
+    }
+    ~Stop() { now(); }
+  } stop{pid};
+  control_json(control, "POST", "/mark?label=in%20the%20child");
+  CHECK(control_json(control, "GET", "/record").at("recording") == true);
+  REQUIRE(stop.now());  // the child ends the recording as it unloads
+
+  const auto file = file_bytes(path);
+  FrameReader reader(file);
+  ReplayedExports replayed(reader.exports());
+  const Counts c = replay(replayed, reader);  // throws if it is not whole
+  CHECK_FALSE(reader.stopped());
+  CHECK(c.base > 0);
+  CHECK(c.marks == std::vector<std::string>{"in the child"});
 }
