@@ -38,15 +38,6 @@ bench_require nbdkit fio python3
 # --- processes we started, and their cleanup --------------------------------
 source "$script_dir/lib/server.sh"
 bench_init nbd_iops
-fio_pid=""
-stop_fio() {
-  if [[ -n $fio_pid ]]; then
-    kill "$fio_pid" 2>/dev/null || true
-    wait "$fio_pid" 2>/dev/null || true
-    fio_pid=""
-  fi
-}
-trap 'stop_fio; bench_cleanup' EXIT
 
 # start_server NAME: a fresh server NAME (ours or memory) on $tmp/s.sock;
 # sets uri.

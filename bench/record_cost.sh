@@ -41,15 +41,6 @@ bench_require nbdkit fio python3
 
 source "$script_dir/lib/server.sh"
 bench_init record_cost
-fio_pid=""
-stop_fio() {
-  if [[ -n $fio_pid ]]; then
-    kill "$fio_pid" 2>/dev/null || true
-    wait "$fio_pid" 2>/dev/null || true
-    fio_pid=""
-  fi
-}
-trap 'stop_fio; bench_cleanup' EXIT
 
 # The rounds against one server, through its control socket: prints
 # "MODE ROUND IOPS BYTES_PER_S FRAMES" per window (bytes and frames of the

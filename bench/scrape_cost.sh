@@ -52,15 +52,6 @@ bench_require nbdkit fio python3
 
 source "$script_dir/lib/server.sh"
 bench_init scrape_cost
-fio_pid=""
-stop_fio() {
-  if [[ -n $fio_pid ]]; then
-    kill "$fio_pid" 2>/dev/null || true
-    wait "$fio_pid" 2>/dev/null || true
-    fio_pid=""
-  fi
-}
-trap 'stop_fio; bench_cleanup' EXIT
 
 # The scraper: one python3 process, a plain socket per scrape (connect,
 # GET, read to the server's close), the answer checked: 200 and the

@@ -11,18 +11,30 @@
 #                          to start (then the script exits 1)
 #   bench_stop             SIGTERM it and wait (up to a minute: callgrind
 #                          writes its profile on the way out)
-#   bench_cleanup          bench_stop, and $tmp removed (the EXIT trap)
+#   stop_fio               stop the load started in the background whose pid
+#                          is $fio_pid (if any), and wait for it
+#   bench_cleanup          stop_fio, bench_stop, and $tmp removed (the EXIT trap)
 
 source "$(dirname "${BASH_SOURCE[0]}")/../../tests/support/nbdkit.sh"
 
 bench_init() {
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
   server_pid=""
+  fio_pid=""
   trap bench_cleanup EXIT
   trap 'exit 130' INT TERM
 }
 
+stop_fio() {
+  if [[ -n ${fio_pid:-} ]]; then
+    kill "$fio_pid" 2>/dev/null || true
+    wait "$fio_pid" 2>/dev/null || true
+    fio_pid=""
+  fi
+}
+
 bench_cleanup() {
+  stop_fio
   bench_stop
   rm -rf "$tmp"
 }
