@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <thread>
 #include <utility>
@@ -19,6 +18,7 @@
 #include "fscore/record/frame_reader.h"
 #include "fscore/record/replayed_exports.h"
 #include "server_fixture.h"
+#include "tests/support/file_bytes.h"
 #include "tools/nvj/client/control_client.h"
 #include "tools/nvj/host/process.h"
 #include "tools/nvj/host/server_process.h"
@@ -31,14 +31,10 @@ using nvj::Json;
 using nvj::test::connect;
 using nvj::test::control_json;
 using nvj::test::start_server;
+using nvj::test::file_bytes;
 using nvj::test::TempDir;
 
 namespace {
-
-std::vector<std::uint8_t> file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 std::vector<char> block(std::size_t n, char fill) { return std::vector<char>(n, fill); }
 

@@ -6,25 +6,16 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "server/record/append_file.h"
+#include "tests/support/file_bytes.h"
 #include "tests/support/temp_dir.h"
 
 using nvj::AppendFile;
+using nvj::test::file_bytes;
 using nvj::test::TempDir;
-
-namespace {
-
-std::vector<std::uint8_t> file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-}  // namespace
 
 TEST_CASE("appends of any size land front to back, with or without O_DIRECT", "[recording]") {
   TempDir dir;

@@ -12,7 +12,6 @@
 
 #include <cstdint>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +21,7 @@
 #include "server/device/device.h"
 #include "server/record/recorder.h"
 #include "server/store/memory_store.h"
+#include "tests/support/file_bytes.h"
 #include "tests/support/temp_dir.h"
 
 using fscore::record::Frame;
@@ -32,16 +32,12 @@ using nvj::Device;
 using nvj::Durability;
 using nvj::MemoryStore;
 using nvj::Recorder;
+using nvj::test::file_bytes;
 using nvj::test::TempDir;
 
 namespace {
 
 constexpr std::uint64_t kMiB = 1 << 20;
-
-std::vector<std::uint8_t> file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 std::vector<char> bytes(std::size_t n, std::uint64_t salt) {
   std::vector<char> out(n);
