@@ -10,11 +10,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <csignal>
 #include <filesystem>
 #include <string>
-#include <thread>
-#include <utility>
 #include <vector>
 
 #include "common/json.h"
@@ -41,19 +38,6 @@ int dial(const std::string& path) {
   path.copy(addr.sun_path, sizeof addr.sun_path - 1);
   REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
   return fd;
-}
-
-// The process whose command line names `socket` (a test's own temporary
-// path), or 0: finds a background server whose pidfile never appeared, so
-// that a failing test still stops it.
-pid_t pid_of(const std::string& socket) {
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string cmdline = nvj::cli::read_text_file(entry.path() / "cmdline");  // "" once gone
-    if (cmdline.find(socket) != std::string::npos) return std::stoi(name);
-  }
-  return 0;
 }
 
 // Sends `raw` and reads until the server closes (at most 15 s).
@@ -201,36 +185,15 @@ TEST_CASE("the control socket outlives nbdkit's fork into the background", "[con
   // the child's socket file with it.
   TempDir dir;
   const std::string control = dir.file("control.sock");
-  const std::string pidfile = dir.file("nbdkit.pid");
-  auto r = nvj::cli::run({"nbdkit", "-U", dir.file("nbd.sock"), "-P", pidfile, nvj::cli::ServerProcess::default_plugin(),
-                          "data=64M", "data-model=none", "journal-model=none", "control=" + control},
-                         nvj::test::server_env(), std::chrono::seconds(30));
-  REQUIRE(r.status == 0);
-  // The child writes the pidfile after the parent has exited: wait for a
-  // whole line (up to 10 s) before reading it.
-  std::string pid_line;
-  for (int i = 0; i < 200; ++i) {
-    if (std::filesystem::exists(pidfile)) pid_line = nvj::cli::read_text_file(pidfile);
-    if (!pid_line.empty() && pid_line.back() == '\n') break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  const pid_t pid = pid_line.empty() || pid_line.back() != '\n' ? pid_of(dir.file("nbd.sock")) : std::stoi(pid_line);
-  struct Stop {  // also when a check below throws
-    pid_t pid;
-    bool now() {  // true once the server is gone
-      if (pid <= 0) return true;
-      ::kill(pid, SIGTERM);
-      for (int i = 0; i < 100 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      return ::kill(std::exchange(pid, -1), 0) != 0;
-    }
-    ~Stop() { now(); }
-  } stop{pid};
-  REQUIRE_THAT(pid_line, Catch::EndsWith("\n"));
+  nvj::test::ForkedServer server(dir, {"data=64M", "data-model=none", "journal-model=none", "control=" + control});
+  INFO(server.parent.output);
+  REQUIRE(server.parent.status == 0);
+  REQUIRE_THAT(server.pid_line, Catch::EndsWith("\n"));
   const auto stats = nvj::cli::control_request(control, "GET", "/stats");
   CHECK(stats.status == 200);
   check_valid("stats", stats.body);
   CHECK(parse_json(stats.body, "GET /stats").at("exports").contains("data"));
-  CHECK(stop.now());
+  CHECK(server.stop(std::chrono::seconds(5)));
   CHECK_FALSE(std::filesystem::exists(control));  // the server that served it removed it
 }
 

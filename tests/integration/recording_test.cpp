@@ -4,15 +4,11 @@
 // FrameReader: replayed, it equals what the exports hold, byte for byte.
 #include <catch2/catch.hpp>
 
-#include <signal.h>
-
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <thread>
-#include <utility>
 #include <vector>
 
 #include "fscore/record/frame_reader.h"
@@ -21,7 +17,6 @@
 #include "tests/support/file_bytes.h"
 #include "tools/nvj/client/control_client.h"
 #include "tools/nvj/host/process.h"
-#include "tools/nvj/host/server_process.h"
 #include "tools/nvj/host/text_file.h"
 
 using fscore::record::FrameKind;
@@ -231,34 +226,15 @@ TEST_CASE("a recording outlives nbdkit's fork into the background whole", "[reco
   // ends must read back whole, with the child's frames in it.
   TempDir dir;
   const std::string control = dir.file("control.sock");
-  const std::string pidfile = dir.file("nbdkit.pid");
   const std::string path = dir.file("forked.nvjrec");
-  auto r = nvj::cli::run({"nbdkit", "-U", dir.file("nbd.sock"), "-P", pidfile,
-                          nvj::cli::ServerProcess::default_plugin(), "data=64M", "data-model=none",
-                          "journal-model=none", "control=" + control, "record=" + path},
-                         nvj::test::server_env(), std::chrono::seconds(30));
-  std::string pid_line;  // the child writes it after the parent has exited
-  for (int i = 0; i < 200 && (pid_line.empty() || pid_line.back() != '\n'); ++i) {
-    if (std::filesystem::exists(pidfile)) pid_line = nvj::cli::read_text_file(pidfile);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  const pid_t pid = pid_line.empty() || pid_line.back() != '\n' ? -1 : std::stoi(pid_line);
-  struct Stop {  // also when a check below throws
-    pid_t pid;
-    bool now() {  // true once the server is gone
-      if (pid <= 0) return true;
-      ::kill(pid, SIGTERM);
-      for (int i = 0; i < 200 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      return ::kill(std::exchange(pid, -1), 0) != 0;
-    }
-    ~Stop() { now(); }
-  } stop{pid};  // stopped whatever the checks below find
-  INFO(r.output);
-  REQUIRE(r.status == 0);  // the parent's exit
-  REQUIRE(pid > 0);
+  nvj::test::ForkedServer server(dir, {"data=64M", "data-model=none", "journal-model=none", "control=" + control,
+                                       "record=" + path});
+  INFO(server.parent.output);
+  REQUIRE(server.parent.status == 0);  // the parent's exit
+  REQUIRE_THAT(server.pid_line, Catch::EndsWith("\n"));
   control_json(control, "POST", "/mark?label=in%20the%20child");
   CHECK(control_json(control, "GET", "/record").at("recording") == true);
-  REQUIRE(stop.now());  // the child ends the recording as it unloads
+  REQUIRE(server.stop(std::chrono::seconds(10)));  // the child ends the recording as it unloads
 
   const auto file = file_bytes(path);
   FrameReader reader(file);

@@ -11,9 +11,11 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -22,12 +24,16 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/json.h"
 #include "tests/support/temp_dir.h"
 #include "tools/nvj/client/control_client.h"
+#include "tools/nvj/host/process.h"
 #include "tools/nvj/host/server_process.h"
+#include "tools/nvj/host/text_file.h"
 
 namespace nvj::test {
 
@@ -53,6 +59,58 @@ inline std::unique_ptr<cli::ServerProcess> start_server(const std::filesystem::p
   return std::make_unique<cli::ServerProcess>(
       cli::ServerOptions{dir, std::move(params), "", server_env(), std::move(nbdkit_args), false});
 }
+
+// The process whose command line names `socket` (a test's own temporary
+// path), or 0: finds a background server whose pidfile never appeared, so
+// that a failing test still stops it.
+inline pid_t pid_of(const std::string& socket) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string cmdline = cli::read_text_file(entry.path() / "cmdline");  // "" once gone
+    if (cmdline.find(socket) != std::string::npos) return std::stoi(name);
+  }
+  return 0;
+}
+
+// nbdkit in its default mode, in `dir`: it binds DIR/nbd.sock, forks, and
+// the parent exits (`parent`: its status and output); the child serves until
+// stop(), at the latest when this goes, whatever the test found. The child
+// writes its pidfile after the parent has exited: the constructor waits for
+// a whole line (up to 10 s); without one, the child is the process whose
+// command line names the socket.
+struct ForkedServer {
+  ForkedServer(const TempDir& dir, const std::vector<std::string>& params) {
+    const std::string pidfile = dir.file("nbdkit.pid");
+    std::vector<std::string> argv{"nbdkit", "-U", dir.file("nbd.sock"), "-P", pidfile,
+                                  cli::ServerProcess::default_plugin()};
+    argv.insert(argv.end(), params.begin(), params.end());
+    parent = cli::run(argv, server_env(), std::chrono::seconds(30));
+    for (int i = 0; i < 200; ++i) {
+      if (std::filesystem::exists(pidfile)) pid_line = cli::read_text_file(pidfile);
+      if (!pid_line.empty() && pid_line.back() == '\n') break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    pid = pid_line.empty() || pid_line.back() != '\n' ? pid_of(dir.file("nbd.sock")) : std::stoi(pid_line);
+  }
+  ~ForkedServer() { stop(std::chrono::seconds(5)); }
+  ForkedServer(const ForkedServer&) = delete;
+  ForkedServer& operator=(const ForkedServer&) = delete;
+
+  // SIGTERM, and up to `grace` for it to exit: true once the child is gone.
+  bool stop(std::chrono::milliseconds grace) {
+    if (pid <= 0) return true;
+    ::kill(pid, SIGTERM);
+    for (auto waited = std::chrono::milliseconds(0); waited < grace && ::kill(pid, 0) == 0;
+         waited += std::chrono::milliseconds(50))
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return ::kill(std::exchange(pid, -1), 0) != 0;
+  }
+
+  cli::RunResult parent;
+  std::string pid_line;  // the pidfile's, as read
+  pid_t pid = 0;
+};
 
 using Handle = std::unique_ptr<nbd_handle, decltype(&nbd_close)>;
 
