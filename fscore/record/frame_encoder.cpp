@@ -23,25 +23,33 @@ const char* to_string(FrameKind kind) {
     case FrameKind::flush_done: return "flush_done";
     case FrameKind::mark: return "mark";
     case FrameKind::end: return "end";
+    case FrameKind::pad: return "pad";
   }
   return "unknown";
 }
 
-void FrameEncoder::frame(Buffer& out, FrameKind kind, std::uint8_t device, std::uint16_t flags, const void* fixed,
-                         std::size_t fixed_length, const void* data, std::size_t data_length) {
+std::uint8_t* FrameEncoder::open(Buffer& out, FrameKind kind, std::uint8_t device, std::uint16_t flags,
+                                 const void* fixed, std::size_t fixed_length, std::size_t data_length) {
   const std::size_t payload = fixed_length + data_length;
-  const std::size_t start = out.size();
-  out.resize(start + kFrameHeaderBytes + payload + kFrameTrailerBytes);
-  std::uint8_t* p = out.data() + start;
+  std::uint8_t* p = out.extend(kFrameHeaderBytes + payload + kFrameTrailerBytes);
   p[0] = static_cast<std::uint8_t>(kind);
   p[1] = device;
   store_le<std::uint16_t>(p + 2, flags);
   store_le<std::uint32_t>(p + 4, static_cast<std::uint32_t>(payload));
   store_le<std::uint64_t>(p + 8, next_sequence_++);
   if (fixed_length > 0) std::memcpy(p + kFrameHeaderBytes, fixed, fixed_length);
-  if (data_length > 0) std::memcpy(p + kFrameHeaderBytes + fixed_length, data, data_length);
-  const std::size_t covered = kFrameHeaderBytes + payload;
-  store_le<std::uint32_t>(p + covered, ~crc32c(~0u, p, covered));
+  return p;
+}
+
+void FrameEncoder::seal(std::uint8_t* frame, std::size_t fixed_length, const void* data, std::size_t data_length) {
+  if (data_length > 0) std::memcpy(frame + kFrameHeaderBytes + fixed_length, data, data_length);
+  const std::size_t covered = kFrameHeaderBytes + fixed_length + data_length;
+  store_le<std::uint32_t>(frame + covered, ~crc32c(~0u, frame, covered));
+}
+
+void FrameEncoder::frame(Buffer& out, FrameKind kind, std::uint8_t device, std::uint16_t flags, const void* fixed,
+                         std::size_t fixed_length, const void* data, std::size_t data_length) {
+  seal(open(out, kind, device, flags, fixed, fixed_length, data_length), fixed_length, data, data_length);
 }
 
 void FrameEncoder::check_device(std::uint8_t device) const {
@@ -84,16 +92,25 @@ void FrameEncoder::base(Buffer& out, std::uint8_t device, std::uint64_t offset, 
   }
 }
 
-void FrameEncoder::write(Buffer& out, std::uint8_t device, std::uint64_t id, std::uint64_t offset, const void* data,
-                         std::uint32_t length, bool fua) {
+FrameEncoder::OpenWrite FrameEncoder::begin_write(Buffer& out, std::uint8_t device, std::uint64_t id,
+                                                  std::uint64_t offset, std::uint32_t length, bool fua) {
   check_device(device);
   if (length > kMaxWrite)
     throw std::invalid_argument("recording: a write of " + std::to_string(length) + " bytes (at most " +
                                 std::to_string(kMaxWrite) + ")");
-  std::uint8_t fixed[16];
+  std::uint8_t fixed[kWriteFixedBytes];
   store_le<std::uint64_t>(fixed, id);
   store_le<std::uint64_t>(fixed + 8, offset);
-  frame(out, FrameKind::write, device, fua ? kFua : 0, fixed, sizeof fixed, data, length);
+  return {open(out, FrameKind::write, device, fua ? kFua : 0, fixed, sizeof fixed, length), length};
+}
+
+void FrameEncoder::finish_write(const OpenWrite& open, const void* data) {
+  seal(open.frame, kWriteFixedBytes, data, open.length);
+}
+
+void FrameEncoder::write(Buffer& out, std::uint8_t device, std::uint64_t id, std::uint64_t offset, const void* data,
+                         std::uint32_t length, bool fua) {
+  finish_write(begin_write(out, device, id, offset, length, fua), data);
 }
 
 void FrameEncoder::change(Buffer& out, FrameKind kind, std::uint8_t device, std::uint64_t id, std::uint64_t offset,
@@ -146,6 +163,16 @@ void FrameEncoder::mark(Buffer& out, std::uint64_t time_ns, std::string_view lab
   std::uint8_t fixed[8];
   store_le<std::uint64_t>(fixed, time_ns);
   frame(out, FrameKind::mark, kNoExport, 0, fixed, sizeof fixed, label.data(), label.size());
+}
+
+void FrameEncoder::pad(Buffer& out, std::uint64_t at, std::size_t block) {
+  if (exports_ == 0) throw std::invalid_argument("recording: a pad before the header");
+  if (block == 0 || (block & (block - 1)) != 0) throw std::invalid_argument("recording: pad to a power of two");
+  const std::size_t empty = kFrameHeaderBytes + kFrameTrailerBytes;
+  const std::size_t payload = (block - (at + empty) % block) % block;
+  std::uint8_t* p = open(out, FrameKind::pad, kNoExport, 0, nullptr, 0, payload);
+  std::memset(p + kFrameHeaderBytes, 0, payload);
+  seal(p, payload, nullptr, 0);  // the zeroes are its fixed part
 }
 
 void FrameEncoder::end(Buffer& out, std::string_view stopped_because) {

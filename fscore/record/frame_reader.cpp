@@ -1,5 +1,6 @@
 #include "fscore/record/frame_reader.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "fscore/crc32c.h"
@@ -107,7 +108,7 @@ void FrameReader::decode(Frame& f, std::span<const std::uint8_t> payload) {
     allow_flags(0);
     return;
   }
-  const bool exportless = f.kind == FrameKind::mark || f.kind == FrameKind::end;
+  const bool exportless = f.kind == FrameKind::mark || f.kind == FrameKind::end || f.kind == FrameKind::pad;
   if (exportless ? f.device != kNoExport : f.device >= exports_.size())
     fail(f.at, f.sequence, "a " + kind + " frame of export " + std::to_string(f.device));
   switch (f.kind) {
@@ -165,6 +166,11 @@ void FrameReader::decode(Frame& f, std::span<const std::uint8_t> payload) {
         fail(f.at, f.sequence, "an end frame's stop flag and reason disagree");
       break;
     }
+    case FrameKind::pad:
+      allow_flags(0);
+      if (std::any_of(payload.begin(), payload.end(), [](std::uint8_t b) { return b != 0; }))
+        fail(f.at, f.sequence, "a pad frame that is not all zeroes");
+      break;
     default:
       fail(f.at, f.sequence, "unknown frame kind " + std::to_string(static_cast<unsigned>(f.kind)));
   }
@@ -179,10 +185,13 @@ void FrameReader::decode(Frame& f, std::span<const std::uint8_t> payload) {
 
 std::optional<Frame> FrameReader::next() {
   if (ended_) return std::nullopt;
-  if (position_ == bytes_.size())
-    throw RecordingError(position_, "recording: truncated after byte " + std::to_string(position_) + " (frame " +
-                                        std::to_string(sequence_ - 1) + "): no end frame");
-  Frame f = read_frame();
+  Frame f;
+  do {  // pad frames are checked and passed over
+    if (position_ == bytes_.size())
+      throw RecordingError(position_, "recording: truncated after byte " + std::to_string(position_) + " (frame " +
+                                          std::to_string(sequence_ - 1) + "): no end frame");
+    f = read_frame();
+  } while (f.kind == FrameKind::pad);
   if (f.kind == FrameKind::end) {
     ended_ = true;
     stopped_ = (f.flags & kStopped) != 0;

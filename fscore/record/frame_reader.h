@@ -57,7 +57,7 @@ class FrameReader {
   const std::vector<ExportInfo>& exports() const { return exports_; }
 
   // The next frame after the header, checked; nullopt once the end frame
-  // has been returned.
+  // has been returned. Pad frames are checked and never returned.
   std::optional<Frame> next();
 
   // After the end frame: whether an error stopped the recording, and why.

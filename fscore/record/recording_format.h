@@ -8,7 +8,7 @@
 //   offset  size  field
 //        0     1  kind (FrameKind)
 //        1     1  export: index into the header's exports, kNoExport for
-//                 frames of no export (header, mark, end)
+//                 frames of no export (header, mark, pad, end)
 //        2     2  flags (kFua, kDurable, kStopped: which apply per kind)
 //        4     4  payload length in bytes
 //        8     8  sequence: the frame's number, 0 for the header, then 1, 2, ...
@@ -33,6 +33,8 @@
 //               acknowledged in frames before this one
 //   flush_done  id u64: that flush completed: what it covers is durable
 //   mark        time u64 (ns since the server started), the label (UTF-8)
+//   pad         zeroes: nothing happened; the recorder writes its file in
+//               whole 4096-byte blocks and pads a batch to the next one
 //   end         frames u64 (the frames before this one, header included);
 //               flags: kStopped when the recording was stopped by an error,
 //               the reason (UTF-8) after the count
@@ -76,6 +78,7 @@ enum class FrameKind : std::uint8_t {
   flush_done = 9,
   mark = 10,
   end = 11,
+  pad = 12,
 };
 
 // Flags, per kind.

@@ -4,15 +4,19 @@
 // the byte offset of the frame where the damage is.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "fscore/crc32c.h"
+#include "fscore/endian.h"
 #include "fscore/record/frame_encoder.h"
 #include "fscore/record/frame_reader.h"
 
 using fscore::record::ExportInfo;
 using fscore::record::Frame;
+using fscore::record::FrameBuffer;
 using fscore::record::FrameEncoder;
 using fscore::record::FrameKind;
 using fscore::record::FrameReader;
@@ -21,6 +25,8 @@ using fscore::record::RecordingError;
 namespace {
 
 using Bytes = std::vector<std::uint8_t>;
+
+Bytes copy(const FrameBuffer& b) { return Bytes(b.data(), b.data() + b.size()); }
 
 // A small recording of every kind of frame, and where each frame starts.
 struct Sample {
@@ -31,32 +37,34 @@ struct Sample {
 Sample sample(std::string_view stopped = {}) {
   Sample s;
   FrameEncoder e;
-  auto at = [&] { s.starts.push_back(s.bytes.size()); };
+  FrameBuffer out;
+  auto at = [&] { s.starts.push_back(out.size()); };
   at();
-  e.header(s.bytes, {{"data", 1 << 20}, {"journal", 64 << 10}});
+  e.header(out, {{"data", 1 << 20}, {"journal", 64 << 10}});
   const std::string base(5000, 'b');
   at();
-  e.base(s.bytes, 0, 4096, base.data(), base.size());
+  e.base(out, 0, 4096, base.data(), base.size());
   at();
-  e.write(s.bytes, 1, 7, 512, "journal block", 13, true);
+  e.write(out, 1, 7, 512, "journal block", 13, true);
   at();
-  e.zero(s.bytes, 0, 8, 8192, 4096, false);
+  e.zero(out, 0, 8, 8192, 4096, false);
   at();
-  e.trim(s.bytes, 0, 9, 65536, 8192, true);
+  e.trim(out, 0, 9, 65536, 8192, true);
   at();
-  e.ack(s.bytes, 1, 7, true);
+  e.ack(out, 1, 7, true);
   at();
-  e.ack(s.bytes, 0, 8, false);
+  e.ack(out, 0, 8, false);
   at();
-  e.failed(s.bytes, 0, 9);
+  e.failed(out, 0, 9);
   at();
-  e.flush(s.bytes, 0, 10);
+  e.flush(out, 0, 10);
   at();
-  e.flush_done(s.bytes, 0, 10);
+  e.flush_done(out, 0, 10);
   at();
-  e.mark(s.bytes, 123456789, "file a size 13");
+  e.mark(out, 123456789, "file a size 13");
   at();
-  e.end(s.bytes, stopped);
+  e.end(out, stopped);
+  s.bytes = copy(out);
   return s;
 }
 
@@ -128,13 +136,13 @@ TEST_CASE("a recording's frames read back as they were written", "[recording]") 
 }
 
 TEST_CASE("a base longer than a chunk is cut into frames, and a stopped recording says why", "[recording]") {
-  Bytes bytes;
+  FrameBuffer bytes;
   FrameEncoder e;
   e.header(bytes, {{"data", 8 << 20}});
   const std::string big((1 << 20) + 100, 'x');
   e.base(bytes, 0, 1000, big.data(), big.size());
   e.end(bytes, "the recording could not keep up");
-  FrameReader r(bytes);
+  FrameReader r(bytes.bytes());
   auto a = r.next();
   auto b = r.next();
   REQUIRE((a && b));
@@ -147,7 +155,7 @@ TEST_CASE("a base longer than a chunk is cut into frames, and a stopped recordin
 }
 
 TEST_CASE("the encoder refuses what the format cannot hold, and adds nothing", "[recording]") {
-  Bytes bytes;
+  FrameBuffer bytes;
   FrameEncoder e;
   CHECK_THROWS_WITH(e.mark(bytes, 0, "x"), Catch::Contains("before the header"));
   CHECK_THROWS_WITH(e.header(bytes, {}), Catch::Contains("1 to 8 exports"));
@@ -200,26 +208,107 @@ TEST_CASE("a recording cut short is refused as truncated, naming where", "[recor
 }
 
 TEST_CASE("frames out of place are refused", "[recording]") {
-  Bytes bytes;
+  FrameBuffer bytes;
   FrameEncoder e;
   e.header(bytes, {{"data", 4096}});
   const std::size_t second = bytes.size();
   e.write(bytes, 0, 1, 4090, "0123456789", 10, false);  // ends past 4096
   e.end(bytes);
   std::string what;
-  CHECK(failure_offset(bytes, &what) == static_cast<std::int64_t>(second));
+  CHECK(failure_offset(copy(bytes), &what) == static_cast<std::int64_t>(second));
   CHECK_THAT(what, Catch::Contains("outside export data (4096 bytes)"));
 
   // Two recordings spliced: the second's header is a second header.
-  Bytes one, two;
+  FrameBuffer first, second_recording;
   FrameEncoder a, b;
-  a.header(one, {{"data", 4096}});
-  b.header(two, {{"data", 4096}});
-  b.end(two);
+  a.header(first, {{"data", 4096}});
+  b.header(second_recording, {{"data", 4096}});
+  b.end(second_recording);
+  Bytes one = copy(first);
+  const Bytes two = copy(second_recording);
   one.insert(one.end(), two.begin(), two.end());
   CHECK(failure_offset(one, &what) == static_cast<std::int64_t>(second));  // the first header is as long
   CHECK_THAT(what, Catch::Contains("sequence number 0 where 1 was due"));
 
   CHECK(failure_offset(Bytes{'h', 'e', 'l', 'l', 'o'}, &what) == 0);
   CHECK_THAT(what, Catch::Contains("not a recording"));
+}
+
+TEST_CASE("pad frames end a batch on a block and are passed over by the reader", "[recording]") {
+  // From every kind of place in a block, including those too close to its
+  // end for an empty frame (20 bytes): then the pad runs on to the next one.
+  for (std::size_t start : {4096u, 4097u, 6000u, 8172u, 8173u, 8175u, 8191u, 8192u}) {
+    CAPTURE(start);
+    FrameBuffer bytes;
+    FrameEncoder e;
+    e.header(bytes, {{"data", 1 << 20}});
+    const std::size_t fill = start - bytes.size() - 36;  // a write frame is 36 bytes and its data
+    e.write(bytes, 0, 1, 0, std::string(fill, 'f').data(), static_cast<std::uint32_t>(fill), false);
+    REQUIRE(bytes.size() == start);
+    e.pad(bytes, start, 4096);
+    CHECK(bytes.size() % 4096 == 0);
+    CHECK(bytes.size() - start >= 20);
+    CHECK(bytes.size() - start < 4096 + 20);
+    e.mark(bytes, 5, "after the pad");
+    e.end(bytes);
+    FrameReader r(bytes.bytes());
+    std::vector<FrameKind> kinds;
+    while (auto f = r.next()) kinds.push_back(f->kind);
+    CHECK(kinds == std::vector<FrameKind>{FrameKind::write, FrameKind::mark, FrameKind::end});
+  }
+}
+
+TEST_CASE("a pad that is not zeroes is refused", "[recording]") {
+  FrameBuffer bytes;
+  FrameEncoder e;
+  e.header(bytes, {{"data", 4096}});
+  const std::size_t at = bytes.size();
+  e.pad(bytes, at, 64);
+  e.end(bytes);
+  Bytes damaged = copy(bytes);
+  damaged[at + 16] = 7;
+  // Mend the crc so that only the content is wrong.
+  const std::size_t payload = fscore::load_le<std::uint32_t>(damaged.data() + at + 4);
+  const std::uint32_t crc = ~fscore::crc32c(~0u, damaged.data() + at, 16 + payload);
+  fscore::store_le<std::uint32_t>(damaged.data() + at + 16 + payload, crc);
+  std::string what;
+  CHECK(failure_offset(damaged, &what) == static_cast<std::int64_t>(at));
+  CHECK_THAT(what, Catch::Contains("a pad frame that is not all zeroes"));
+}
+
+TEST_CASE("a write frame begun and finished later equals one written at once", "[recording]") {
+  FrameBuffer whole, split;
+  FrameEncoder a, b;
+  a.header(whole, {{"data", 1 << 20}});
+  b.header(split, {{"data", 1 << 20}});
+  const std::string data(10000, 'w');
+  a.write(whole, 0, 3, 8192, data.data(), static_cast<std::uint32_t>(data.size()), true);
+  split.reserve(1 << 16);
+  const FrameEncoder::OpenWrite open = b.begin_write(split, 0, 3, 8192, static_cast<std::uint32_t>(data.size()), true);
+  b.ack(split, 0, 3, false);  // frames after it, before its bytes are in
+  a.ack(whole, 0, 3, false);
+  FrameEncoder::finish_write(open, data.data());
+  CHECK(copy(whole) == copy(split));
+}
+
+TEST_CASE("a frame buffer is aligned, keeps its bytes as it grows, and does not move within its reserve",
+          "[recording]") {
+  FrameBuffer b;
+  CHECK(b.empty());
+  std::uint8_t* first = b.extend(3);
+  first[0] = 1, first[1] = 2, first[2] = 3;
+  CHECK(reinterpret_cast<std::uintptr_t>(b.data()) % FrameBuffer::kAlignment == 0);
+  b.extend(100000)[99999] = 9;  // grows: moves, keeps what was there
+  CHECK(reinterpret_cast<std::uintptr_t>(b.data()) % FrameBuffer::kAlignment == 0);
+  CHECK((b.data()[0] == 1 && b.data()[2] == 3 && b.data()[100002] == 9));
+  b.reserve(1 << 20);
+  const std::uint8_t* kept = b.data();
+  while (b.size() + 4096 <= (1u << 20)) b.extend(4096);
+  CHECK(b.data() == kept);
+  CHECK(b.capacity() == 1u << 20);
+  b.clear();
+  CHECK((b.size() == 0 && b.capacity() == 1u << 20));
+  FrameBuffer other;
+  other.swap(b);
+  CHECK((b.capacity() == 0 && other.data() == kept));
 }
