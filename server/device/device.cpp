@@ -141,17 +141,22 @@ void Device::serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t 
   std::uint64_t recorded = 0;  // the change's id in the recording
   std::uint64_t epoch = 0;
   // A change's log entry, its frame in the recording and its bytes land
-  // together, in the order changes take write_order_.
+  // together, in the order changes take write_order_; the frame's copy of
+  // the bytes is made after write_order_ is let go (when `frame` goes, also
+  // if the store throws).
   auto land = [&] {
     if (!changes || (!log_ && !changes_ordered_.load(std::memory_order_relaxed))) {
       store_op();
       return;
     }
+    Recorder::PendingChange frame;
     std::lock_guard order(write_order_);
     recorder = recorder_.load(std::memory_order_acquire);
-    if (recorder != nullptr)
-      recorded = recorder->change(recorder_index_.load(std::memory_order_relaxed), frame_kind(op), offset,
-                                  static_cast<std::uint32_t>(length), data, fua);
+    if (recorder != nullptr) {
+      frame = recorder->begin_change(recorder_index_.load(std::memory_order_relaxed), frame_kind(op), offset,
+                                     static_cast<std::uint32_t>(length), data, fua);
+      recorded = frame.id();
+    }
     if (log_) entry = log_->begin(*store_, offset, static_cast<std::uint32_t>(length), data);
     store_op();
   };

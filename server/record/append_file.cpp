@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
@@ -38,9 +39,9 @@ AppendFile::~AppendFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void AppendFile::write_block_run(std::size_t length) {
+void AppendFile::write_at_end(const std::uint8_t* data, std::size_t length) {
   for (std::size_t done = 0; done < length;) {
-    const ssize_t n = ::pwrite(fd_, buffer_.get() + done, length - done, static_cast<off_t>(written_));
+    const ssize_t n = ::pwrite(fd_, data + done, length - done, static_cast<off_t>(written_));
     if (n < 0) {
       if (errno == EINTR) continue;
       throw IoError(errno, "writing " + path_);
@@ -61,23 +62,34 @@ void AppendFile::append(const void* data, std::size_t length) {
     bytes += n;
     length -= n;
     if (filled_ == kBuffer) {
-      write_block_run(kBuffer);
+      write_at_end(buffer_.get(), kBuffer);
       filled_ = 0;
     }
   }
 }
 
-void AppendFile::finish() {
+void AppendFile::append_blocks(const void* data, std::size_t length) {
+  if (filled_ % kBlock != 0 || length % kBlock != 0 || reinterpret_cast<std::uintptr_t>(data) % kBlock != 0)
+    throw std::logic_error("AppendFile::append_blocks: not whole, aligned blocks");
+  if (filled_ > 0) {
+    write_at_end(buffer_.get(), filled_);
+    filled_ = 0;
+  }
+  write_at_end(static_cast<const std::uint8_t*>(data), length);
+}
+
+void AppendFile::finish(std::uint64_t size) {
   if (finished_) return;
   finished_ = true;
-  const std::uint64_t size = written_ + filled_;
+  if (size > written_ + filled_) throw std::logic_error("AppendFile::finish: past the end");
   if (filled_ > 0) {
-    // The last block padded with zeroes (O_DIRECT writes whole blocks), cut
-    // back to the file's size after.
+    // The last block padded with zeroes (O_DIRECT writes whole blocks).
     const std::size_t padded = (filled_ + kBlock - 1) / kBlock * kBlock;
     std::memset(buffer_.get() + filled_, 0, padded - filled_);
-    write_block_run(direct_ ? padded : filled_);
+    write_at_end(buffer_.get(), direct_ ? padded : filled_);
     filled_ = 0;
+  }
+  if (written_ != size) {
     if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) throw IoError(errno, "truncating " + path_);
     written_ = size;
   }

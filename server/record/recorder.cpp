@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <stdexcept>
 #include <utility>
 
@@ -14,20 +15,28 @@ namespace nvj {
 
 using fscore::record::FrameKind;
 
+namespace {
+
+// What a batch may hold beyond buffer_bytes: the largest frame, a pad and
+// the end frame with its reason.
+constexpr std::size_t kBatchSlack = fscore::record::kMaxPayload + fscore::record::kMaxLabel + 3 * AppendFile::kBlock;
+
+}  // namespace
+
 Recorder::Recorder(Options options, const std::vector<fscore::record::ExportInfo>& exports)
     : options_(std::move(options)) {
   status_.path = options_.path;
   file_ = std::make_unique<AppendFile>(options_.path, options_.direct_io);  // refuses an existing file
+  fscore::record::FrameBuffer header;
   try {
-    encoder_.header(pending_, exports);
-    file_->append(pending_.data(), pending_.size());
+    encoder_.header(header, exports);
+    file_->append(header.data(), header.size());
   } catch (const std::exception& e) {
     file_.reset();
     ::unlink(options_.path.c_str());
     throw std::invalid_argument(e.what());
   }
-  status_.bytes_written = pending_.size();
-  pending_.clear();
+  status_.bytes_written = header.size();
 }
 
 Recorder::~Recorder() { stop(); }
@@ -36,6 +45,7 @@ void Recorder::base(std::uint8_t device, Store& store) {
   std::lock_guard lock(mutex_);
   if (started_) throw std::logic_error("Recorder::base after start");
   std::vector<std::uint8_t> bytes;
+  fscore::record::FrameBuffer frame;
   for (std::uint64_t offset = 0; offset < store.size();) {
     std::uint64_t next = offset;
     store.extents(offset, store.size() - offset, [&](const Extent& e) {
@@ -46,11 +56,11 @@ void Recorder::base(std::uint8_t device, Store& store) {
                                                                           e.offset + e.length - at));
         bytes.resize(n);
         store.read(bytes.data(), n, at);
-        encoder_.base(pending_, device, at, bytes.data(), n);
-        file_->append(pending_.data(), pending_.size());
-        status_.bytes_written += pending_.size();
+        encoder_.base(frame, device, at, bytes.data(), n);
+        file_->append(frame.data(), frame.size());
+        status_.bytes_written += frame.size();
         status_.base_bytes += n;
-        pending_.clear();
+        frame.clear();
         at += n;
       }
     });
@@ -62,82 +72,129 @@ void Recorder::base(std::uint8_t device, Store& store) {
 void Recorder::start() {
   std::lock_guard lock(mutex_);
   if (started_) return;
+  // From here the file grows by whole blocks from the batches: a pad ends
+  // what the header and the bases left.
+  fscore::record::FrameBuffer pad;
+  encoder_.pad(pad, file_->size(), AppendFile::kBlock);
+  file_->append(pad.data(), pad.size());
+  status_.bytes_written += pad.size();
+  position_ = file_->size();
+  // Reserved so that a pending write's frame never moves (the batch holds
+  // at most buffer_bytes before a frame is added, then the recording stops).
+  for (auto& batch : batches_) batch.reserve(options_.buffer_bytes + kBatchSlack);
   started_ = true;
   writer_ = std::thread([this] { write_out(); });
 }
 
 void Recorder::overflowed() {
-  stop_locked("the recording could not keep up: " + std::to_string(pending_.size()) + " bytes waited for " +
+  stop_locked("the recording could not keep up: " + std::to_string(filling().size()) + " bytes waited for " +
               options_.path + " (at most " + std::to_string(options_.buffer_bytes) + ")");
 }
 
-std::uint64_t Recorder::change(std::uint8_t device, FrameKind kind, std::uint64_t offset, std::uint32_t length,
-                               const void* data, bool fua) {
-  std::lock_guard lock(mutex_);
-  if (!accepting()) return 0;
-  const std::uint64_t id = ++next_id_;
-  if (kind == FrameKind::write)
-    encoder_.write(pending_, device, id, offset, data, length, fua);
-  else if (kind == FrameKind::zero)
-    encoder_.zero(pending_, device, id, offset, length, fua);
-  else
-    encoder_.trim(pending_, device, id, offset, length, fua);
-  ++status_.changes;
-  if (pending_.size() > options_.buffer_bytes) {
-    overflowed();
-    return 0;  // its acknowledgement would follow the end frame
+Recorder::PendingChange& Recorder::PendingChange::operator=(PendingChange&& other) noexcept {
+  if (this != &other) {
+    finish();
+    recorder_ = std::exchange(other.recorder_, nullptr);
+    frame_ = other.frame_;
+    data_ = other.data_;
+    batch_ = other.batch_;
+    id_ = other.id_;
   }
-  nudge();
-  return id;
+  return *this;
+}
+
+void Recorder::PendingChange::finish() {
+  if (recorder_ == nullptr) return;
+  fscore::record::FrameEncoder::finish_write(frame_, data_);
+  std::exchange(recorder_, nullptr)->finished_frame(batch_);
+}
+
+void Recorder::finished_frame(int batch) {
+  // The writer waits for a sealed batch's open frames under mutex_; it
+  // seals before it looks at open_, and we look at sealed_ after we count
+  // down, so one of us sees the other (both sequentially consistent).
+  if (open_[batch].fetch_sub(1) == 1 && sealed_[batch].load()) {
+    std::lock_guard lock(mutex_);
+    wake_.notify_one();
+  }
+}
+
+Recorder::PendingChange Recorder::begin_change(std::uint8_t device, FrameKind kind, std::uint64_t offset,
+                                               std::uint32_t length, const void* data, bool fua) {
+  PendingChange pending;
+  std::lock_guard lock(mutex_);
+  if (!accepting()) return pending;
+  const std::uint64_t id = ++next_id_;
+  if (kind == FrameKind::write) {
+    pending.frame_ = encoder_.begin_write(filling(), device, id, offset, length, fua);
+    pending.recorder_ = this;
+    pending.data_ = data;
+    pending.batch_ = filling_;
+    open_[filling_].fetch_add(1);
+  } else if (kind == FrameKind::zero) {
+    encoder_.zero(filling(), device, id, offset, length, fua);
+  } else {
+    encoder_.trim(filling(), device, id, offset, length, fua);
+  }
+  ++status_.changes;
+  // When the recording stops here the frame is still filled, but the change
+  // gets no id: its acknowledgement would follow the end frame.
+  if (appended()) pending.id_ = id;
+  return pending;
 }
 
 void Recorder::ack(std::uint8_t device, std::uint64_t id, bool durable) {
   std::lock_guard lock(mutex_);
   if (!accepting()) return;
-  encoder_.ack(pending_, device, id, durable);
-  nudge();
+  encoder_.ack(filling(), device, id, durable);
+  appended();
 }
 
 void Recorder::failed(std::uint8_t device, std::uint64_t id) {
   std::lock_guard lock(mutex_);
   if (!accepting()) return;
-  encoder_.failed(pending_, device, id);
-  nudge();
+  encoder_.failed(filling(), device, id);
+  appended();
 }
 
 std::uint64_t Recorder::flush(std::uint8_t device) {
   std::lock_guard lock(mutex_);
   if (!accepting()) return 0;
   const std::uint64_t id = ++next_id_;
-  encoder_.flush(pending_, device, id);
-  nudge();
+  encoder_.flush(filling(), device, id);
+  appended();
   return id;
 }
 
 void Recorder::flush_done(std::uint8_t device, std::uint64_t id) {
   std::lock_guard lock(mutex_);
   if (!accepting()) return;
-  encoder_.flush_done(pending_, device, id);
-  nudge();
+  encoder_.flush_done(filling(), device, id);
+  appended();
 }
 
 void Recorder::mark(std::uint64_t time_ns, std::string_view label) {
   std::lock_guard lock(mutex_);
   if (!accepting()) return;
   // A label longer than a frame takes is cut: the mark itself matters more.
-  encoder_.mark(pending_, time_ns, label.substr(0, fscore::record::kMaxLabel));
+  encoder_.mark(filling(), time_ns, label.substr(0, fscore::record::kMaxLabel));
   ++status_.marks;
-  nudge();
+  appended();
 }
 
-void Recorder::nudge() {
+bool Recorder::appended() {
+  if (filling().size() > options_.buffer_bytes) {
+    overflowed();
+    return false;
+  }
   // The writer sleeps until a batch is worth a write (or kWriteEvery has
   // passed): waking it for every frame cost a futex call and a context
   // switch per request.
-  if (writer_idle_ && pending_.size() >= kWakeBytes) {
+  if (writer_idle_ && filling().size() >= kWakeBytes) {
     writer_idle_ = false;
     wake_.notify_one();
   }
+  return true;
 }
 
 void Recorder::stop_locked(const std::string& why) {
@@ -147,7 +204,7 @@ void Recorder::stop_locked(const std::string& why) {
   }
   if (stopping_) return;
   stopping_ = true;
-  encoder_.end(pending_, why);
+  encoder_.end(filling(), std::string_view(why).substr(0, fscore::record::kMaxLabel));
   wake_.notify_one();
 }
 
@@ -157,45 +214,58 @@ void Recorder::abort(const std::string& why) {
 }
 
 void Recorder::write_out() {
-  fscore::record::FrameEncoder::Buffer out;
   bool broken = false;  // a write failed: nothing more goes to the file
   std::unique_lock lock(mutex_);
   for (;;) {
     writer_idle_ = true;
-    wake_.wait_for(lock, kWriteEvery, [&] { return pending_.size() >= kWakeBytes || stopping_; });
+    wake_.wait_for(lock, kWriteEvery, [&] { return filling().size() >= kWakeBytes || stopping_; });
     writer_idle_ = false;
-    if (pending_.empty()) {
+    if (filling().empty()) {
       if (stopping_) break;  // and the end frame is out
       continue;
     }
-    out.swap(pending_);
+    // Nothing follows the end frame; any other batch is padded to a block.
+    const bool last = stopping_;
+    const int sealed = filling_;
+    fscore::record::FrameBuffer& batch = batches_[sealed];
+    if (!last) encoder_.pad(batch, position_ + batch.size(), AppendFile::kBlock);
+    position_ += batch.size();
+    sealed_[sealed].store(true);
+    filling_ ^= 1;
+    wake_.wait(lock, [&] { return open_[sealed].load() == 0; });
     lock.unlock();
+    const std::size_t bytes = batch.size();
     std::string error;
     if (!broken) {
       try {
-        file_->append(out.data(), out.size());
+        write_batch(batch, last);
       } catch (const IoError& e) {
         error = e.what();
       }
     }
     lock.lock();
-    if (!broken && error.empty()) status_.bytes_written += out.size();
+    if (!broken && error.empty()) status_.bytes_written += bytes;
     if (!error.empty()) {
       broken = true;
-      stop_locked(error);
+      stop_locked(error);  // logged; the end frame may not be on the file
     }
-    out.clear();
+    batch.clear();
+    sealed_[sealed].store(false);
+    if (last) break;
   }
-  if (broken) return;
-  lock.unlock();
-  std::string error;
-  try {
-    file_->finish();
-  } catch (const IoError& e) {
-    error = e.what();
+}
+
+void Recorder::write_batch(fscore::record::FrameBuffer& batch, bool last) {
+  if (!last) {
+    file_->append_blocks(batch.data(), batch.size());
+    return;
   }
-  lock.lock();
-  if (!error.empty()) stop_locked(error);  // logged; the end frame may not be on the file
+  // The end of the recording: written in whole blocks too (the zeroes past
+  // the end frame are cut off again by finish).
+  const std::size_t tail = (AppendFile::kBlock - batch.size() % AppendFile::kBlock) % AppendFile::kBlock;
+  std::memset(batch.extend(tail), 0, tail);
+  file_->append_blocks(batch.data(), batch.size());
+  file_->finish(file_->size() - tail);
 }
 
 Recorder::Status Recorder::stop() {
@@ -209,7 +279,6 @@ Recorder::Status Recorder::stop() {
       // parent is such a process: it exits after its fork into the
       // background, its logger already gone, while the child records on in
       // the same file.
-      pending_.clear();
       file_.reset();
       finished_ = true;
       return status_;
@@ -218,7 +287,6 @@ Recorder::Status Recorder::stop() {
   }
   writer_.join();
   std::lock_guard lock(mutex_);
-  pending_.clear();
   file_.reset();
   finished_ = true;
   status_.frames = encoder_.frames();
@@ -234,7 +302,7 @@ Recorder::Status Recorder::status() const {
   Status s = status_;
   s.recording = started_ && !stopping_;
   s.frames = encoder_.frames();
-  s.bytes_buffered = pending_.size();
+  s.bytes_buffered = started_ ? filling().size() : 0;
   return s;
 }
 

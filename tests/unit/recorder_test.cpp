@@ -10,10 +10,12 @@
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fscore/record/frame_reader.h"
@@ -148,6 +150,55 @@ TEST_CASE("a recording holds the starting contents and every change, and rebuild
     replayed.read(device, 0, got);
     CAPTURE(device);
     CHECK(got == want);
+  }
+}
+
+TEST_CASE("writes from many threads, their bytes copied in after their frames, rebuild the exports",
+          "[recording]") {
+  // Overlapping writes of mixed sizes from 4 threads: the writer seals and
+  // writes batches (every 256 KiB) while other frames' bytes are still being
+  // copied in; every frame must be whole and the order the stores'.
+  TempDir dir;
+  const std::string path = dir.file("threads.nvjrec");
+  Lab lab;
+  auto recorder = lab.record(path);
+  recorder->start();
+  std::vector<std::thread> threads;
+  for (std::uint64_t t = 0; t < 4; ++t)
+    threads.emplace_back([&lab, t] {
+      std::uint64_t state = t + 1;
+      for (int i = 0; i < 1500; ++i) {
+        state = state * 6364136223846793005u + 1442695040888963407u;
+        const std::uint32_t length = static_cast<std::uint32_t>(4096 * (1 + (state >> 60)));  // 4 to 64 KiB
+        const std::uint64_t offset = (state >> 20) % (kMiB - length) / 512 * 512;  // within 1 MiB: they overlap
+        const auto data = bytes(length, state);
+        Device& d = (state >> 8) % 4 == 0 ? *lab.journal : *lab.data;
+        d.write(data.data(), length, offset, false);
+        if (i % 100 == 0) d.flush();
+      }
+    });
+  for (auto& th : threads) th.join();
+  const Recorder::Status status = recorder->stop();
+  CHECK(status.error.empty());
+  CHECK(status.changes == 6000);
+
+  const auto file = file_bytes(path);
+  FrameReader r(file);
+  ReplayedExports replayed(r.exports());
+  std::size_t writes = 0;
+  while (auto f = r.next()) {
+    replayed.apply(*f);
+    writes += f->kind == FrameKind::write;
+  }
+  CHECK(writes == 6000);
+  for (std::uint8_t device : {std::uint8_t{0}, std::uint8_t{1}}) {
+    Device& d = device == 0 ? *lab.data : *lab.journal;
+    std::vector<std::uint8_t> got(kMiB);
+    replayed.read(device, 0, got);
+    const auto want = lab.read(d, 0, static_cast<std::uint32_t>(kMiB));
+    CAPTURE(device);
+    CHECK(std::equal(got.begin(), got.end(), want.begin(), want.end(),
+                     [](std::uint8_t a, char b) { return a == static_cast<std::uint8_t>(b); }));
   }
 }
 
