@@ -6,16 +6,21 @@
 # server under the same load not recording.
 #
 # Usage: bench/record_cost.sh [--plugin PATH] [--servers N] [--rounds N]
-#                             [--window SECONDS] [--markdown FILE]
+#                             [--window SECONDS] [--dir DIR] [--markdown FILE]
 #
 # Paired rounds on one running server and one fio run: a round is two
-# windows of --window seconds back to back, one recording (POST
-# /record/start at its start, POST /record/stop at its end, the file deleted
-# after) and one not, order alternating; --servers fresh servers, --rounds
-# rounds each. A window's IOPS is the server's own write count of the
-# journal export (GET /stats) over the window's time. The verdict is the
-# median over all rounds of the ratio recording/not recording (target >=
-# 0.95). The recordings' bytes per second and frames are reported too.
+# windows of --window seconds back to back, one recording and one not,
+# order alternating; --servers fresh servers, --rounds rounds each. A
+# recording window starts once POST /record/start has answered and ends
+# before POST /record/stop (the file is deleted after): it measures a
+# running recording. Starting one pauses the exports while their starting
+# contents are copied; that pause is reported on its own. A window's IOPS
+# is the server's own write count of the journal export (GET /stats) over
+# the window's time. The verdict is the median over all rounds of the ratio
+# recording/not recording (target >= 0.95). The recordings' bytes per second
+# (starting contents left out) and frames are reported too. --dir: the
+# folder the recordings go to (default: the benchmark's own under /tmp);
+# its filesystem decides what storing them costs.
 set -euo pipefail
 source "$(dirname "$0")/lib/options.sh"
 
@@ -24,6 +29,7 @@ servers=2
 rounds=15
 window=2
 markdown=""
+dir=""
 depth=16
 span=48M
 seed=20240601
@@ -33,8 +39,11 @@ bench_option --plugin plugin text
 bench_option --servers servers count
 bench_option --rounds rounds count
 bench_option --window window count
+bench_option --dir dir text
 bench_option --markdown markdown text
 bench_parse "$@"
+((servers * rounds >= 2)) || bench_usage_error "--servers x --rounds: at least 2 paired rounds (for the quartiles)"
+[[ -z $dir || -d $dir ]] || bench_usage_error "--dir $dir: not a folder"
 [[ -f $plugin ]] || bench_fail "plugin not found: $plugin (build it with ninja -C build)"
 plugin=$(cd "$(dirname "$plugin")" && pwd)/$(basename "$plugin")
 bench_require nbdkit fio python3
@@ -72,19 +81,22 @@ sock, folder, rounds, window = sys.argv[1], sys.argv[2], int(sys.argv[3]), float
 for r in range(1, rounds + 1):
     for recording in ((True, False) if r % 2 else (False, True)):
         path = os.path.join(folder, f"round{r}.nvjrec")
-        n0, t0 = writes(sock), time.monotonic()
+        started = 0.0
         if recording:
+            t = time.monotonic()
             call(sock, "POST", "/record/start?file=" + path)
-        time.sleep(max(0.0, t0 + window - time.monotonic()))
-        status = call(sock, "POST", "/record/stop") if recording else None
+            started = time.monotonic() - t
+        n0, t0 = writes(sock), time.monotonic()
+        time.sleep(window)
         n1, t1 = writes(sock), time.monotonic()
+        status = call(sock, "POST", "/record/stop") if recording else None
         if status is not None:
             if status["error"] is not None:
                 sys.exit(f"the recording stopped early: {status['error']}")
             os.unlink(path)
-        rate = status["bytes_written"] / (t1 - t0) if status else 0
+        rate = (status["bytes_written"] - status["base_bytes"]) / (t1 - t0 + started) if status else 0
         print(f"{'recording' if recording else 'off'} {r} {(n1 - n0) / (t1 - t0):.0f} {rate:.0f} "
-              f"{status['frames'] if status else 0}", flush=True)
+              f"{status['frames'] if status else 0} {started * 1000:.1f}", flush=True)
 EOF
 
 results="$tmp/results.tsv"
@@ -94,7 +106,12 @@ load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 echo "record_cost: plugin $plugin"
 echo "record_cost: $servers server(s) x $rounds round(s) x {recording, not}, ${window} s windows, depth $depth" \
   "(~$((servers * (ramp + rounds * 2 * window + 3))) s)"
-mkdir -p "$tmp/recordings"
+recordings=$tmp/recordings
+if [[ -n $dir ]]; then
+  recordings=$(mktemp -d "$(cd "$dir" && pwd)/record_cost.XXXXXX")
+  trap 'rm -rf "$recordings"; bench_cleanup' EXIT
+fi
+mkdir -p "$recordings"
 for ((s = 1; s <= servers; s++)); do
   bench_start nbdkit --foreground -U "$tmp/s.sock" -P "$tmp/s.pid" "$plugin" data=256M journal=64M \
     data-model=none journal-model=none "control=$tmp/control.sock"
@@ -103,12 +120,12 @@ for ((s = 1; s <= servers; s++)); do
       --randrepeat=1 --randseed="$seed" --output-format=json >"$tmp/fio.json" 2>"$tmp/fio.err" &
   fio_pid=$!
   sleep "$ramp"
-  python3 "$tmp/rounds.py" "$tmp/control.sock" "$tmp/recordings" "$rounds" "$window" >"$tmp/rounds.out" ||
+  python3 "$tmp/rounds.py" "$tmp/control.sock" "$recordings" "$rounds" "$window" >"$tmp/rounds.out" ||
     bench_fail "the rounds failed (server $s)"
   kill -0 "$fio_pid" 2>/dev/null || { cat "$tmp/fio.err" >&2; bench_fail "fio ended early (server $s)"; }
   stop_fio
   bench_stop
-  awk -v s="$s" '{ printf "%s\t%s\t%s\t%s\t%s\t%s\n", s, $1, $2, $3, $4, $5 }' "$tmp/rounds.out" >>"$results"
+  awk -v s="$s" '{ printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s, $1, $2, $3, $4, $5, $6 }' "$tmp/rounds.out" >>"$results"
 done
 load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 
@@ -116,20 +133,21 @@ git_rev=$(bench_git_rev)
 RC_RESULTS=$results RC_MARKDOWN=$markdown RC_COMMAND=$command_line RC_TARGET=$target \
 RC_DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') RC_NBDKIT=$(nbdkit --version | head -n1) RC_FIO=$(fio --version | head -n1) \
 RC_GIT=$git_rev RC_PLUGIN=$plugin RC_REPO=$repo_dir \
-RC_SETUP="nbdkit nvjournal data=256M journal=64M data-model=none journal-model=none control=PATH (ext4 with its journal on the journal export, statistics and journal tracing on, nbdkit default threads); fio --ioengine=nbd --rw=randwrite --bs=4k --iodepth=$depth --numjobs=1 --size=$span --time_based --randrepeat=1 --randseed=$seed on the journal export, running through all of a server's rounds after ${ramp} s of ramp; $servers fresh servers x $rounds rounds of two ${window} s windows, one recording (POST /record/start at its start, /record/stop at its end) and one not, order alternating; a window's IOPS from the server's write count of the journal export read at both of its ends" \
+RC_SETUP="recordings in $(df --output=fstype "$recordings" | tail -n1) ($(cd "$recordings/.." && pwd)); nbdkit nvjournal data=256M journal=64M data-model=none journal-model=none control=PATH (ext4 with its journal on the journal export, statistics and journal tracing on, nbdkit default threads); fio --ioengine=nbd --rw=randwrite --bs=4k --iodepth=$depth --numjobs=1 --size=$span --time_based --randrepeat=1 --randseed=$seed on the journal export, running through all of a server's rounds after ${ramp} s of ramp; $servers fresh servers x $rounds rounds of two ${window} s windows, one recording (POST /record/start at its start, /record/stop at its end) and one not, order alternating; a window's IOPS from the server's write count of the journal export read at both of its ends" \
 RC_LOAD="$load_start at start, $load_end at end ($(nproc) CPUs; other work on the machine adds noise)" \
 BENCH_DIR=$script_dir python3 - <<'EOF'
 import os, statistics, subprocess
 
 env = os.environ
 target = float(env["RC_TARGET"])
-iops, rates, frames = {}, [], []
+iops, rates, frames, starts = {}, [], [], []
 for line in open(env["RC_RESULTS"]):
-    server, mode, rnd, value, rate, n = line.split("\t")
+    server, mode, rnd, value, rate, n, start_ms = line.split("\t")
     iops[(int(server), mode, int(rnd))] = float(value)
     if mode == "recording":
         rates.append(float(rate))
         frames.append(int(n))
+        starts.append(float(start_ms))
 keys = sorted({(s, r) for s, _, r in iops})
 modes = ("recording", "off")
 samples = {m: [iops[(s, m, r)] for s, r in keys] for m in modes}
@@ -149,7 +167,8 @@ for m in modes:
     print(f"{m:<10} median IOPS {median[m]:>8.0f}  spread {spread[m]:.1f}%")
 print(f"ratio recording/off: {ratio:.3f} (median of {len(paired)} paired rounds; quartiles {q[0]:.3f} .. {q[2]:.3f})"
       f"  {verdict} (target >= {target}); per server " + ", ".join(f"{r:.3f}" for r in per_server))
-print(f"recordings: median {mib_s:.1f} MiB/s written, {statistics.median(frames):.0f} frames per window")
+print(f"recordings: median {mib_s:.1f} MiB/s written, {statistics.median(frames):.0f} frames per window;"
+      f" starting one paused the exports for {statistics.median(starts):.0f} ms (median)")
 
 path = env["RC_MARKDOWN"]
 if not path:
@@ -181,8 +200,10 @@ lines += [
     f"| {ratio:.3f} | {q[0]:.3f} .. {q[2]:.3f} | " + ", ".join(f"{r:.3f}" for r in per_server)
     + f" | >= {target} | {verdict} |",
     "",
-    f"The recordings took {mib_s:.1f} MiB/s (median of the recording windows, the starting contents included) and"
-    f" {statistics.median(frames):.0f} frames per window.",
+    f"The recordings took {mib_s:.1f} MiB/s (median of the recording windows, the starting contents left out) and"
+    f" {statistics.median(frames):.0f} frames per window. Starting one paused the exports for"
+    f" {statistics.median(starts):.0f} ms (median; max {max(starts):.0f} ms) while their starting contents were"
+    " copied: the windows start after that.",
 ]
 section = "\n".join(lines) + "\n"
 subprocess.run([os.path.join(env["BENCH_DIR"], "lib", "results_section.py"), "record_cost", path],

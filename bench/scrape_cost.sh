@@ -46,6 +46,7 @@ bench_option --interval interval count
 bench_option --scrapes scrapes count
 bench_option --markdown markdown text
 bench_parse "$@"
+((servers * rounds >= 2)) || bench_usage_error "--servers x --rounds: at least 2 paired rounds (for the quartiles)"
 [[ -f $plugin ]] || bench_fail "plugin not found: $plugin (build it with ninja -C build)"
 plugin=$(cd "$(dirname "$plugin")" && pwd)/$(basename "$plugin")
 bench_require nbdkit fio python3
