@@ -1,0 +1,195 @@
+#include "fscore/record/fact.h"
+
+#include <cstdio>
+#include <vector>
+
+namespace fscore::record {
+
+namespace {
+
+constexpr std::string_view kPrefix = "fact ";
+
+bool plain(unsigned char c) { return c > ' ' && c < 0x7F && c != '%'; }
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+// Empty, absolute, or with an empty, "." or ".." component: what is wrong,
+// or empty when the path is fine. "." alone (the root) only where allowed.
+std::string path_problem(std::string_view path, bool root_allowed) {
+  if (path.empty()) return "an empty path";
+  if (path.find('\0') != std::string_view::npos) return "a path with a NUL byte";
+  if (path == ".") return root_allowed ? "" : "the root itself where a file's path belongs";
+  if (path.front() == '/') return "an absolute path (facts name paths from the filesystem's root, without '/')";
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = path.find('/', start);
+    const std::string_view part = path.substr(start, end == std::string_view::npos ? end : end - start);
+    if (part.empty() || part == "." || part == "..") return "a path with an empty, '.' or '..' component";
+    if (end == std::string_view::npos) return "";
+    start = end + 1;
+  }
+}
+
+std::string escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (plain(c)) {
+      out += ch;
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+[[noreturn]] void fail(std::string_view label, const std::string& what) {
+  throw FactError("fact: " + what + " in \"" + std::string(label.substr(0, 200)) + "\"");
+}
+
+std::string unescape(std::string_view label, std::string_view word) {
+  std::string out;
+  for (std::size_t i = 0; i < word.size(); ++i) {
+    if (word[i] != '%') {
+      out += word[i];
+      continue;
+    }
+    const int hi = i + 1 < word.size() ? hex_value(word[i + 1]) : -1;
+    const int lo = i + 2 < word.size() ? hex_value(word[i + 2]) : -1;
+    if (hi < 0 || lo < 0) fail(label, "a '%' not followed by two hex digits");
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return out;
+}
+
+std::uint64_t number(std::string_view label, std::string_view word, const char* what) {
+  if (word.empty() || word.size() > 20) fail(label, std::string("a bad ") + what);
+  std::uint64_t n = 0;
+  for (const char c : word) {
+    if (c < '0' || c > '9') fail(label, std::string("a bad ") + what + " '" + std::string(word) + "'");
+    const std::uint64_t digit = static_cast<std::uint64_t>(c - '0');
+    if (n > (UINT64_MAX - digit) / 10) fail(label, std::string("a ") + what + " too large");
+    n = n * 10 + digit;
+  }
+  return n;
+}
+
+std::uint32_t crc_word(std::string_view label, std::string_view word) {
+  if (word.size() != 8) fail(label, "a crc32c of " + std::to_string(word.size()) + " characters (8 hex digits)");
+  std::uint32_t v = 0;
+  for (const char c : word) {
+    const int d = hex_value(c);
+    if (d < 0) fail(label, "a crc32c that is not hex '" + std::string(word) + "'");
+    v = v << 4 | static_cast<std::uint32_t>(d);
+  }
+  return v;
+}
+
+}  // namespace
+
+const char* to_string(FactKind kind) {
+  switch (kind) {
+    case FactKind::file: return "file";
+    case FactKind::entry: return "entry";
+    case FactKind::rename: return "rename";
+    case FactKind::rewrite: return "rewrite";
+    case FactKind::remove: return "remove";
+  }
+  return "unknown";
+}
+
+std::string format_fact(const Fact& fact) {
+  const bool is_entry = fact.kind == FactKind::entry;
+  if (const std::string p = path_problem(fact.path, is_entry); !p.empty())
+    throw FactError("fact " + std::string(to_string(fact.kind)) + ": " + p + ": \"" + fact.path + "\"");
+  std::string label(kPrefix);
+  label += to_string(fact.kind);
+  label += ' ';
+  label += escape(fact.path);
+  switch (fact.kind) {
+    case FactKind::file: {
+      char crc[9];
+      std::snprintf(crc, sizeof crc, "%08x", fact.crc32c);
+      label += " size " + std::to_string(fact.size) + " crc32c " + crc;
+      break;
+    }
+    case FactKind::entry:
+      if (fact.second.empty() || fact.second == "." || fact.second == ".." ||
+          fact.second.find_first_of(std::string_view("/\0", 2)) != std::string::npos)
+        throw FactError("fact entry: \"" + fact.second + "\" is not an entry's name");
+      label += ' ' + escape(fact.second);
+      break;
+    case FactKind::rename:
+      if (const std::string p = path_problem(fact.second, false); !p.empty())
+        throw FactError("fact rename: " + p + ": \"" + fact.second + "\"");
+      label += ' ' + escape(fact.second);
+      break;
+    case FactKind::rewrite:
+    case FactKind::remove:
+      break;
+  }
+  return label;
+}
+
+std::optional<Fact> parse_fact(std::string_view label) {
+  if (label.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  std::vector<std::string_view> words;
+  for (std::size_t start = kPrefix.size();;) {
+    const std::size_t end = label.find(' ', start);
+    words.push_back(label.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  for (const std::string_view w : words)
+    if (w.empty()) fail(label, "an empty word (words are separated by one space)");
+  Fact f;
+  const std::string_view kind = words[0];
+  std::size_t want = 0;
+  if (kind == "file") {
+    f.kind = FactKind::file;
+    want = 6;
+  } else if (kind == "entry") {
+    f.kind = FactKind::entry;
+    want = 3;
+  } else if (kind == "rename") {
+    f.kind = FactKind::rename;
+    want = 3;
+  } else if (kind == "rewrite") {
+    f.kind = FactKind::rewrite;
+    want = 2;
+  } else if (kind == "remove") {
+    f.kind = FactKind::remove;
+    want = 2;
+  } else {
+    fail(label, "an unknown kind '" + std::string(kind) + "' (file, entry, rename, rewrite, remove)");
+  }
+  if (words.size() != want)
+    fail(label, std::to_string(words.size() - 1) + " words after '" + std::string(kind) + "', not " +
+                    std::to_string(want - 1));
+  f.path = unescape(label, words[1]);
+  if (const std::string p = path_problem(f.path, f.kind == FactKind::entry); !p.empty()) fail(label, p);
+  if (f.kind == FactKind::file) {
+    if (words[2] != "size" || words[4] != "crc32c") fail(label, "a file fact is 'file PATH size BYTES crc32c HEX'");
+    f.size = number(label, words[3], "size");
+    f.crc32c = crc_word(label, words[5]);
+  } else if (f.kind == FactKind::entry) {
+    f.second = unescape(label, words[2]);
+    if (f.second == "." || f.second == ".." || f.second.find_first_of(std::string_view("/\0", 2)) != std::string::npos)
+      fail(label, "an entry's name that is '.', '..' or holds '/' or NUL");
+  } else if (f.kind == FactKind::rename) {
+    f.second = unescape(label, words[2]);
+    if (const std::string p = path_problem(f.second, false); !p.empty()) fail(label, p);
+  }
+  return f;
+}
+
+}  // namespace fscore::record
