@@ -1,6 +1,6 @@
-#include "tools/nvj/client/query_escape.h"
+#include "common/query_escape.h"
 
-namespace nvj::cli {
+namespace nvj {
 
 std::string query_escape(std::string_view value) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -21,4 +21,4 @@ std::string query_escape(std::string_view value) {
   return out;
 }
 
-}  // namespace nvj::cli
+}  // namespace nvj

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-namespace nvj::cli {
+namespace nvj {
 
 std::string query_escape(std::string_view value);
 
-}  // namespace nvj::cli
+}  // namespace nvj

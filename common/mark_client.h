@@ -1,0 +1,31 @@
+// post_mark: a labelled mark posted to a running server's control socket
+// (POST /mark?label=, the plugin manual's CONTROL API), for the programs
+// that must not link nvj's control client: the workloads, which also run
+// statically linked inside a VM. One connection, one HTTP/1.1 request, the
+// answer read by its Content-Length; returns once the server has answered,
+// so the mark is in the server's statistics (and its recording) by then.
+#pragma once
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace nvj {
+
+// What went wrong, naming the socket: it could not be reached, it did not
+// answer in time, or it answered something other than 200 (its answer
+// quoted).
+class MarkError : public std::runtime_error {
+ public:
+  MarkError(const std::string& what, int error) : std::runtime_error(what), error_(error) {}
+  int error() const { return error_; }  // the errno, 0 when the server answered
+
+ private:
+  int error_;
+};
+
+void post_mark(const std::string& socket_path, std::string_view label,
+               std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+}  // namespace nvj
