@@ -5,14 +5,19 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <stdexcept>
 #include <system_error>
 #include <vector>
+
+#include "common/mark_client.h"
+#include "tools/workloads/fact_poster.h"
 
 namespace nvj::workloads {
 namespace fs = std::filesystem;
@@ -72,7 +77,7 @@ void validate(const SynctestOptions& o) {
 
 // What one process does. Its report: files, operations, bytes, then the
 // numbers of file and directory fsyncs, then their latencies in ns.
-void run_process(const SynctestOptions& o, std::uint32_t process, TaskChannel& channel) {
+void run_process(const SynctestOptions& o, const FactPoster& facts, std::uint32_t process, TaskChannel& channel) {
   const std::string dir_name = 'd' + std::to_string(process / o.per_directory);
   const fs::path dir = fs::path(o.directory) / dir_name;
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -89,6 +94,19 @@ void run_process(const SynctestOptions& o, std::uint32_t process, TaskChannel& c
   const auto fail = [&](const std::string& what, std::uint32_t pass) {
     throw TaskError(what + " (" + dir_name + ", pass " + std::to_string(pass) + ")", errno);
   };
+  // What is durable when a call returns (a synchronous tree makes every
+  // call so), and the facts that say it.
+  const bool file_durable = o.fsync_file || o.sync_tree;
+  const bool entry_durable = o.fsync_directory || o.sync_tree;
+  const auto post = [&](const std::function<void()>& call, const std::string& what, std::uint32_t pass) {
+    try {
+      call();
+    } catch (const MarkError& e) {
+      errno = e.error() != 0 ? e.error() : EPROTO;
+      fail("post fact " + what + ": " + e.what(), pass);
+    }
+  };
+  const auto in_dir = [&](const std::string& file) { return (dir / file).string(); };
   const auto sync_directory = [&](std::uint32_t pass) {
     const auto t = std::chrono::steady_clock::now();
     if (::fsync(dfd) != 0) fail("fsync of the directory", pass);
@@ -114,17 +132,25 @@ void run_process(const SynctestOptions& o, std::uint32_t process, TaskChannel& c
       file_syncs.push_back(elapsed_ns(t));
       ++operations;
     }
+    if (file_durable && facts.enabled()) {
+      const std::uint32_t crc = content_crc32c(content.data(), sizes[pass]);
+      post([&] { facts.file(in_dir(name), sizes[pass], crc); }, "file " + name, pass);
+    }
     if (::close(fd) != 0) fail("close of " + name, pass);
     if (o.fsync_directory) sync_directory(pass);
+    if (entry_durable) post([&] { facts.entry(dir.string(), name); }, "entry " + name, pass);
     for (std::uint32_t r = 1; r <= kRenames; ++r) {
       const std::string from = file_name(process, pass, r - 1);
       const std::string to = file_name(process, pass, r);
+      post([&] { facts.rename(in_dir(from), in_dir(to)); }, "rename " + from, pass);
       if (::renameat(dfd, from.c_str(), dfd, to.c_str()) != 0) fail("rename " + from + " to " + to, pass);
       ++operations;
       if (o.fsync_directory) sync_directory(pass);
+      if (entry_durable) post([&] { facts.entry(dir.string(), to); }, "entry " + to, pass);
     }
     if (pass >= o.unlink_lag) {
       const std::string old = file_name(process, pass - o.unlink_lag, kRenames);
+      post([&] { facts.remove(in_dir(old)); }, "remove " + old, pass);
       if (::unlinkat(dfd, old.c_str(), 0) != 0) fail("unlink " + old, pass);
       ++operations;
     }
@@ -161,8 +187,10 @@ std::vector<std::uint64_t> synctest_file_sizes(const SynctestOptions& o, std::ui
 SynctestResult run_synctest(const SynctestOptions& o,
                             const std::function<void(std::uint64_t, std::uint64_t)>& on_progress) {
   validate(o);
+  const FactPoster facts = o.control.empty() ? FactPoster() : FactPoster(o.control, o.fact_root);
   const fs::path top(o.directory);
   fs::create_directories(top);
+  if (facts.enabled()) facts.relative(o.directory);  // a tree outside the root is refused before any task runs
   if (o.sync_tree) set_sync_flag(top);
   for (std::uint32_t d = 0; d < o.directories(); ++d) {
     const fs::path dir = top / ('d' + std::to_string(d));
@@ -172,7 +200,7 @@ SynctestResult run_synctest(const SynctestOptions& o,
   }
   const std::uint64_t total = std::uint64_t{o.processes} * o.passes;
   const TaskOutcome out = run_tasks(
-      o.processes, [&](std::uint32_t i, TaskChannel& c) { run_process(o, i, c); },
+      o.processes, [&](std::uint32_t i, TaskChannel& c) { run_process(o, facts, i, c); },
       [&](std::uint64_t done) {
         if (on_progress) on_progress(done, total);
       });

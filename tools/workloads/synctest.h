@@ -32,6 +32,14 @@ struct SynctestOptions {
   bool sync_tree = false;  // chattr +S on the directories (synchronous semantics)
   std::uint32_t unlink_lag = 30;
   std::uint64_t seed = 1;
+  // With a server's control socket: the facts of every file as marks
+  // (fact_poster.h): its size and content once durable (after its fsync,
+  // or its write in a synchronous tree), its entry once its directory is
+  // durable (after the directory's fsync, or at once in a synchronous
+  // tree), each rename and each unlink before it happens. Paths from
+  // `fact_root` (default: FactPoster::default_root()).
+  std::string control;
+  std::string fact_root;
 
   std::uint32_t directories() const { return (processes + per_directory - 1) / per_directory; }
 };

@@ -1,6 +1,7 @@
 #include "tools/workloads/workload_commands.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -77,9 +78,16 @@ struct WritersArgs {
   bool verify = false;
 };
 
+// --control, or NVJ_CONTROL in the environment (what nvj crash run sets).
+void default_control(std::string& control) {
+  const char* env = std::getenv("NVJ_CONTROL");
+  if (control.empty() && env != nullptr) control = env;
+}
+
 int synctest_main(SynctestArgs& a, const std::string& path) {
   SynctestOptions& o = a.o;
   const bool json = a.json;
+  default_control(o.control);
   if (o.directory.empty()) throw cli::UsageError(path + ": no directory given (" + path + " --help)");
   SynctestResult r;
   try {
@@ -113,6 +121,7 @@ int writers_main(WritersArgs& a, const std::string& path) {
   const bool json = a.json;
   o.chunk_size = static_cast<std::uint32_t>(a.chunk_size);
   o.sync = a.sync == "each" ? WritersSync::each : a.sync == "end" ? WritersSync::end : WritersSync::none;
+  if (!a.verify) default_control(o.control);
   if (o.directory.empty()) throw cli::UsageError(path + ": no directory given (" + path + " --help)");
   if (a.verify) return verify_writers_command(o, json, path);
   WritersResult r;
@@ -162,6 +171,11 @@ cli::CommandRun declare_synctest(cli::Command& app) {
   app.flag("--sync-tree", o.sync_tree, "chattr +S the directories (every operation synchronous)");
   app.count("--unlink-lag", o.unlink_lag, 0u, 1000000u, "unlink the file of N passes before (default 30)");
   app.count("--seed", o.seed, 0, ~std::uint64_t{0}, "seed of the sizes (default 1)");
+  app.add("--control", o.control,
+          "post facts as marks to this server's control socket (default: $NVJ_CONTROL; see FACTS)")
+      .value_name("CONTROL");
+  app.add("--fact-root", o.fact_root, "the filesystem's root that facts name paths from (default: $NVJ_MNT, or .)")
+      .value_name("DIR");
   app.flag("--json", a->json, "print the result as one JSON object");
   return [a, app] { return synctest_main(*a, app.path()); };
 }
@@ -181,6 +195,11 @@ cli::CommandRun declare_writers(cli::Command& app) {
   app.flag("--verify", a->verify,
                "write nothing: check that the files of a completed run with the same options are all there, every "
                "chunk of the last round as written (exit 1 listing the first losses)");
+  app.add("--control", o.control,
+          "post facts as marks to this server's control socket (default: $NVJ_CONTROL; see FACTS)")
+      .value_name("CONTROL");
+  app.add("--fact-root", o.fact_root, "the filesystem's root that facts name paths from (default: $NVJ_MNT, or .)")
+      .value_name("DIR");
   app.flag("--json", a->json, "print the result as one JSON object");
   return [a, app] { return writers_main(*a, app.path()); };
 }

@@ -1,13 +1,18 @@
 #include "tools/workloads/writers.h"
 
 #include "common/errno_name.h"
+#include "common/mark_client.h"
+#include "fscore/crc32c.h"
+#include "tools/workloads/fact_poster.h"
 
 #include <fcntl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <stdexcept>
 
 namespace nvj::workloads {
@@ -24,15 +29,27 @@ void validate(const WritersOptions& o) {
   if (o.rounds == 0) bad("--rounds must be at least 1");
 }
 
+// A fact the server did not take ends the task: the oracle would be wrong.
+void post_fact(const std::function<void()>& post, const std::string& what) {
+  try {
+    post();
+  } catch (const MarkError& e) {
+    throw TaskError(std::string("post fact ") + what + ": " + e.what(), e.error() != 0 ? e.error() : EPROTO);
+  }
+}
+
 // One task's round: progress once its file is truncated, then once per
 // acknowledged chunk.
-void run_task(const WritersOptions& o, std::uint32_t task, std::uint32_t round, TaskChannel& channel) {
+void run_task(const WritersOptions& o, const FactPoster& facts, std::uint32_t task, std::uint32_t round,
+              TaskChannel& channel) {
   const std::string path = writers_file(o, task);
   const std::string name = fs::path(path).lexically_relative(o.directory).string();
+  if (round > 0) post_fact([&] { facts.rewrite(path); }, "rewrite " + name);
   const int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
   if (fd < 0) throw TaskError("create " + name, errno);
   channel.progress();
   std::vector<unsigned char> chunk(o.chunk_size);
+  std::uint32_t crc = ~0u;  // of the file so far (the raw register: fscore/crc32c.h)
   for (std::uint32_t c = 0; c < o.chunks; ++c) {
     writers_chunk(task, c, round, chunk);
     for (std::size_t done = 0; done < chunk.size();) {
@@ -41,8 +58,11 @@ void run_task(const WritersOptions& o, std::uint32_t task, std::uint32_t round, 
       if (w <= 0) throw TaskError("write of chunk " + std::to_string(c) + " to " + name, w < 0 ? errno : ENOSPC);
       done += static_cast<std::size_t>(w);
     }
+    if (facts.enabled()) crc = fscore::crc32c(crc, chunk.data(), chunk.size());
     const bool sync = o.sync == WritersSync::each || (o.sync == WritersSync::end && c + 1 == o.chunks);
     if (sync && ::fsync(fd) != 0) throw TaskError("fsync after chunk " + std::to_string(c) + " of " + name, errno);
+    if (sync)
+      post_fact([&] { facts.file(path, std::uint64_t{c + 1} * o.chunk_size, ~crc); }, "file " + name);
     if (o.sync != WritersSync::end || c + 1 == o.chunks) channel.progress();
   }
   if (::close(fd) != 0) throw TaskError("close of " + name, errno);
@@ -73,7 +93,9 @@ void writers_chunk(std::uint32_t task, std::uint32_t chunk, std::uint32_t round,
 
 WritersResult run_writers(const WritersOptions& o, const std::function<void(std::uint64_t, std::uint64_t)>& on_progress) {
   validate(o);
+  const FactPoster facts = o.control.empty() ? FactPoster() : FactPoster(o.control, o.fact_root);
   for (std::uint32_t d = 0; d < o.directories; ++d) fs::create_directories(fs::path(o.directory) / ('d' + std::to_string(d)));
+  if (facts.enabled()) facts.relative(o.directory);  // a tree outside the root is refused before any task runs
   WritersResult r;
   r.ledger.resize(o.tasks);
   // Units per round: the open and then one per acknowledged chunk (only the
@@ -83,7 +105,7 @@ WritersResult run_writers(const WritersOptions& o, const std::function<void(std:
   for (std::uint32_t round = 0; round < o.rounds && !r.failure; ++round) {
     const std::uint64_t before = std::uint64_t{round} * o.tasks * per_task;
     const TaskOutcome out = run_tasks(
-        o.tasks, [&](std::uint32_t i, TaskChannel& c) { run_task(o, i, round, c); },
+        o.tasks, [&](std::uint32_t i, TaskChannel& c) { run_task(o, facts, i, round, c); },
         [&](std::uint64_t done) {
           if (on_progress) on_progress(before + done, total);
         });

@@ -28,6 +28,12 @@ struct WritersOptions {
   std::uint32_t directories = 9;
   std::uint32_t rounds = 1;
   WritersSync sync = WritersSync::none;
+  // With a server's control socket: each file's facts as marks
+  // (fact_poster.h): its size and content after every fsync, a rewrite
+  // before a later round truncates it. Paths from `fact_root` (default:
+  // FactPoster::default_root()).
+  std::string control;
+  std::string fact_root;
 };
 
 struct WritersResult {

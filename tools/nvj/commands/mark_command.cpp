@@ -9,8 +9,9 @@
 #include <vector>
 
 #include "common/command_line.h"
+#include "common/query_escape.h"
+#include "fscore/record/fact.h"
 #include "tools/nvj/client/control_client.h"
-#include "tools/nvj/client/query_escape.h"
 #include "tools/nvj/commands.h"
 
 namespace nvj::cli {
@@ -19,7 +20,8 @@ namespace {
 constexpr const char* kMarkText = R"(Mark a point in a running server's time with LABEL (the words joined by
 spaces): GET /stats lists the marks, and a recording running on the server
 records them. Post a mark after the call that made what it says durable has
-returned (after fsync, not before).
+returned (after fsync, not before). A label that starts with "fact" must be
+a fact in the crash lab's format (nvj(1), FACTS).
 )";
 
 // The control API's limit for a label.
@@ -46,6 +48,11 @@ int mark_main(const MarkArgs& a) {
   if (label.size() > kMaxLabel)
     throw UsageError("nvj mark: a label has at most " + std::to_string(kMaxLabel) + " bytes, not " +
                      std::to_string(label.size()));
+  try {
+    fscore::record::parse_fact(label);  // a label that starts "fact " must be one
+  } catch (const fscore::record::FactError& e) {
+    throw UsageError(std::string("nvj mark: ") + e.what());
+  }
   control_call(control, "POST", "/mark?label=" + query_escape(label));
   return 0;
 }

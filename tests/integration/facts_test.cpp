@@ -1,0 +1,169 @@
+// The oracle's facts from the real workloads (nvj writers, nvj synctest)
+// into a real nbdkit's recording: each fact is a mark, in the order the
+// workload made it durable, and the last fact about each file that is left
+// matches the file on disk (size and CRC-32C computed here from its bytes).
+// The files live in a plain folder: what is checked is the facts, not the
+// exports.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/mark_client.h"
+#include "fscore/crc32c.h"
+#include "fscore/record/fact.h"
+#include "fscore/record/frame_reader.h"
+#include "server_fixture.h"
+#include "tests/support/file_bytes.h"
+#include "tools/nvj/client/control_client.h"
+#include "tools/nvj/host/process.h"
+
+using fscore::record::Fact;
+using fscore::record::FactKind;
+using fscore::record::FrameKind;
+using fscore::record::FrameReader;
+using nvj::test::control_json;
+using nvj::test::file_bytes;
+using nvj::test::start_server;
+using nvj::test::TempDir;
+
+namespace {
+
+// The facts among a recording's marks, in order; every mark that starts
+// with "fact " must parse.
+std::vector<Fact> recorded_facts(const std::string& path) {
+  const auto bytes = file_bytes(path);
+  FrameReader r(bytes);
+  std::vector<Fact> facts;
+  while (auto f = r.next())
+    if (f->kind == FrameKind::mark)
+      if (auto fact = fscore::record::parse_fact(f->text)) facts.push_back(*fact);
+  return facts;
+}
+
+std::uint32_t crc_of_file(const std::filesystem::path& p) {
+  const auto bytes = file_bytes(p.string());
+  return ~fscore::crc32c(~0u, bytes.data(), bytes.size());
+}
+
+// Facts about `path`, as "kind" or "kind size" strings.
+std::vector<std::string> story(const std::vector<Fact>& facts, const std::string& path) {
+  std::vector<std::string> out;
+  for (const Fact& f : facts) {
+    if (f.kind == FactKind::entry && f.path + "/" + f.second == path) out.push_back("entry");
+    if (f.path != path && !(f.kind == FactKind::rename && f.second == path)) continue;
+    if (f.kind == FactKind::file) out.push_back("file " + std::to_string(f.size));
+    if (f.kind == FactKind::rename) out.push_back(f.path == path ? "renamed away" : "renamed here");
+    if (f.kind == FactKind::rewrite) out.push_back("rewrite");
+    if (f.kind == FactKind::remove) out.push_back("remove");
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("nvj writers posts a file fact after every fsync and a rewrite before each later round", "[facts]") {
+  TempDir dir;
+  const std::string control = dir.file("control.sock");
+  const std::string recording = dir.file("facts.nvjrec");
+  auto server = start_server(dir.path / "run", {"data=64M", "control=" + control, "record=" + recording});
+  const auto root = dir.path / "fs";
+  std::filesystem::create_directories(root);
+  auto r = nvj::cli::run({NVJ_BINARY, "writers", (root / "w").string(), "--tasks", "3", "--chunks", "4",
+                          "--chunk-size", "4K", "--dirs", "2", "--rounds", "2", "--fsync", "each", "--control",
+                          control, "--fact-root", root.string()});
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  // A script's own facts through nvj mark; a malformed one is refused and not posted.
+  r = nvj::cli::run({NVJ_BINARY, "mark", "--control", control, "fact", "entry", "w", "d0"});
+  CHECK(r.status == 0);
+  r = nvj::cli::run({NVJ_BINARY, "mark", "--control", control, "fact", "remove", "/w/d0/t0"});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("nvj mark: fact: an absolute path"));
+  // The server's refusal reaches the poster with its status and reason.
+  try {
+    nvj::post_mark(control, std::string(2000, 'x'));
+    FAIL("a 2000-byte label was taken");
+  } catch (const nvj::MarkError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("POST /mark to " + control + ": answered \"HTTP/1.1 400"));
+    CHECK(e.error() == 0);
+  }
+  control_json(control, "POST", "/record/stop");
+  const std::vector<Fact> facts = recorded_facts(recording);
+  REQUIRE(facts.size() == 3 * (2 * 4 + 1) + 1);
+  CHECK(facts.back() == Fact{FactKind::entry, "w", "d0", 0, 0});
+  for (const std::string task : {"w/d0/t0", "w/d1/t1", "w/d0/t2"}) {
+    CAPTURE(task);
+    CHECK(story(facts, task) == std::vector<std::string>{"file 4096", "file 8192", "file 12288", "file 16384",
+                                                         "rewrite", "file 4096", "file 8192", "file 12288",
+                                                         "file 16384"});
+    // The last fact is what the file holds.
+    const Fact* last = nullptr;
+    for (const Fact& f : facts)
+      if (f.kind == FactKind::file && f.path == task) last = &f;
+    REQUIRE(last != nullptr);
+    CHECK(last->size == std::filesystem::file_size(root / task));
+    CHECK(last->crc32c == crc_of_file(root / task));
+  }
+  CHECK(server->stop() == 0);
+}
+
+TEST_CASE("nvj synctest posts file, entry, rename and remove facts, with its root from NVJ_MNT", "[facts]") {
+  TempDir dir;
+  const std::string control = dir.file("control.sock");
+  const std::string recording = dir.file("facts.nvjrec");
+  auto server = start_server(dir.path / "run", {"data=64M", "control=" + control, "record=" + recording});
+  const auto root = dir.path / "fs";
+  std::filesystem::create_directories(root);
+  auto r = nvj::cli::run({NVJ_BINARY, "synctest", (root / "mta").string(), "--processes", "2", "--passes", "3",
+                          "--unlink-lag", "1", "--fsync-file", "--fsync-dir", "--min-size", "1K", "--max-size", "8K",
+                          "--mean-size", "2K"},
+                         {"NVJ_CONTROL=" + control, "NVJ_MNT=" + root.string()});
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  control_json(control, "POST", "/record/stop");
+  const std::vector<Fact> facts = recorded_facts(recording);
+  // Per file: its content once fsynced, its entry once the directory is, each
+  // of 3 renames before it happens and its new entry after; unlinked a pass later.
+  const std::vector<std::string> renamed{"renamed away"};
+  CHECK(story(facts, "mta/d0/p0-0").size() == 3);  // file, entry, renamed away
+  CHECK(story(facts, "mta/d0/p0-0.r3") == std::vector<std::string>{"renamed here", "entry", "remove"});
+  CHECK(story(facts, "mta/d1/p1-2.r1") == std::vector<std::string>{"renamed here", "entry", "renamed away"});
+  for (const std::string file : {"mta/d0/p0-2", "mta/d1/p1-2"}) {
+    CAPTURE(file);
+    const auto s = story(facts, file);
+    REQUIRE(s.size() == 3);
+    CHECK(s[1] == "entry");
+    CHECK(s[2] == "renamed away");
+    // Its content fact matches what is left, under its last name.
+    const auto left = root / (file + ".r3");
+    REQUIRE(std::filesystem::exists(left));
+    CHECK(s[0] == "file " + std::to_string(std::filesystem::file_size(left)));
+    for (const Fact& f : facts)
+      if (f.kind == FactKind::file && f.path == file) CHECK(f.crc32c == crc_of_file(left));
+  }
+  CHECK(server->stop() == 0);
+}
+
+TEST_CASE("a workload whose facts cannot be posted fails, naming why", "[facts]") {
+  TempDir dir;
+  // No server at the socket: the task that tried fails, naming the socket.
+  auto r = nvj::cli::run({NVJ_BINARY, "writers", dir.file("w"), "--tasks", "1", "--chunks", "1", "--dirs", "1",
+                          "--fsync", "end", "--control", dir.file("none.sock"), "--fact-root", dir.path.string()});
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Catch::Contains("post fact file d0/t0") && Catch::Contains("none.sock") &&
+                           Catch::Contains("cannot connect"));
+  // A tree outside the root cannot be named by facts: refused before anything runs.
+  std::filesystem::create_directories(dir.path / "root");
+  r = nvj::cli::run({NVJ_BINARY, "synctest", dir.file("elsewhere"), "--processes", "1", "--passes", "1",
+                     "--control", dir.file("none.sock"), "--fact-root", dir.file("root")});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("is not under the filesystem's root"));
+  CHECK_FALSE(std::filesystem::exists(dir.path / "elsewhere" / "d0" / "p0-0"));
+  r = nvj::cli::run({NVJ_BINARY, "writers", dir.file("w2"), "--control", dir.file("none.sock"), "--fact-root",
+                     dir.file("no-such-root")});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("is not a folder"));
+}
