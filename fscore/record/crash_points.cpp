@@ -1,0 +1,52 @@
+#include "fscore/record/crash_points.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace fscore::record {
+
+std::vector<CrashPoint> crash_points(const RecordingIndex& index, const CrashPointOptions& options) {
+  const auto& changes = index.changes();
+  // Where the points are and why.
+  std::map<std::uint64_t, std::uint32_t> at;
+  if (options.marks)
+    for (const IndexedMark& m : index.marks()) at[m.sequence] |= kAtMark;
+  if (options.persistence) {
+    for (const IndexedChange& c : changes)
+      if (c.durable_on_ack && c.acked != kNever) at[c.acked] |= kAtPersistence;
+    for (const IndexedFlush& f : index.flushes())
+      if (f.done != kNever) at[f.done] |= kAtPersistence;
+  }
+  if (options.every > 0)
+    for (std::size_t i = options.every - 1; i < changes.size(); i += options.every) at[changes[i].sequence] |= kAtEvery;
+  at[index.end()] |= kAtEnd;
+
+  // One sweep in the recording's order: a change joins the volatile set at
+  // its frame and leaves it when it becomes durable.
+  std::vector<std::pair<std::uint64_t, std::size_t>> durable_at;  // (sequence, change)
+  for (std::size_t i = 0; i < changes.size(); ++i)
+    if (changes[i].durable != kNever) durable_at.emplace_back(changes[i].durable, i);
+  std::sort(durable_at.begin(), durable_at.end());
+  std::set<std::size_t> volatile_now;
+  std::size_t next_change = 0, next_durable = 0, next_mark = 0;
+  const auto& marks = index.marks();
+  std::vector<CrashPoint> points;
+  points.reserve(at.size());
+  for (const auto& [sequence, reasons] : at) {
+    while (next_change < changes.size() && changes[next_change].sequence <= sequence) volatile_now.insert(next_change++);
+    while (next_durable < durable_at.size() && durable_at[next_durable].first <= sequence)
+      volatile_now.erase(durable_at[next_durable++].second);
+    while (next_mark < marks.size() && marks[next_mark].sequence <= sequence) ++next_mark;
+    CrashPoint p;
+    p.sequence = sequence;
+    p.reasons = reasons;
+    p.last_mark = next_mark == 0 ? kNoMark : next_mark - 1;
+    p.changes_before = next_change;
+    p.volatile_changes.assign(volatile_now.begin(), volatile_now.end());
+    points.push_back(std::move(p));
+  }
+  return points;
+}
+
+}  // namespace fscore::record

@@ -1,0 +1,244 @@
+// The crash lab's enumeration (fscore/record/): a recording's index (when
+// each change was acknowledged and became durable), its crash points with
+// the changes volatile at each, and the crash states tried per strategy.
+// The merging of states by fingerprint is checked against the contents
+// themselves: over random recordings, two states get the same fingerprint
+// exactly when replaying them gives the same bytes.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fscore/crc32c.h"
+#include "fscore/record/crash_points.h"
+#include "fscore/record/crash_states.h"
+#include "fscore/record/frame_encoder.h"
+#include "fscore/record/recording_index.h"
+#include "fscore/record/replayed_exports.h"
+
+using namespace fscore::record;
+
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+Bytes copy(const FrameBuffer& b) { return Bytes(b.data(), b.data() + b.size()); }
+
+// A recording written frame by frame; ids and the export are given.
+struct Writer {
+  FrameEncoder e;
+  FrameBuffer out;
+  explicit Writer(std::uint64_t size = 1 << 20) { e.header(out, {{"data", size}, {"journal", size}}); }
+  std::uint64_t next() const { return e.frames(); }  // the next frame's sequence
+  void write(std::uint8_t dev, std::uint64_t id, std::uint64_t offset, std::size_t n, std::uint8_t fill) {
+    const Bytes data(n, fill);
+    e.write(out, dev, id, offset, data.data(), static_cast<std::uint32_t>(n), false);
+  }
+  Bytes finish() {
+    e.end(out);
+    return copy(out);
+  }
+};
+
+std::vector<std::uint64_t> ids(const RecordingIndex& index, const std::vector<std::size_t>& changes) {
+  std::vector<std::uint64_t> out;
+  for (const std::size_t c : changes) out.push_back(index.changes()[c].id);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the index knows when each change was acknowledged and became durable", "[crash]") {
+  Writer w;
+  w.write(0, 1, 0, 4096, 'a');  // seq 1
+  w.e.ack(w.out, 0, 1, false);  // 2: volatile until a flush
+  w.write(1, 2, 0, 512, 'j');   // 3
+  w.e.ack(w.out, 1, 2, true);   // 4: durable on ack (NVRAM)
+  w.e.flush(w.out, 0, 3);       // 5: covers change 1
+  w.write(0, 4, 8192, 512, 'b');  // 6
+  w.e.ack(w.out, 0, 4, false);    // 7: after the flush: not covered
+  w.e.flush_done(w.out, 0, 3);    // 8
+  w.write(0, 5, 0, 512, 'c');     // 9: never acknowledged
+  w.e.mark(w.out, 1, "fact entry . x");  // 10
+  const Bytes bytes = w.finish();  // end: 11
+  const RecordingIndex index(bytes);
+  REQUIRE(index.changes().size() == 4);
+  const auto& c = index.changes();
+  CHECK((c[0].id == 1 && c[0].acked == 2 && !c[0].durable_on_ack && c[0].durable == 8));
+  CHECK((c[1].id == 2 && c[1].durable_on_ack && c[1].durable == 4));
+  CHECK((c[2].id == 4 && c[2].acked == 7 && c[2].durable == kNever));
+  CHECK((c[3].id == 5 && c[3].acked == kNever && c[3].durable == kNever));
+  REQUIRE(index.flushes().size() == 1);
+  CHECK(index.flushes()[0].done == 8);
+  REQUIRE(index.marks().size() == 1);
+  CHECK(index.marks()[0].sequence == 10);
+  CHECK(index.end() == 11);
+
+  const auto points = crash_points(index, {});
+  std::vector<std::uint64_t> at;
+  for (const CrashPoint& p : points) at.push_back(p.sequence);
+  CHECK(at == std::vector<std::uint64_t>{4, 8, 10, 11});  // durable ack, flush done, mark, end
+  CHECK(points[0].reasons == kAtPersistence);
+  CHECK(ids(index, points[0].volatile_changes) == std::vector<std::uint64_t>{1});
+  CHECK(ids(index, points[1].volatile_changes) == std::vector<std::uint64_t>{4});
+  CHECK(ids(index, points[2].volatile_changes) == std::vector<std::uint64_t>{4, 5});
+  CHECK(points[2].reasons == kAtMark);
+  CHECK(points[2].last_mark == 0);
+  CHECK(points[1].last_mark == kNoMark);
+  CHECK(points[3].reasons == kAtEnd);
+  const auto every = crash_points(index, {false, false, 2});
+  REQUIRE(every.size() == 3);  // after the 2nd and the 4th change, and the end
+  CHECK((every[0].sequence == 3 && every[1].sequence == 9 && every[2].sequence == 11));
+  CHECK(every[0].reasons == kAtEvery);
+}
+
+TEST_CASE("an index refuses acknowledgements of changes it never saw", "[crash]") {
+  Writer w;
+  w.write(0, 1, 0, 512, 'a');
+  w.e.ack(w.out, 0, 7, false);
+  const Bytes bytes = w.finish();
+  CHECK_THROWS_WITH(RecordingIndex(bytes), Catch::Contains("ack of change 7, which no earlier frame"));
+  Writer twice;
+  twice.write(0, 1, 0, 512, 'a');
+  twice.e.ack(twice.out, 0, 1, false);
+  twice.e.failed(twice.out, 0, 1);
+  const Bytes b2 = twice.finish();
+  CHECK_THROWS_WITH(RecordingIndex(b2), Catch::Contains("change 1 ends twice"));
+}
+
+TEST_CASE("each strategy tries its subsets, and states with the same contents are tried once", "[crash]") {
+  Writer w;
+  w.write(0, 1, 0, 512, 'a');
+  w.write(0, 2, 512, 512, 'b');
+  w.write(0, 3, 1024, 512, 'a');
+  w.write(0, 4, 0, 512, 'a');  // the same bytes as change 1 where it lands
+  w.e.mark(w.out, 1, "four in flight");
+  const Bytes bytes = w.finish();
+  const RecordingIndex index(bytes);
+  const auto points = crash_points(index, {true, false, 0});
+  REQUIRE(points.size() == 2);  // the mark and the end: the same four volatile changes
+  StrategyOptions o;
+  o.random = 3;
+  std::vector<CrashState> states;
+  const Enumeration e = enumerate_crash_states(index, points, o, [&](const CrashState& s) { states.push_back(s); });
+  const auto count = [&](Strategy s) { return e.by_strategy[static_cast<std::size_t>(s)]; };
+  // Per point: none 1, all 1, keep1 4, keep2 6, prefix 3, random 3.
+  CHECK(count(Strategy::none).states == 2);
+  CHECK(count(Strategy::keep1).states == 8);
+  CHECK(count(Strategy::keep2).states == 12);
+  CHECK(count(Strategy::prefix).states == 6);
+  CHECK(count(Strategy::random).states == 6);
+  CHECK(e.states == 36);
+  CHECK(e.fingerprints);
+  // Distinct contents: sector 0 (a or not), 512 (b or not), 1024 (a or not):
+  // 8 at most, all of them reachable with pairs.
+  CHECK(e.unique == 8);
+  CHECK(count(Strategy::keep1).unique == 3);  // changes 1 and 4 give the same contents
+  std::size_t first = 0;
+  for (const CrashState& s : states) first += s.first;
+  CHECK(first == 8);
+}
+
+TEST_CASE("fingerprints agree with the replayed contents over random recordings", "[crash]") {
+  // Two small exports, random sector-aligned writes, zeroes and trims,
+  // acknowledged durable or not, flushes: every state's fingerprint is
+  // compared with a hash of what the exports hold when it is replayed.
+  std::mt19937_64 rng(20261123);
+  std::size_t compared = 0;
+  for (int round = 0; round < 40; ++round) {
+    Writer w(16 * 512);
+    w.e.base(w.out, 0, 0, Bytes(2048, 0x5A).data(), 2048);
+    std::uint64_t id = 0;
+    std::vector<std::uint64_t> unacked[2];
+    for (int step = 0; step < 24; ++step) {
+      const auto dev = static_cast<std::uint8_t>(rng() % 2);
+      const std::uint64_t sector = rng() % 14, n = 1 + rng() % 3;
+      const unsigned what = static_cast<unsigned>(rng() % 20);
+      if (what < 9) {
+        w.write(dev, ++id, sector * 512, n * 512, static_cast<std::uint8_t>(rng() % 3));  // few distinct bytes
+        unacked[dev].push_back(id);
+      } else if (what < 10) {
+        w.e.zero(w.out, dev, ++id, sector * 512, static_cast<std::uint32_t>(n * 512), false);
+        unacked[dev].push_back(id);
+      } else if (what < 11) {
+        w.e.trim(w.out, dev, ++id, sector * 512, static_cast<std::uint32_t>(n * 512), false);
+        unacked[dev].push_back(id);
+      } else if (what < 17 && !unacked[dev].empty()) {
+        // Acknowledged in any order, a third durable on acknowledgement: a
+        // later change can be durable before an earlier one.
+        const std::size_t i = rng() % unacked[dev].size();
+        w.e.ack(w.out, dev, unacked[dev][i], rng() % 3 == 0);
+        unacked[dev].erase(unacked[dev].begin() + static_cast<std::ptrdiff_t>(i));
+      } else if (what >= 17) {
+        w.e.flush(w.out, dev, ++id);
+        w.e.flush_done(w.out, dev, id);
+      }
+      if (rng() % 4 == 0) w.e.mark(w.out, 0, "m");
+    }
+    const Bytes bytes = w.finish();
+    const RecordingIndex index(bytes);
+    const auto points = crash_points(index, {true, true, 3});
+    StrategyOptions o;
+    o.random = 4;
+    o.seed = static_cast<std::uint64_t>(round);
+    std::map<std::uint64_t, std::uint32_t> content_of;  // fingerprint -> contents' crc
+    std::map<std::uint32_t, std::uint64_t> print_of;    // contents' crc -> fingerprint
+    enumerate_crash_states(index, points, o, [&](const CrashState& s) {
+      // Replay: the base, then in the recording's order each change durable
+      // at the point or kept.
+      ReplayedExports r(index.exports());
+      for (const IndexedBase& b : index.bases()) {
+        Frame f;
+        f.kind = FrameKind::base;
+        f.device = b.device;
+        f.offset = b.offset;
+        f.length = b.data.size();
+        f.data = b.data;
+        r.apply(f);
+      }
+      const std::uint64_t at = points[s.point].sequence;
+      for (std::size_t i = 0; i < index.changes().size(); ++i) {
+        const IndexedChange& c = index.changes()[i];
+        const bool kept = std::find(s.kept.begin(), s.kept.end(), i) != s.kept.end();
+        if (c.sequence > at || !(kept || c.durable <= at)) continue;
+        Frame f;
+        f.kind = c.kind;
+        f.device = c.device;
+        f.offset = c.offset;
+        f.length = c.length;
+        f.data = c.data;
+        r.apply(f);
+      }
+      std::uint32_t crc = ~0u;
+      Bytes all(16 * 512);
+      for (std::uint8_t d = 0; d < 2; ++d) {
+        r.read(d, 0, all);
+        crc = fscore::crc32c(crc, all.data(), all.size());
+      }
+      const auto [a, new_print] = content_of.emplace(s.fingerprint, crc);
+      const auto [b, new_content] = print_of.emplace(crc, s.fingerprint);
+      CAPTURE(round, s.point, to_string(s.strategy));
+      CHECK(a->second == crc);             // one fingerprint, one content
+      CHECK(b->second == s.fingerprint);   // one content, one fingerprint
+      CHECK(s.first == new_print);
+      CHECK(s.fingerprint == fingerprint_of(r, 2));  // kept up to date, it equals one made from scratch
+      ++compared;
+    });
+  }
+  CHECK(compared > 1000);
+}
+
+TEST_CASE("changes off 512-byte sectors turn merging off, and every state is tried", "[crash]") {
+  Writer w;
+  w.write(0, 1, 100, 10, 'a');
+  w.write(0, 2, 100, 10, 'a');
+  const Bytes bytes = w.finish();
+  const RecordingIndex index(bytes);
+  const auto points = crash_points(index, {});
+  const Enumeration e = enumerate_crash_states(index, points, {}, {});
+  CHECK_FALSE(e.fingerprints);
+  CHECK(e.unique == e.states);
+}
