@@ -21,6 +21,7 @@ CommandRun declare_attach(Command& app);
 CommandRun declare_detach(Command& app);
 CommandRun declare_stats(Command& app);
 CommandRun declare_mark(Command& app);
+CommandRun declare_crash(Command& app);
 CommandRun declare_bench(Command& app);
 CommandRun declare_experiment(Command& app);
 CommandRun declare_vm(Command& app);
