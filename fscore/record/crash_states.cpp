@@ -11,6 +11,9 @@ namespace fscore::record {
 namespace {
 
 constexpr std::uint64_t kSector = 512;
+// Sectors the fingerprints follow at most (the bases' and every change's,
+// 16 bytes each in memory): past that, no merging.
+constexpr std::uint64_t kMaxSectors = std::uint64_t{4} << 20;
 
 std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser
   x ^= x >> 30;
@@ -52,8 +55,16 @@ class Prints {
     const auto aligned = [](std::uint64_t offset, std::uint64_t length) {
       return offset % kSector == 0 && length % kSector == 0;
     };
-    for (const IndexedBase& b : index.bases()) on_ = on_ && aligned(b.offset, b.data.size());
-    for (const IndexedChange& c : index.changes()) on_ = on_ && aligned(c.offset, c.length);
+    std::uint64_t sectors = 0;
+    for (const IndexedBase& b : index.bases()) {
+      on_ = on_ && aligned(b.offset, b.data.size());
+      sectors += b.data.size() / kSector;
+    }
+    for (const IndexedChange& c : index.changes()) {
+      on_ = on_ && aligned(c.offset, c.length);
+      sectors += c.length / kSector;
+    }
+    on_ = on_ && sectors <= kMaxSectors;
     if (!on_) return;
     for (const IndexedBase& b : index.bases())
       for (std::uint64_t at = 0; at < b.data.size(); at += kSector)

@@ -14,7 +14,8 @@
 // States with the same contents are enumerated once, the first time: each
 // state's fingerprint is a 64-bit hash of what every 512-byte sector of
 // every export holds, kept up to date as the points go by (no image is
-// built). A recording with a change or base not on 512-byte sectors gets no
+// built). A recording with a change or base not on 512-byte sectors, or
+// whose bases and changes cover more than 4Mi sectors (2 GiB), gets no
 // fingerprints: then no state is merged, and the enumeration says so. The
 // order of the states is fixed by the recording and the options, so that a
 // shard of them (by index) is the same on any machine. Pure.
@@ -62,7 +63,7 @@ struct Enumeration {
   std::array<StrategyCount, kStrategies> by_strategy{};
   std::uint64_t states = 0;
   std::uint64_t unique = 0;
-  bool fingerprints = true;  // false: changes off 512-byte sectors, nothing merged
+  bool fingerprints = true;  // false: changes off 512-byte sectors or too many, nothing merged
 };
 
 // The fingerprint of what `exports` hold, computed from scratch, sector by

@@ -1,5 +1,6 @@
 #include "fscore/record/recording_index.h"
 
+#include <deque>
 #include <unordered_map>
 
 namespace fscore::record {
@@ -18,9 +19,10 @@ RecordingIndex::RecordingIndex(std::span<const std::uint8_t> bytes) {
   exports_ = reader.exports();
   std::unordered_map<std::uint64_t, std::size_t> change_of;  // id -> index in changes_
   std::unordered_map<std::uint64_t, std::size_t> flush_of;   // id -> index in flushes_
-  // Per export: changes acknowledged, not durable yet; per flush: what it covers.
-  std::vector<std::vector<std::size_t>> unflushed(exports_.size());
-  std::vector<std::vector<std::size_t>> covers;
+  // Per export: the changes acknowledged and not durable yet, in the order
+  // of their acks. A flush covers those acknowledged before its frame: when
+  // it completes, a prefix of this queue.
+  std::vector<std::deque<std::size_t>> unflushed(exports_.size());
   const auto change_named = [&](const Frame& f) -> IndexedChange& {
     const auto it = change_of.find(f.id);
     if (it == change_of.end() || changes_[it->second].device != f.device)
@@ -69,17 +71,16 @@ RecordingIndex::RecordingIndex(std::span<const std::uint8_t> bytes) {
       case FrameKind::flush:
         if (!flush_of.emplace(f.id, flushes_.size()).second) fail(f, "a second flush with id " + std::to_string(f.id));
         flushes_.push_back({f.id, f.device, f.sequence, kNever});
-        covers.push_back(unflushed[f.device]);
         break;
       case FrameKind::flush_done: {
         const auto it = flush_of.find(f.id);
         if (it == flush_of.end() || flushes_[it->second].device != f.device || flushes_[it->second].done != kNever)
           fail(f, "a flush_done of flush " + std::to_string(f.id) + ", which is not a pending flush of this export");
-        flushes_[it->second].done = f.sequence;
-        for (const std::size_t i : covers[it->second])
-          if (changes_[i].durable == kNever) changes_[i].durable = f.sequence;
-        std::erase_if(unflushed[f.device], [&](std::size_t i) { return changes_[i].durable != kNever; });
-        covers[it->second].clear();
+        IndexedFlush& flush = flushes_[it->second];
+        flush.done = f.sequence;
+        auto& waiting = unflushed[f.device];
+        for (; !waiting.empty() && changes_[waiting.front()].acked < flush.sequence; waiting.pop_front())
+          changes_[waiting.front()].durable = f.sequence;
         break;
       }
       case FrameKind::mark:

@@ -129,7 +129,7 @@ int states_main(const StatesArgs& a) {
   std::printf("%-8s %12llu %12llu\n", "total", static_cast<unsigned long long>(e.states),
               static_cast<unsigned long long>(e.unique));
   std::printf(e.fingerprints ? "(states with identical contents are counted once under unique)\n"
-                             : "(changes off 512-byte sectors: states are not merged by contents)\n");
+                             : "(changes off 512-byte sectors, or over 2 GiB of them: states are not merged by contents)\n");
   return 0;
 }
 
