@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
-#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -62,15 +62,29 @@ std::vector<std::string> story(const std::vector<Fact>& facts, const std::string
   return out;
 }
 
+// A server recording from the start, and a folder standing for the
+// filesystem's root. facts() stops the recording and reads its facts.
+struct FactLab {
+  TempDir dir;
+  std::string control = dir.file("control.sock");
+  std::string recording = dir.file("facts.nvjrec");
+  std::unique_ptr<nvj::cli::ServerProcess> server =
+      start_server(dir.path / "run", {"data=64M", "control=" + control, "record=" + recording});
+  std::filesystem::path root = dir.path / "fs";
+
+  FactLab() { std::filesystem::create_directories(root); }
+  std::vector<Fact> facts() {
+    control_json(control, "POST", "/record/stop");
+    return recorded_facts(recording);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("nvj writers posts a file fact after every fsync and a rewrite before each later round", "[facts]") {
-  TempDir dir;
-  const std::string control = dir.file("control.sock");
-  const std::string recording = dir.file("facts.nvjrec");
-  auto server = start_server(dir.path / "run", {"data=64M", "control=" + control, "record=" + recording});
-  const auto root = dir.path / "fs";
-  std::filesystem::create_directories(root);
+  FactLab lab;
+  const std::string& control = lab.control;
+  const auto& root = lab.root;
   auto r = nvj::cli::run({NVJ_BINARY, "writers", (root / "w").string(), "--tasks", "3", "--chunks", "4",
                           "--chunk-size", "4K", "--dirs", "2", "--rounds", "2", "--fsync", "each", "--control",
                           control, "--fact-root", root.string()});
@@ -90,8 +104,7 @@ TEST_CASE("nvj writers posts a file fact after every fsync and a rewrite before 
     CHECK_THAT(e.what(), Catch::Contains("POST /mark to " + control + ": answered \"HTTP/1.1 400"));
     CHECK(e.error() == 0);
   }
-  control_json(control, "POST", "/record/stop");
-  const std::vector<Fact> facts = recorded_facts(recording);
+  const std::vector<Fact> facts = lab.facts();
   REQUIRE(facts.size() == 3 * (2 * 4 + 1) + 1);
   CHECK(facts.back() == Fact{FactKind::entry, "w", "d0", 0, 0});
   for (const std::string task : {"w/d0/t0", "w/d1/t1", "w/d0/t2"}) {
@@ -107,27 +120,22 @@ TEST_CASE("nvj writers posts a file fact after every fsync and a rewrite before 
     CHECK(last->size == std::filesystem::file_size(root / task));
     CHECK(last->crc32c == crc_of_file(root / task));
   }
-  CHECK(server->stop() == 0);
+  CHECK(lab.server->stop() == 0);
 }
 
 TEST_CASE("nvj synctest posts file, entry, rename and remove facts, with its root from NVJ_MNT", "[facts]") {
-  TempDir dir;
-  const std::string control = dir.file("control.sock");
-  const std::string recording = dir.file("facts.nvjrec");
-  auto server = start_server(dir.path / "run", {"data=64M", "control=" + control, "record=" + recording});
-  const auto root = dir.path / "fs";
-  std::filesystem::create_directories(root);
+  FactLab lab;
+  const std::string& control = lab.control;
+  const auto& root = lab.root;
   auto r = nvj::cli::run({NVJ_BINARY, "synctest", (root / "mta").string(), "--processes", "2", "--passes", "3",
                           "--unlink-lag", "1", "--fsync-file", "--fsync-dir", "--min-size", "1K", "--max-size", "8K",
                           "--mean-size", "2K"},
                          {"NVJ_CONTROL=" + control, "NVJ_MNT=" + root.string()});
   INFO(r.output);
   REQUIRE(r.status == 0);
-  control_json(control, "POST", "/record/stop");
-  const std::vector<Fact> facts = recorded_facts(recording);
+  const std::vector<Fact> facts = lab.facts();
   // Per file: its content once fsynced, its entry once the directory is, each
   // of 3 renames before it happens and its new entry after; unlinked a pass later.
-  const std::vector<std::string> renamed{"renamed away"};
   CHECK(story(facts, "mta/d0/p0-0").size() == 3);  // file, entry, renamed away
   CHECK(story(facts, "mta/d0/p0-0.r3") == std::vector<std::string>{"renamed here", "entry", "remove"});
   CHECK(story(facts, "mta/d1/p1-2.r1") == std::vector<std::string>{"renamed here", "entry", "renamed away"});
@@ -144,7 +152,7 @@ TEST_CASE("nvj synctest posts file, entry, rename and remove facts, with its roo
     for (const Fact& f : facts)
       if (f.kind == FactKind::file && f.path == file) CHECK(f.crc32c == crc_of_file(left));
   }
-  CHECK(server->stop() == 0);
+  CHECK(lab.server->stop() == 0);
 }
 
 TEST_CASE("a workload whose facts cannot be posted fails, naming why", "[facts]") {
