@@ -103,6 +103,21 @@ void Device::for_each_piece(std::uint64_t offset, std::uint64_t length, Fn&& fn)
 }
 
 template <typename StoreOp>
+void Device::land_in_order(IoOp op, std::uint64_t offset, std::uint64_t length, bool fua, const void* data,
+                           StoreOp& store_op, Landed& landed) {
+  Recorder::PendingChange frame;  // goes after `order`: the copy is made outside write_order_
+  std::lock_guard order(write_order_);
+  landed.recorder = recorder_.load(std::memory_order_acquire);
+  if (landed.recorder != nullptr) {
+    frame = landed.recorder->begin_change(recorder_index_.load(std::memory_order_relaxed), frame_kind(op), offset,
+                                          static_cast<std::uint32_t>(length), data, fua);
+    landed.recorded = frame.id();
+  }
+  if (log_) landed.entry = log_->begin(*store_, offset, static_cast<std::uint32_t>(length), data);
+  store_op();
+}
+
+template <typename StoreOp>
 void Device::serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t length, bool fua, const void* data,
                    StoreOp&& store_op) {
   DeviceStats& stats = region.stats;
@@ -136,44 +151,27 @@ void Device::serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t 
   };
   auto fail = [&] { record(true, clock_->now()); };
 
-  WriteLog::Id entry = 0;
-  Recorder* recorder = nullptr;
-  std::uint64_t recorded = 0;  // the change's id in the recording
+  Landed landed;
   std::uint64_t epoch = 0;
-  // A change's log entry, its frame in the recording and its bytes land
-  // together, in the order changes take write_order_; the frame's copy of
-  // the bytes is made after write_order_ is let go (when `frame` goes, also
-  // if the store throws).
-  auto land = [&] {
-    if (!changes || (!log_ && !changes_ordered_.load(std::memory_order_relaxed))) {
-      store_op();
-      return;
-    }
-    Recorder::PendingChange frame;
-    std::lock_guard order(write_order_);
-    recorder = recorder_.load(std::memory_order_acquire);
-    if (recorder != nullptr) {
-      frame = recorder->begin_change(recorder_index_.load(std::memory_order_relaxed), frame_kind(op), offset,
-                                     static_cast<std::uint32_t>(length), data, fua);
-      recorded = frame.id();
-    }
-    if (log_) entry = log_->begin(*store_, offset, static_cast<std::uint32_t>(length), data);
-    store_op();
-  };
   try {
     if (log_) {
       std::shared_lock power(power_mutex_);
       if (!powered_) throw IoError(EIO, name_ + ": the power is off (POST /power-on)");
       epoch = power_epoch_;
-      land();
+      if (changes)
+        land_in_order(op, offset, length, fua, data, store_op, landed);
+      else
+        store_op();
+    } else if (changes && changes_ordered_.load(std::memory_order_relaxed)) {
+      land_in_order(op, offset, length, fua, data, store_op, landed);
     } else {
-      land();
+      store_op();
     }
   } catch (...) {
     // A write that failed is not tracked any more: its bytes are whatever
     // landed, and an open entry would keep the log from ever shrinking.
-    if (entry != 0) log_->acknowledge(entry, true);
-    if (recorded != 0) recorder->failed(recorder_index_.load(std::memory_order_relaxed), recorded);
+    if (landed.entry != 0) log_->acknowledge(landed.entry, true);
+    if (landed.recorded != 0) landed.recorder->failed(recorder_index_.load(std::memory_order_relaxed), landed.recorded);
     fail();
     throw;
   }
@@ -184,9 +182,10 @@ void Device::serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t 
       fail();
       throw IoError(EIO, name_ + ": the power was cut before the request completed");
     }
-    if (changes) log_->acknowledge(entry, durable(region, fua));
+    if (changes) log_->acknowledge(landed.entry, durable(region, fua));
   }
-  if (recorded != 0) recorder->ack(recorder_index_.load(std::memory_order_relaxed), recorded, durable(region, fua));
+  if (landed.recorded != 0)
+    landed.recorder->ack(recorder_index_.load(std::memory_order_relaxed), landed.recorded, durable(region, fua));
   // One clock read serves the statistics and the observer.
   const Nanos completed = stats_on_ || observer_ != nullptr ? clock_->now() : 0;
   record(false, completed);

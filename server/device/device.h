@@ -150,6 +150,20 @@ class Device {
   template <typename StoreOp>
   void serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t length, bool fua, const void* data,
              StoreOp&& store_op);
+  // A change whose order matters (power loss on, or a recording set): its
+  // log entry, its frame in the recording and its bytes land together under
+  // write_order_, in the order changes take it; the frame's copy of the
+  // bytes is made after write_order_ is let go (also when the store throws).
+  // Out of line, so that serve's path without either stays as short as it
+  // was before recordings (bench/RESULTS.md, record_off).
+  struct Landed {
+    WriteLog::Id entry = 0;
+    Recorder* recorder = nullptr;
+    std::uint64_t recorded = 0;  // the change's id in the recording
+  };
+  template <typename StoreOp>
+  [[gnu::noinline]] void land_in_order(IoOp op, std::uint64_t offset, std::uint64_t length, bool fua,
+                                       const void* data, StoreOp& store_op, Landed& landed);
 
   const std::string name_;
   const std::unique_ptr<Store> store_;
