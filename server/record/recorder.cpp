@@ -209,8 +209,13 @@ void Recorder::stop_locked(const std::string& why) {
 }
 
 void Recorder::abort(const std::string& why) {
-  std::lock_guard lock(mutex_);
-  stop_locked(why);
+  {
+    std::lock_guard lock(mutex_);
+    stop_locked(why);
+  }
+  // The file is whole when abort returns, as after stop(): GET /record and
+  // a reader of the file see the recording ended, end frame and all.
+  stop();
 }
 
 void Recorder::write_out() {

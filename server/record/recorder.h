@@ -121,7 +121,8 @@ class Recorder {
   void mark(std::uint64_t time_ns, std::string_view label);
 
   // Ends the recording with an error (a power cut, say): logged and kept
-  // in the end frame. No-op once stopped.
+  // in the end frame; the file is written out and closed before it
+  // returns, as by stop(). No-op once stopped.
   void abort(const std::string& why);
   // Ends the recording: the end frame written, the file synced and closed.
   // Returns the final status; again after the first call. A recorder never
