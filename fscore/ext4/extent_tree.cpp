@@ -140,14 +140,15 @@ std::vector<Extent> read_extent_tree(const std::array<std::uint8_t, 60>& root, c
       const std::uint32_t logical = load_le<std::uint32_t>(e);
       if (depth == 0) {
         std::uint32_t len = load_le<std::uint16_t>(e + 4);
-        if (len > kMaxExtentLength) len -= kMaxExtentLength;  // unwritten extent
+        const bool unwritten = len > kMaxExtentLength;
+        if (unwritten) len -= kMaxExtentLength;
         const std::uint64_t start =
             load_le<std::uint32_t>(e + 8) | std::uint64_t{load_le<std::uint16_t>(e + 6)} << 32;
         if (len == 0 || start >= blocks_count || len > blocks_count - start) fail("an extent lies outside the device");
         if (!out.empty() && logical < std::uint64_t{out.back().logical} + out.back().length)
           fail("extents overlap or are out of order");
         if (out.size() >= max_extents) fail("more than " + std::to_string(max_extents) + " extents");
-        out.push_back({logical, start, len});
+        out.push_back({logical, start, len, unwritten});
       } else {
         const std::uint64_t leaf = load_le<std::uint32_t>(e + 4) | std::uint64_t{load_le<std::uint16_t>(e + 8)} << 32;
         if (leaf >= blocks_count) fail("an index points outside the device");

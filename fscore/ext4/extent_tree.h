@@ -18,6 +18,7 @@ struct Extent {
   std::uint32_t logical = 0;   // first file block
   std::uint64_t physical = 0;  // first device block
   std::uint32_t length = 0;    // blocks
+  bool unwritten = false;      // allocated, reads as zeroes (read_extent_tree says; the builder writes none)
 };
 
 inline constexpr std::uint32_t kMaxExtentLength = 32768;  // an initialized extent

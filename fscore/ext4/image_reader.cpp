@@ -33,28 +33,8 @@ jbd2::JournalSuperblock read_journal_super(const BlockSource& source, std::uint6
 }
 
 void read_internal_journal(const BlockSource& source, ImageInfo& info) {
-  const Superblock& sb = info.super;
   const std::uint32_t bs = info.block_size;
-  const std::uint32_t ino = sb.journal_inum;
-  if (ino < 1 || ino > sb.inodes_count) fail("journal inode " + std::to_string(ino) + " does not exist");
-  const std::uint32_t group = (ino - 1) / sb.inodes_per_group;
-  const std::uint32_t index = (ino - 1) % sb.inodes_per_group;
-  const bool is64 = (sb.feature_incompat & incompat::k64bit) != 0;
-  const std::uint32_t desc_size = is64 ? sb.desc_size : 32;
-  const std::uint64_t desc_offset = (std::uint64_t{sb.first_data_block} + 1) * bs + std::uint64_t{group} * desc_size;
-  std::vector<std::uint8_t> desc(desc_size);
-  source.read(desc_offset, desc);
-  const std::uint32_t seed = csum_seed(sb);
-  if (sb.has_metadata_csum() && !group_desc_checksum_ok(desc, group, seed))
-    fail("group descriptor " + std::to_string(group) + ": checksum does not match");
-  const GroupDesc d = decode_group_desc(desc);
-  const std::uint64_t table_blocks = (std::uint64_t{sb.inodes_per_group} * sb.inode_size + bs - 1) / bs;
-  if (d.inode_table < 1 || d.inode_table >= info.blocks || table_blocks > info.blocks - d.inode_table)
-    fail("group " + std::to_string(group) + ": inode table outside the filesystem");
-  std::vector<std::uint8_t> raw(sb.inode_size);
-  source.read(d.inode_table * bs + std::uint64_t{index} * sb.inode_size, raw);
-  if (sb.has_metadata_csum() && !inode_checksum_ok(raw, ino, seed)) fail("journal inode: checksum does not match");
-  const Inode j = decode_inode(raw);
+  const Inode j = read_inode(source, info, info.super.journal_inum);
   if ((j.mode & kModeTypeMask) != kModeRegular) fail("journal inode is not a regular file");
   const std::uint64_t file_blocks = (j.size + bs - 1) / bs;
   if (file_blocks > kMaxJournalBlocks) fail("journal inode of " + std::to_string(j.size) + " bytes is larger than jbd2 takes");
@@ -82,6 +62,34 @@ void read_internal_journal(const BlockSource& source, ImageInfo& info) {
 }
 
 }  // namespace
+
+Inode read_inode(const BlockSource& source, const ImageInfo& info, std::uint32_t ino) {
+  const Superblock& sb = info.super;
+  const std::uint32_t bs = info.block_size;
+  if (ino < 1 || ino > sb.inodes_count) fail("inode " + std::to_string(ino) + " does not exist");
+  if (sb.inodes_per_group == 0 || sb.inode_size < 128) fail("the superblock's inode geometry is broken");
+  const std::uint32_t group = (ino - 1) / sb.inodes_per_group;
+  const std::uint32_t index = (ino - 1) % sb.inodes_per_group;
+  const bool is64 = (sb.feature_incompat & incompat::k64bit) != 0;
+  const std::uint32_t desc_size = is64 ? sb.desc_size : 32;
+  if (desc_size < 32) fail("group descriptors of " + std::to_string(desc_size) + " bytes");
+  const std::uint64_t desc_offset = (std::uint64_t{sb.first_data_block} + 1) * bs + std::uint64_t{group} * desc_size;
+  if (desc_offset + desc_size > info.blocks * bs) fail("group descriptor " + std::to_string(group) + " outside the filesystem");
+  std::vector<std::uint8_t> desc(desc_size);
+  source.read(desc_offset, desc);
+  const std::uint32_t seed = csum_seed(sb);
+  if (sb.has_metadata_csum() && !group_desc_checksum_ok(desc, group, seed))
+    fail("group descriptor " + std::to_string(group) + ": checksum does not match");
+  const GroupDesc d = decode_group_desc(desc);
+  const std::uint64_t table_blocks = (std::uint64_t{sb.inodes_per_group} * sb.inode_size + bs - 1) / bs;
+  if (d.inode_table < 1 || d.inode_table >= info.blocks || table_blocks > info.blocks - d.inode_table)
+    fail("group " + std::to_string(group) + ": inode table outside the filesystem");
+  std::vector<std::uint8_t> raw(sb.inode_size);
+  source.read(d.inode_table * bs + std::uint64_t{index} * sb.inode_size, raw);
+  if (sb.has_metadata_csum() && !inode_checksum_ok(raw, ino, seed))
+    fail("inode " + std::to_string(ino) + ": checksum does not match");
+  return decode_inode(raw);
+}
 
 bool has_ext4_magic(const BlockSource& source) {
   if (source.size() < kSuperOffset + kSuperSize) return false;

@@ -12,6 +12,7 @@
 #include "fscore/block_io.h"
 #include "fscore/ext4/block_map.h"
 #include "fscore/ext4/image_builder.h"
+#include "fscore/ext4/inode.h"
 #include "fscore/ext4/superblock.h"
 #include "fscore/jbd2/journal_superblock.h"
 
@@ -36,5 +37,10 @@ bool has_ext4_magic(const BlockSource& source);
 // Reads and checks the superblock and, for an internal journal, the
 // journal inode and its extents and the jbd2 superblock.
 ImageInfo read_image(const BlockSource& source);
+
+// Inode `ino` of a filesystem read_image has read: its group descriptor and
+// the inode itself checked (metadata_csum), the inode table inside the
+// filesystem. Throws std::runtime_error naming what is wrong.
+Inode read_inode(const BlockSource& source, const ImageInfo& info, std::uint32_t ino);
 
 }  // namespace fscore::ext4

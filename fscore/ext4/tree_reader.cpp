@@ -1,0 +1,94 @@
+#include "fscore/ext4/tree_reader.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "fscore/endian.h"
+#include "fscore/ext4/extent_tree.h"
+#include "fscore/ext4/features.h"
+#include "fscore/ext4/indirect_blocks.h"
+
+namespace fscore::ext4 {
+
+namespace {
+
+constexpr std::size_t kMaxExtents = std::size_t{1} << 20;
+constexpr std::size_t kMaxDepth = 64;  // path components
+
+[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+
+}  // namespace
+
+TreeReader::TreeReader(const BlockSource& source) : source_(source), info_(read_image(source)) {
+  if (info_.journal_device) fail("a journal device, not a filesystem");
+}
+
+std::vector<Extent> TreeReader::mapping(const Inode& inode, std::uint64_t file_blocks) const {
+  if ((inode.flags & kInlineDataFl) != 0) fail("inline data is not read here");
+  if ((inode.flags & kExtentsFl) != 0)
+    return read_extent_tree(inode.block, source_, info_.block_size, info_.blocks, kMaxExtents);
+  return read_indirect_blocks(inode.block, source_, info_.block_size, info_.blocks, file_blocks, file_blocks + 1,
+                              kMaxExtents);
+}
+
+std::vector<std::uint8_t> TreeReader::contents(const Inode& file, std::uint64_t limit) const {
+  if (file.size > limit) fail("a file of " + std::to_string(file.size) + " bytes, more than " + std::to_string(limit));
+  const std::uint32_t bs = info_.block_size;
+  const std::uint64_t file_blocks = (file.size + bs - 1) / bs;
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(file.size), 0);
+  for (const Extent& x : mapping(file, file_blocks)) {
+    if (x.unwritten || x.logical >= file_blocks) continue;
+    const std::uint64_t blocks = std::min<std::uint64_t>(x.length, file_blocks - x.logical);
+    const std::uint64_t at = std::uint64_t{x.logical} * bs;
+    const std::uint64_t n = std::min<std::uint64_t>(blocks * bs, file.size - at);
+    source_.read(x.physical * bs, std::span<std::uint8_t>(out.data() + at, static_cast<std::size_t>(n)));
+  }
+  return out;
+}
+
+std::vector<DirEntry> TreeReader::entries(const Inode& directory) const {
+  if ((directory.mode & kModeTypeMask) != kModeDir) fail("not a directory");
+  const std::uint32_t bs = info_.block_size;
+  if (directory.size % bs != 0) fail("a directory of " + std::to_string(directory.size) + " bytes, not whole blocks");
+  const std::vector<std::uint8_t> bytes = contents(directory, std::uint64_t{1} << 30);
+  std::vector<DirEntry> out;
+  for (std::size_t block = 0; block < bytes.size(); block += bs) {
+    for (std::size_t at = block; at < block + bs;) {
+      const std::uint8_t* p = bytes.data() + at;
+      if (block + bs - at < 8) fail("a directory entry cut by its block's end");
+      const std::uint32_t ino = load_le<std::uint32_t>(p);
+      const std::uint16_t rec_len = load_le<std::uint16_t>(p + 4);
+      const std::uint8_t name_len = p[6];
+      if (rec_len < 8 || rec_len % 4 != 0 || rec_len > block + bs - at || 8u + name_len > rec_len)
+        fail("a directory entry with record length " + std::to_string(rec_len) + " at byte " +
+             std::to_string(at - block) + " of a block");
+      if (ino != 0 && name_len > 0) {
+        std::string name(reinterpret_cast<const char*>(p + 8), name_len);
+        if (ino > info_.super.inodes_count) fail("entry " + name + " names inode " + std::to_string(ino));
+        if (name != "." && name != "..") out.push_back({ino, static_cast<FileType>(p[7] & 7), std::move(name)});
+      }
+      at += rec_len;
+    }
+  }
+  return out;
+}
+
+std::optional<TreeReader::Found> TreeReader::lookup(std::string_view path) const {
+  Found at{kRootIno, read_inode(source_, info_, kRootIno)};
+  std::size_t depth = 0;
+  for (std::size_t start = 0; start < path.size();) {
+    const std::size_t end = std::min(path.find('/', start), path.size());
+    const std::string_view part = path.substr(start, end - start);
+    start = end + 1;
+    if (part.empty() || part == ".") continue;
+    if (++depth > kMaxDepth) fail("a path of more than " + std::to_string(kMaxDepth) + " components");
+    if ((at.inode.mode & kModeTypeMask) != kModeDir) return std::nullopt;  // a file where a directory was named
+    const std::vector<DirEntry> list = entries(at.inode);
+    const auto it = std::find_if(list.begin(), list.end(), [&](const DirEntry& e) { return e.name == part; });
+    if (it == list.end()) return std::nullopt;
+    at = {it->ino, read_inode(source_, info_, it->ino)};
+  }
+  return at;
+}
+
+}  // namespace fscore::ext4

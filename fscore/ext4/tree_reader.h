@@ -1,0 +1,54 @@
+// TreeReader: the files and directories of an ext4 image, read back by path,
+// as the crash lab's fast path checks a crash state's facts without a
+// kernel. Directories are read linearly, block by block (an htree
+// directory's index blocks read as empty entries, so the same walk finds
+// every name); file contents through extent trees or block maps, holes and
+// unwritten extents reading as zeroes. Inline data is refused. Images are
+// untrusted (a crash state may hold anything): every field is checked before
+// it is used and a broken image is a std::runtime_error saying what is
+// wrong, never a crash. Pure: it reads through a BlockSource.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fscore/block_io.h"
+#include "fscore/ext4/dir_block.h"
+#include "fscore/ext4/image_reader.h"
+#include "fscore/ext4/inode.h"
+
+namespace fscore::ext4 {
+
+class TreeReader {
+ public:
+  // Reads and checks the superblock (read_image).
+  explicit TreeReader(const BlockSource& source);
+
+  struct Found {
+    std::uint32_t ino = 0;
+    Inode inode;
+  };
+  // `path` from the root, '/' between components ("" or "." is the root);
+  // nullopt when a component is missing.
+  std::optional<Found> lookup(std::string_view path) const;
+  // A directory's entries ("." and ".." left out), in the order of its blocks.
+  std::vector<DirEntry> entries(const Inode& directory) const;
+  // A regular file's bytes, i_size of them (at most `limit`: beyond it, a
+  // std::runtime_error).
+  std::vector<std::uint8_t> contents(const Inode& file, std::uint64_t limit = std::uint64_t{1} << 32) const;
+
+  const ImageInfo& info() const { return info_; }
+
+ private:
+  // The file's data blocks by logical block: (device block, unwritten);
+  // absent: a hole.
+  std::vector<Extent> mapping(const Inode& inode, std::uint64_t file_blocks) const;
+
+  const BlockSource& source_;
+  ImageInfo info_;
+};
+
+}  // namespace fscore::ext4
