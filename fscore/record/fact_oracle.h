@@ -1,0 +1,65 @@
+// FactOracle: what the facts marked up to a crash point (fact.h) say the
+// filesystem must hold, folded in mark order, and the check of a crash
+// state's filesystem against it (read with ext4::TreeReader, no kernel).
+//
+//   file P size S crc32c H   P exists and holds exactly those bytes
+//   entry D N                D/N exists (with the content a file fact or a
+//                            rename carried to it, if any)
+//   rename A B               the object at A is at one of A, B (or, after
+//                            more renames before it settles, any name it
+//                            was given), never at none, with its content
+//   rewrite P                P exists; its content is no longer known
+//   remove P                 nothing about P (or an object P is a name of)
+//                            holds any more
+//
+// Pure.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fscore/ext4/tree_reader.h"
+#include "fscore/record/fact.h"
+
+namespace fscore::record {
+
+struct FactViolation {
+  std::string path;      // the path (or "A | B" for a rename not settled)
+  std::string expected;  // "12345 bytes, crc32c 0badf00d", "present"
+  std::string found;     // "missing", "100 bytes, crc32c 12345678", ...
+};
+
+class FactOracle {
+ public:
+  // In mark order.
+  void add(const Fact& fact);
+
+  // Every expectation checked against `fs`; empty when all hold. A broken
+  // filesystem (TreeReader throws) is the caller's to report.
+  std::vector<FactViolation> check(const ext4::TreeReader& fs) const;
+
+  std::size_t expectations() const { return at_.size() + moving_.size(); }
+
+ private:
+  struct Content {
+    std::uint64_t size = 0;
+    std::uint32_t crc32c = 0;
+  };
+  struct Expect {
+    std::optional<Content> content;  // none: it exists, its bytes are not known
+  };
+  struct Moving {  // an object renamed, not settled yet
+    std::vector<std::string> names;
+    Expect expect;
+  };
+  // The object being renamed with `path` among its names, if any.
+  std::vector<Moving>::iterator moving_with(const std::string& path);
+
+  std::map<std::string, Expect> at_;
+  std::vector<Moving> moving_;
+};
+
+}  // namespace fscore::record
