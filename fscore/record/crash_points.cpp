@@ -1,6 +1,5 @@
 #include "fscore/record/crash_points.h"
 
-#include <algorithm>
 #include <map>
 #include <set>
 
@@ -24,10 +23,7 @@ std::vector<CrashPoint> crash_points(const RecordingIndex& index, const CrashPoi
 
   // One sweep in the recording's order: a change joins the volatile set at
   // its frame and leaves it when it becomes durable.
-  std::vector<std::pair<std::uint64_t, std::size_t>> durable_at;  // (sequence, change)
-  for (std::size_t i = 0; i < changes.size(); ++i)
-    if (changes[i].durable != kNever) durable_at.emplace_back(changes[i].durable, i);
-  std::sort(durable_at.begin(), durable_at.end());
+  const std::vector<std::size_t>& durable_order = index.durable_order();
   std::set<std::size_t> volatile_now;
   std::size_t next_change = 0, next_durable = 0, next_mark = 0;
   const auto& marks = index.marks();
@@ -35,8 +31,8 @@ std::vector<CrashPoint> crash_points(const RecordingIndex& index, const CrashPoi
   points.reserve(at.size());
   for (const auto& [sequence, reasons] : at) {
     while (next_change < changes.size() && changes[next_change].sequence <= sequence) volatile_now.insert(next_change++);
-    while (next_durable < durable_at.size() && durable_at[next_durable].first <= sequence)
-      volatile_now.erase(durable_at[next_durable++].second);
+    while (next_durable < durable_order.size() && changes[durable_order[next_durable]].durable <= sequence)
+      volatile_now.erase(durable_order[next_durable++]);
     while (next_mark < marks.size() && marks[next_mark].sequence <= sequence) ++next_mark;
     CrashPoint p;
     p.sequence = sequence;

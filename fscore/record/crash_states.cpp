@@ -77,17 +77,16 @@ class Prints {
       for (std::uint64_t at = 0; at < c.length; at += kSector)
         s.emplace_back(key_of(c.device, c.offset + at), c.kind == FrameKind::write ? sector_hash(c.data.data() + at) : 0);
     }
-    for (std::size_t i = 0; i < index.changes().size(); ++i)
-      if (index.changes()[i].durable != kNever) durable_at_.emplace_back(index.changes()[i].durable, i);
-    std::sort(durable_at_.begin(), durable_at_.end());
   }
 
   bool on() const { return on_; }
 
   // The changes durable right after frame `sequence` join the durable contents.
   void advance(std::uint64_t sequence) {
-    for (; next_ < durable_at_.size() && durable_at_[next_].first <= sequence; ++next_) {
-      const std::size_t i = durable_at_[next_].second;
+    if (!on_) return;
+    const std::vector<std::size_t>& order = index_.durable_order();
+    for (; next_ < order.size() && index_.changes()[order[next_]].durable <= sequence; ++next_) {
+      const std::size_t i = order[next_];
       for (const auto& [key, hash] : sectors_[i]) land(key, index_.changes()[i].sequence, hash);
     }
   }
@@ -127,8 +126,7 @@ class Prints {
   std::uint64_t unique_ = 0;  // without fingerprints: every state its own
   std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> sectors_;  // per change: (key, hash)
   std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> durable_;  // key -> (sequence, hash)
-  std::vector<std::pair<std::uint64_t, std::size_t>> durable_at_;
-  std::size_t next_ = 0;
+  std::size_t next_ = 0;  // in durable_order()
   std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> winners_;
 };
 

@@ -59,10 +59,12 @@ RecordingIndex::RecordingIndex(std::span<const std::uint8_t> bytes) {
         IndexedChange& c = change_named(f);
         c.acked = f.sequence;
         c.durable_on_ack = f.durable();
-        if (c.durable_on_ack)
+        if (c.durable_on_ack) {
           c.durable = f.sequence;
-        else
+          durable_order_.push_back(change_of[f.id]);
+        } else {
           unflushed[c.device].push_back(change_of[f.id]);
+        }
         break;
       }
       case FrameKind::failed:
@@ -79,8 +81,10 @@ RecordingIndex::RecordingIndex(std::span<const std::uint8_t> bytes) {
         IndexedFlush& flush = flushes_[it->second];
         flush.done = f.sequence;
         auto& waiting = unflushed[f.device];
-        for (; !waiting.empty() && changes_[waiting.front()].acked < flush.sequence; waiting.pop_front())
+        for (; !waiting.empty() && changes_[waiting.front()].acked < flush.sequence; waiting.pop_front()) {
           changes_[waiting.front()].durable = f.sequence;
+          durable_order_.push_back(waiting.front());
+        }
         break;
       }
       case FrameKind::mark:

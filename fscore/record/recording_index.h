@@ -68,6 +68,9 @@ class RecordingIndex {
   const std::vector<IndexedChange>& changes() const { return changes_; }
   const std::vector<IndexedFlush>& flushes() const { return flushes_; }
   const std::vector<IndexedMark>& marks() const { return marks_; }
+  // Indices in changes() of the changes that became durable, in the order
+  // they did (by their `durable` frame).
+  const std::vector<std::size_t>& durable_order() const { return durable_order_; }
   // The end frame's sequence; whether an error stopped the recording, and why.
   std::uint64_t end() const { return end_; }
   bool stopped() const { return stopped_; }
@@ -79,6 +82,7 @@ class RecordingIndex {
   std::vector<IndexedChange> changes_;
   std::vector<IndexedFlush> flushes_;
   std::vector<IndexedMark> marks_;
+  std::vector<std::size_t> durable_order_;
   std::uint64_t end_ = 0;
   bool stopped_ = false;
   std::string stop_reason_;

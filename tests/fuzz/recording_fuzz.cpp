@@ -41,6 +41,14 @@ void check(const rec::RecordingIndex& index) {
     expect(c.durable == rec::kNever || c.failed == rec::kNever, "a failed change durable");
     expect(c.sequence < index.end(), "a change after the end");
   }
+  std::size_t durable = 0;
+  for (const rec::IndexedChange& c : changes) durable += c.durable != rec::kNever;
+  const auto& order = index.durable_order();
+  expect(order.size() == durable, "durable_order misses durable changes");
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    expect(order[i] < changes.size() && changes[order[i]].durable != rec::kNever, "durable_order holds a volatile change");
+    expect(i == 0 || changes[order[i - 1]].durable <= changes[order[i]].durable, "durable_order out of order");
+  }
   const auto points = rec::crash_points(index, {true, true, 7});
   expect(!points.empty() && points.back().sequence == index.end(), "no crash point at the end");
   for (std::size_t p = 0; p < points.size(); ++p) {

@@ -71,6 +71,7 @@ TEST_CASE("the index knows when each change was acknowledged and became durable"
   CHECK((c[1].id == 2 && c[1].durable_on_ack && c[1].durable == 4));
   CHECK((c[2].id == 4 && c[2].acked == 7 && c[2].durable == kNever));
   CHECK((c[3].id == 5 && c[3].acked == kNever && c[3].durable == kNever));
+  CHECK(index.durable_order() == std::vector<std::size_t>{1, 0});  // change 2 at its ack (4), change 1 at the flush (8)
   REQUIRE(index.flushes().size() == 1);
   CHECK(index.flushes()[0].done == 8);
   REQUIRE(index.marks().size() == 1);
@@ -234,6 +235,7 @@ TEST_CASE("fingerprints agree with the replayed contents over random recordings"
 TEST_CASE("changes off 512-byte sectors turn merging off, and every state is tried", "[crash]") {
   Writer w;
   w.write(0, 1, 100, 10, 'a');
+  w.e.ack(w.out, 0, 1, true);  // durable: the points walk past it
   w.write(0, 2, 100, 10, 'a');
   const Bytes bytes = w.finish();
   const RecordingIndex index(bytes);
