@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "fscore/crc32c.h"
+
 namespace fscore::record {
 
 namespace {
@@ -95,6 +97,8 @@ std::uint32_t crc_word(std::string_view label, std::string_view word) {
 }
 
 }  // namespace
+
+std::uint32_t fact_crc32c(const void* data, std::size_t n) { return ~crc32c(~0u, data, n); }
 
 const char* to_string(FactKind kind) {
   switch (kind) {

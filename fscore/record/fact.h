@@ -29,6 +29,7 @@
 // is written %XX (two upper-case hex digits). Pure.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -65,5 +66,9 @@ std::string format_fact(const Fact& fact);
 std::optional<Fact> parse_fact(std::string_view label);
 
 const char* to_string(FactKind kind);
+
+// The CRC-32C a file fact gives for `n` bytes of content: the standard one
+// (fscore/crc32c.h), what the workloads post and the oracle compares.
+std::uint32_t fact_crc32c(const void* data, std::size_t n);
 
 }  // namespace fscore::record

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "fscore/crc32c.h"
 
 namespace fscore::record {
 
@@ -33,7 +32,7 @@ Seen look(const ext4::TreeReader& fs, const std::string& path, bool want_content
   if (want_content && s.regular) {
     const std::vector<std::uint8_t> bytes = fs.contents(found->inode);
     s.size = bytes.size();
-    s.crc = ~crc32c(~0u, bytes.data(), bytes.size());
+    s.crc = fact_crc32c(bytes.data(), bytes.size());
   }
   return s;
 }

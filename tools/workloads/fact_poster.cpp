@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "common/mark_client.h"
-#include "fscore/crc32c.h"
 #include "fscore/record/fact.h"
 
 namespace nvj::workloads {
@@ -60,7 +59,5 @@ void FactPoster::rewrite(const std::string& path) const {
 void FactPoster::remove(const std::string& path) const {
   if (enabled()) post(Fact{FactKind::remove, relative(path), "", 0, 0});
 }
-
-std::uint32_t content_crc32c(const void* data, std::size_t n) { return ~fscore::crc32c(~0u, data, n); }
 
 }  // namespace nvj::workloads

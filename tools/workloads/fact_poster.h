@@ -9,7 +9,6 @@
 // returned, rename, rewrite and remove before the call (fact.h).
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -47,8 +46,5 @@ class FactPoster {
   std::string control_;
   std::string root_;  // absolute, normalised
 };
-
-// The standard CRC-32C of `n` bytes, as file facts give it.
-std::uint32_t content_crc32c(const void* data, std::size_t n);
 
 }  // namespace nvj::workloads
