@@ -157,25 +157,21 @@ std::optional<Fact> parse_fact(std::string_view label) {
     if (w.empty()) fail(label, "an empty word (words are separated by one space)");
   Fact f;
   const std::string_view kind = words[0];
+  // Each kind, named as to_string names it, and its words, the name
+  // included: file PATH size BYTES crc32c HEX, and so on (fact.h).
+  struct Shape {
+    FactKind kind;
+    std::size_t words;
+  };
+  constexpr Shape kShapes[] = {{FactKind::file, 6}, {FactKind::entry, 3}, {FactKind::rename, 3},
+                               {FactKind::rewrite, 2}, {FactKind::remove, 2}};
   std::size_t want = 0;
-  if (kind == "file") {
-    f.kind = FactKind::file;
-    want = 6;
-  } else if (kind == "entry") {
-    f.kind = FactKind::entry;
-    want = 3;
-  } else if (kind == "rename") {
-    f.kind = FactKind::rename;
-    want = 3;
-  } else if (kind == "rewrite") {
-    f.kind = FactKind::rewrite;
-    want = 2;
-  } else if (kind == "remove") {
-    f.kind = FactKind::remove;
-    want = 2;
-  } else {
-    fail(label, "an unknown kind '" + std::string(kind) + "' (file, entry, rename, rewrite, remove)");
-  }
+  for (const Shape& shape : kShapes)
+    if (kind == to_string(shape.kind)) {
+      f.kind = shape.kind;
+      want = shape.words;
+    }
+  if (want == 0) fail(label, "an unknown kind '" + std::string(kind) + "' (file, entry, rename, rewrite, remove)");
   if (words.size() != want)
     fail(label, std::to_string(words.size() - 1) + " words after '" + std::string(kind) + "', not " +
                     std::to_string(want - 1));
