@@ -107,6 +107,7 @@ const char* to_string(FactKind kind) {
     case FactKind::rename: return "rename";
     case FactKind::rewrite: return "rewrite";
     case FactKind::remove: return "remove";
+    case FactKind::prefix: return "prefix";
   }
   return "unknown";
 }
@@ -120,7 +121,8 @@ std::string format_fact(const Fact& fact) {
   label += ' ';
   label += escape(fact.path);
   switch (fact.kind) {
-    case FactKind::file: {
+    case FactKind::file:
+    case FactKind::prefix: {
       char crc[9];
       std::snprintf(crc, sizeof crc, "%08x", fact.crc32c);
       label += " size " + std::to_string(fact.size) + " crc32c " + crc;
@@ -163,22 +165,23 @@ std::optional<Fact> parse_fact(std::string_view label) {
     FactKind kind;
     std::size_t words;
   };
-  constexpr Shape kShapes[] = {{FactKind::file, 6}, {FactKind::entry, 3}, {FactKind::rename, 3},
-                               {FactKind::rewrite, 2}, {FactKind::remove, 2}};
+  constexpr Shape kShapes[] = {{FactKind::file, 6},    {FactKind::prefix, 6}, {FactKind::entry, 3},
+                               {FactKind::rename, 3},  {FactKind::rewrite, 2}, {FactKind::remove, 2}};
   std::size_t want = 0;
   for (const Shape& shape : kShapes)
     if (kind == to_string(shape.kind)) {
       f.kind = shape.kind;
       want = shape.words;
     }
-  if (want == 0) fail(label, "an unknown kind '" + std::string(kind) + "' (file, entry, rename, rewrite, remove)");
+  if (want == 0) fail(label, "an unknown kind '" + std::string(kind) + "' (file, prefix, entry, rename, rewrite, remove)");
   if (words.size() != want)
     fail(label, std::to_string(words.size() - 1) + " words after '" + std::string(kind) + "', not " +
                     std::to_string(want - 1));
   f.path = unescape(label, words[1]);
   if (const std::string p = path_problem(f.path, f.kind == FactKind::entry); !p.empty()) fail(label, p);
-  if (f.kind == FactKind::file) {
-    if (words[2] != "size" || words[4] != "crc32c") fail(label, "a file fact is 'file PATH size BYTES crc32c HEX'");
+  if (f.kind == FactKind::file || f.kind == FactKind::prefix) {
+    if (words[2] != "size" || words[4] != "crc32c")
+      fail(label, "a " + std::string(kind) + " fact is '" + std::string(kind) + " PATH size BYTES crc32c HEX'");
     f.size = number(label, words[3], "size");
     f.crc32c = crc_word(label, words[5]);
   } else if (f.kind == FactKind::entry) {

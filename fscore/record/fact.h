@@ -7,6 +7,10 @@
 //                                          BYTES long, CRC-32C HEX (8 hex
 //                                          digits, as ext4's crc32c, of the
 //                                          whole content)
+//   fact prefix PATH size BYTES crc32c HEX PATH starts with these bytes: at
+//                                          least BYTES long, its first BYTES
+//                                          with CRC-32C HEX (a file being
+//                                          appended to, fsynced part way)
 //   fact entry DIR NAME                    directory DIR holds the entry NAME
 //   fact rename FROM TO                    what was at FROM is at FROM or at
 //                                          TO, never at neither
@@ -16,7 +20,7 @@
 //   fact remove PATH                       PATH may be gone; no fact about it
 //                                          holds any more
 //
-// A fact that says more than before (file, entry) is posted after the call
+// A fact that says more than before (file, prefix, entry) is posted after the call
 // that made it durable has returned (fsync of the file, fsync of the
 // directory); one that says less (rename, rewrite, remove) before the call
 // that changes what is there. So a fact is true at every moment after its
@@ -38,14 +42,14 @@
 
 namespace fscore::record {
 
-enum class FactKind { file, entry, rename, rewrite, remove };
+enum class FactKind { file, entry, rename, rewrite, remove, prefix };
 
 struct Fact {
   FactKind kind = FactKind::file;
-  std::string path;    // file, rewrite, remove: the path; entry: the directory; rename: from
+  std::string path;    // file, prefix, rewrite, remove: the path; entry: the directory; rename: from
   std::string second;  // entry: the name; rename: to
-  std::uint64_t size = 0;    // file
-  std::uint32_t crc32c = 0;  // file
+  std::uint64_t size = 0;    // file, prefix
+  std::uint32_t crc32c = 0;  // file, prefix
 
   bool operator==(const Fact&) const = default;
 };

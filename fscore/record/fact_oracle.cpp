@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 
 namespace fscore::record {
@@ -14,25 +15,34 @@ std::string describe(std::uint64_t size, std::uint32_t crc) {
   return text;
 }
 
+std::string first_bytes(std::uint64_t n, std::uint32_t crc) {
+  char text[80];
+  std::snprintf(text, sizeof text, "the first %llu with crc32c %08x", static_cast<unsigned long long>(n), crc);
+  return text;
+}
+
 // What a path holds in a filesystem: whether it is there, and a regular
-// file's size and crc when they are asked for.
+// file's size and the crc of its first `crc_bytes` bytes (all of them when
+// it is shorter) when they are asked for.
 struct Seen {
   bool present = false;
   bool regular = false;
   std::uint64_t size = 0;
+  std::uint64_t crc_bytes = 0;
   std::uint32_t crc = 0;
 };
 
-Seen look(const ext4::TreeReader& fs, const std::string& path, bool want_content) {
+Seen look(const ext4::TreeReader& fs, const std::string& path, std::optional<std::uint64_t> want_prefix) {
   Seen s;
   const auto found = fs.lookup(path);
   if (!found) return s;
   s.present = true;
   s.regular = (found->inode.mode & ext4::kModeTypeMask) == ext4::kModeRegular;
-  if (want_content && s.regular) {
+  if (want_prefix && s.regular) {
     const std::vector<std::uint8_t> bytes = fs.contents(found->inode);
     s.size = bytes.size();
-    s.crc = fact_crc32c(bytes.data(), bytes.size());
+    s.crc_bytes = std::min<std::uint64_t>(*want_prefix, bytes.size());
+    s.crc = fact_crc32c(bytes.data(), static_cast<std::size_t>(s.crc_bytes));
   }
   return s;
 }
@@ -48,8 +58,9 @@ std::vector<FactOracle::Moving>::iterator FactOracle::moving_with(const std::str
 void FactOracle::add(const Fact& f) {
   switch (f.kind) {
     case FactKind::file:
+    case FactKind::prefix:
       if (auto m = moving_with(f.path); m != moving_.end()) moving_.erase(m);  // settled here
-      at_[f.path] = Expect{Content{f.size, f.crc32c}};
+      at_[f.path] = Expect{Content{f.size, f.crc32c, f.kind == FactKind::file}};
       break;
     case FactKind::entry: {
       const std::string path = f.path == "." ? f.second : f.path + "/" + f.second;
@@ -88,28 +99,39 @@ void FactOracle::add(const Fact& f) {
 std::vector<FactViolation> FactOracle::check(const ext4::TreeReader& fs) const {
   std::vector<FactViolation> out;
   const auto expected = [](const Expect& e) {
-    return e.content ? describe(e.content->size, e.content->crc32c) : std::string("present");
+    if (!e.content) return std::string("present");
+    if (e.content->exact) return describe(e.content->size, e.content->crc32c);
+    return "at least " + std::to_string(e.content->size) + " bytes, " + first_bytes(e.content->size, e.content->crc32c);
   };
   const auto matches = [](const Expect& e, const Seen& s) {
-    return s.present && (!e.content || (s.regular && s.size == e.content->size && s.crc == e.content->crc32c));
+    if (!s.present) return false;
+    if (!e.content) return true;
+    const Content& c = *e.content;
+    return s.regular && (c.exact ? s.size == c.size : s.size >= c.size) && s.crc_bytes == c.size && s.crc == c.crc32c;
   };
-  const auto found = [](const Seen& s) {
+  const auto found = [](const Expect& e, const Seen& s) {
     if (!s.present) return std::string("missing");
     if (!s.regular) return std::string("not a regular file");
+    if (e.content && !e.content->exact && s.size > s.crc_bytes)
+      return std::to_string(s.size) + " bytes, " + first_bytes(s.crc_bytes, s.crc);
     return describe(s.size, s.crc);
   };
+  const auto want = [](const Expect& e) {
+    return e.content ? std::optional<std::uint64_t>(e.content->exact ? ~std::uint64_t{0} : e.content->size)
+                     : std::nullopt;
+  };
   for (const auto& [path, e] : at_) {
-    const Seen s = look(fs, path, e.content.has_value());
-    if (!matches(e, s)) out.push_back({path, expected(e), found(s)});
+    const Seen s = look(fs, path, want(e));
+    if (!matches(e, s)) out.push_back({path, expected(e), found(e, s)});
   }
   for (const Moving& m : moving_) {
     std::string names, seen;
     bool ok = false;
     for (const std::string& name : m.names) {
-      const Seen s = look(fs, name, m.expect.content.has_value());
+      const Seen s = look(fs, name, want(m.expect));
       ok = ok || matches(m.expect, s);
       names += (names.empty() ? "" : " | ") + name;
-      seen += (seen.empty() ? "" : " | ") + found(s);
+      seen += (seen.empty() ? "" : " | ") + found(m.expect, s);
     }
     if (!ok) out.push_back({names, expected(m.expect) + " under one of the names", seen});
   }

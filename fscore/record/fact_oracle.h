@@ -3,6 +3,7 @@
 // state's filesystem against it (read with ext4::TreeReader, no kernel).
 //
 //   file P size S crc32c H   P exists and holds exactly those bytes
+//   prefix P size S crc32c H P exists and starts with those bytes
 //   entry D N                D/N exists (with the content a file fact or a
 //                            rename carried to it, if any)
 //   rename A B               the object at A is at one of A, B (or, after
@@ -47,6 +48,7 @@ class FactOracle {
   struct Content {
     std::uint64_t size = 0;
     std::uint32_t crc32c = 0;
+    bool exact = true;  // file; false: prefix (it may be longer)
   };
   struct Expect {
     std::optional<Content> content;  // none: it exists, its bytes are not known

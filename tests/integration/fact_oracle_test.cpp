@@ -34,6 +34,11 @@ std::string file_fact(const std::string& path, const std::string& content) {
   return "fact file " + path + " size " + std::to_string(content.size()) + " crc32c " + hex;
 }
 
+// A prefix fact: the first `n` bytes of `content`.
+std::string prefix_fact(const std::string& path, const std::string& content, std::size_t n) {
+  return "fact prefix" + file_fact(path, content.substr(0, n)).substr(9);
+}
+
 std::vector<FactViolation> check(const fscore::ext4::TreeReader& fs, const std::vector<std::string>& labels) {
   FactOracle oracle;
   for (const std::string& label : labels) oracle.add(*parse_fact(label));
@@ -62,6 +67,8 @@ TEST_CASE("facts are checked against a filesystem: each kind passes where it hol
   CHECK(check(fs, {file_fact("d/b", kB), "fact rename d/b d/b.r1", "fact entry d b.r1"}).empty());  // settled
   CHECK(check(fs, {file_fact("d/a", kB), "fact rewrite d/a"}).empty());  // content no longer known
   CHECK(check(fs, {file_fact("d/gone", kA), "fact remove d/gone"}).empty());
+  CHECK(check(fs, {prefix_fact("d/a", kA, 5)}).empty());            // it starts so and goes on
+  CHECK(check(fs, {prefix_fact("d/a", kA, kA.size())}).empty());  // the whole of it is a prefix too
 
   // What does not, and how it is named.
   auto v = check(fs, {file_fact("d/a", kB)});
@@ -82,6 +89,15 @@ TEST_CASE("facts are checked against a filesystem: each kind passes where it hol
   v = check(fs, {file_fact("x", kA)});
   REQUIRE(v.size() == 1);
   CHECK(v[0].found == "not a regular file");
+  v = check(fs, {prefix_fact("d/a", kB, 5)});  // other first bytes
+  REQUIRE(v.size() == 1);
+  CHECK_THAT(v[0].expected, Catch::Matches("at least 5 bytes, the first 5 with crc32c [0-9a-f]{8}"));
+  CHECK_THAT(v[0].found, Catch::Matches(std::to_string(kA.size()) + " bytes, the first 5 with crc32c [0-9a-f]{8}"));
+  v = check(fs, {prefix_fact("d/a", kA + "more", kA.size() + 4)});  // shorter than the prefix
+  REQUIRE(v.size() == 1);
+  CHECK_THAT(v[0].found, Catch::StartsWith(std::to_string(kA.size()) + " bytes, crc32c "));
+  v = check(fs, {prefix_fact("d/a", kA, 5), file_fact("d/a", kA + "x")});  // a file fact after it is exact
+  CHECK(v.size() == 1);
   v = check(fs, {"fact rewrite d/none", "fact entry . y"});
   CHECK(v.size() == 2);
 }

@@ -55,6 +55,7 @@ std::vector<std::string> story(const std::vector<Fact>& facts, const std::string
     if (f.kind == FactKind::entry && f.path + "/" + f.second == path) out.push_back("entry");
     if (f.path != path && !(f.kind == FactKind::rename && f.second == path)) continue;
     if (f.kind == FactKind::file) out.push_back("file " + std::to_string(f.size));
+    if (f.kind == FactKind::prefix) out.push_back("prefix " + std::to_string(f.size));
     if (f.kind == FactKind::rename) out.push_back(f.path == path ? "renamed away" : "renamed here");
     if (f.kind == FactKind::rewrite) out.push_back("rewrite");
     if (f.kind == FactKind::remove) out.push_back("remove");
@@ -81,7 +82,7 @@ struct FactLab {
 
 }  // namespace
 
-TEST_CASE("nvj writers posts a file fact after every fsync and a rewrite before each later round", "[facts]") {
+TEST_CASE("nvj writers posts a prefix fact after every fsync, a file fact after the last, and a rewrite before each later round", "[facts]") {
   FactLab lab;
   const std::string& control = lab.control;
   const auto& root = lab.root;
@@ -109,9 +110,9 @@ TEST_CASE("nvj writers posts a file fact after every fsync and a rewrite before 
   CHECK(facts.back() == Fact{FactKind::entry, "w", "d0", 0, 0});
   for (const std::string task : {"w/d0/t0", "w/d1/t1", "w/d0/t2"}) {
     CAPTURE(task);
-    CHECK(story(facts, task) == std::vector<std::string>{"file 4096", "file 8192", "file 12288", "file 16384",
-                                                         "rewrite", "file 4096", "file 8192", "file 12288",
-                                                         "file 16384"});
+    CHECK(story(facts, task) == std::vector<std::string>{"prefix 4096", "prefix 8192", "prefix 12288",
+                                                         "file 16384", "rewrite", "prefix 4096", "prefix 8192",
+                                                         "prefix 12288", "file 16384"});
     // The last fact is what the file holds.
     const Fact* last = nullptr;
     for (const Fact& f : facts)

@@ -17,6 +17,8 @@ using fscore::record::parse_fact;
 TEST_CASE("each kind of fact formats to its documented line and parses back", "[fact]") {
   const Fact file{FactKind::file, "d1/t25", "", 40960, 0x0badf00d};
   CHECK(format_fact(file) == "fact file d1/t25 size 40960 crc32c 0badf00d");
+  const Fact prefix{FactKind::prefix, "d1/t25", "", 4096, 0x00c0ffee};
+  CHECK(format_fact(prefix) == "fact prefix d1/t25 size 4096 crc32c 00c0ffee");
   const Fact entry{FactKind::entry, "d0", "p3-7.r3", 0, 0};
   CHECK(format_fact(entry) == "fact entry d0 p3-7.r3");
   const Fact root_entry{FactKind::entry, ".", "top", 0, 0};
@@ -27,7 +29,7 @@ TEST_CASE("each kind of fact formats to its documented line and parses back", "[
   CHECK(format_fact(rewrite) == "fact rewrite d1/t25");
   const Fact remove{FactKind::remove, "d0/p3-0.r3", "", 0, 0};
   CHECK(format_fact(remove) == "fact remove d0/p3-0.r3");
-  for (const Fact& f : {file, entry, root_entry, rename, rewrite, remove}) {
+  for (const Fact& f : {file, prefix, entry, root_entry, rename, rewrite, remove}) {
     CAPTURE(format_fact(f));
     const auto back = parse_fact(format_fact(f));
     REQUIRE(back.has_value());

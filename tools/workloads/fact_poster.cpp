@@ -44,6 +44,10 @@ void FactPoster::file(const std::string& path, std::uint64_t size, std::uint32_t
   if (enabled()) post(Fact{FactKind::file, relative(path), "", size, crc32c});
 }
 
+void FactPoster::prefix(const std::string& path, std::uint64_t size, std::uint32_t crc32c) const {
+  if (enabled()) post(Fact{FactKind::prefix, relative(path), "", size, crc32c});
+}
+
 void FactPoster::entry(const std::string& directory, const std::string& name) const {
   if (enabled()) post(Fact{FactKind::entry, relative(directory), name, 0, 0});
 }

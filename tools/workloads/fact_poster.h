@@ -5,7 +5,7 @@
 // $NVJ_MNT (what `nvj crash run` sets for its workload), or the current
 // folder. Without a control socket nothing is posted.
 //
-// When to post: file and entry after the call that made them durable has
+// When to post: file, prefix and entry after the call that made them durable has
 // returned, rename, rewrite and remove before the call (fact.h).
 #pragma once
 
@@ -35,6 +35,8 @@ class FactPoster {
   // Each throws MarkError (common/mark_client.h) when the server does not
   // take the mark. No-ops when not enabled.
   void file(const std::string& path, std::uint64_t size, std::uint32_t crc32c) const;
+  // The first `size` bytes (the file may grow past them).
+  void prefix(const std::string& path, std::uint64_t size, std::uint32_t crc32c) const;
   void entry(const std::string& directory, const std::string& name) const;
   void rename(const std::string& from, const std::string& to) const;
   void rewrite(const std::string& path) const;

@@ -61,7 +61,9 @@ void run_task(const WritersOptions& o, const FactPoster& facts, std::uint32_t ta
     if (facts.enabled()) crc = fscore::crc32c(crc, chunk.data(), chunk.size());
     const bool sync = o.sync == WritersSync::each || (o.sync == WritersSync::end && c + 1 == o.chunks);
     if (sync && ::fsync(fd) != 0) throw TaskError("fsync after chunk " + std::to_string(c) + " of " + name, errno);
-    if (sync)
+    if (sync && c + 1 < o.chunks)  // more chunks follow: only what is written so far is known
+      post_fact([&] { facts.prefix(path, std::uint64_t{c + 1} * o.chunk_size, ~crc); }, "prefix " + name);
+    else if (sync)
       post_fact([&] { facts.file(path, std::uint64_t{c + 1} * o.chunk_size, ~crc); }, "file " + name);
     if (o.sync != WritersSync::end || c + 1 == o.chunks) channel.progress();
   }
