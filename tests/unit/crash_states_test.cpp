@@ -18,30 +18,13 @@
 #include "fscore/record/frame_encoder.h"
 #include "fscore/record/recording_index.h"
 #include "fscore/record/replayed_exports.h"
+#include "tests/unit/random_recording.h"
 
 using namespace fscore::record;
 
 namespace {
 
-using Bytes = std::vector<std::uint8_t>;
-
-Bytes copy(const FrameBuffer& b) { return Bytes(b.data(), b.data() + b.size()); }
-
-// A recording written frame by frame; ids and the export are given.
-struct Writer {
-  FrameEncoder e;
-  FrameBuffer out;
-  explicit Writer(std::uint64_t size = 1 << 20) { e.header(out, {{"data", size}, {"journal", size}}); }
-  std::uint64_t next() const { return e.frames(); }  // the next frame's sequence
-  void write(std::uint8_t dev, std::uint64_t id, std::uint64_t offset, std::size_t n, std::uint8_t fill) {
-    const Bytes data(n, fill);
-    e.write(out, dev, id, offset, data.data(), static_cast<std::uint32_t>(n), false);
-  }
-  Bytes finish() {
-    e.end(out);
-    return copy(out);
-  }
-};
+using namespace recording_tests;
 
 std::vector<std::uint64_t> ids(const RecordingIndex& index, const std::vector<std::size_t>& changes) {
   std::vector<std::uint64_t> out;
@@ -144,42 +127,12 @@ TEST_CASE("each strategy tries its subsets, and states with the same contents ar
 }
 
 TEST_CASE("fingerprints agree with the replayed contents over random recordings", "[crash]") {
-  // Two small exports, random sector-aligned writes, zeroes and trims,
-  // acknowledged durable or not, flushes: every state's fingerprint is
+  // Random recordings (random_recording.h): every state's fingerprint is
   // compared with a hash of what the exports hold when it is replayed.
   std::mt19937_64 rng(20261123);
   std::size_t compared = 0;
   for (int round = 0; round < 40; ++round) {
-    Writer w(16 * 512);
-    w.e.base(w.out, 0, 0, Bytes(2048, 0x5A).data(), 2048);
-    std::uint64_t id = 0;
-    std::vector<std::uint64_t> unacked[2];
-    for (int step = 0; step < 24; ++step) {
-      const auto dev = static_cast<std::uint8_t>(rng() % 2);
-      const std::uint64_t sector = rng() % 14, n = 1 + rng() % 3;
-      const unsigned what = static_cast<unsigned>(rng() % 20);
-      if (what < 9) {
-        w.write(dev, ++id, sector * 512, n * 512, static_cast<std::uint8_t>(rng() % 3));  // few distinct bytes
-        unacked[dev].push_back(id);
-      } else if (what < 10) {
-        w.e.zero(w.out, dev, ++id, sector * 512, static_cast<std::uint32_t>(n * 512), false);
-        unacked[dev].push_back(id);
-      } else if (what < 11) {
-        w.e.trim(w.out, dev, ++id, sector * 512, static_cast<std::uint32_t>(n * 512), false);
-        unacked[dev].push_back(id);
-      } else if (what < 17 && !unacked[dev].empty()) {
-        // Acknowledged in any order, a third durable on acknowledgement: a
-        // later change can be durable before an earlier one.
-        const std::size_t i = rng() % unacked[dev].size();
-        w.e.ack(w.out, dev, unacked[dev][i], rng() % 3 == 0);
-        unacked[dev].erase(unacked[dev].begin() + static_cast<std::ptrdiff_t>(i));
-      } else if (what >= 17) {
-        w.e.flush(w.out, dev, ++id);
-        w.e.flush_done(w.out, dev, id);
-      }
-      if (rng() % 4 == 0) w.e.mark(w.out, 0, "m");
-    }
-    const Bytes bytes = w.finish();
+    const Bytes bytes = random_recording(rng);
     const RecordingIndex index(bytes);
     const auto points = crash_points(index, {true, true, 3});
     StrategyOptions o;
@@ -188,31 +141,7 @@ TEST_CASE("fingerprints agree with the replayed contents over random recordings"
     std::map<std::uint64_t, std::uint32_t> content_of;  // fingerprint -> contents' crc
     std::map<std::uint32_t, std::uint64_t> print_of;    // contents' crc -> fingerprint
     enumerate_crash_states(index, points, o, [&](const CrashState& s) {
-      // Replay: the base, then in the recording's order each change durable
-      // at the point or kept.
-      ReplayedExports r(index.exports());
-      for (const IndexedBase& b : index.bases()) {
-        Frame f;
-        f.kind = FrameKind::base;
-        f.device = b.device;
-        f.offset = b.offset;
-        f.length = b.data.size();
-        f.data = b.data;
-        r.apply(f);
-      }
-      const std::uint64_t at = points[s.point].sequence;
-      for (std::size_t i = 0; i < index.changes().size(); ++i) {
-        const IndexedChange& c = index.changes()[i];
-        const bool kept = std::find(s.kept.begin(), s.kept.end(), i) != s.kept.end();
-        if (c.sequence > at || !(kept || c.durable <= at)) continue;
-        Frame f;
-        f.kind = c.kind;
-        f.device = c.device;
-        f.offset = c.offset;
-        f.length = c.length;
-        f.data = c.data;
-        r.apply(f);
-      }
+      const ReplayedExports r = replay_state(index, points[s.point], s);
       std::uint32_t crc = ~0u;
       Bytes all(16 * 512);
       for (std::uint8_t d = 0; d < 2; ++d) {

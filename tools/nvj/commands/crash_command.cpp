@@ -2,6 +2,8 @@
 // record=, POST /record/start) and says which crash states of it would be
 // checked: the crash points, the changes volatile at each, and the states
 // per strategy with identical contents merged (fscore/record/crash_states.h).
+// `check` checks them (tools/nvj/crash/check_command.h), `merge` joins the
+// results of shards.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,11 +14,13 @@
 
 #include "common/command_line.h"
 #include "common/json.h"
+#include "fscore/record/crash_check.h"
 #include "fscore/record/crash_points.h"
 #include "fscore/record/crash_states.h"
 #include "fscore/record/fact.h"
 #include "fscore/record/recording_index.h"
 #include "tools/nvj/commands.h"
+#include "tools/nvj/crash/check_command.h"
 #include "tools/nvj/host/mapped_file.h"
 
 namespace nvj::cli {
@@ -47,14 +51,7 @@ struct StatesArgs {
 // Marks that are facts; a malformed one is an error naming the mark.
 std::size_t count_facts(const RecordingIndex& index) {
   std::size_t facts = 0;
-  for (std::size_t i = 0; i < index.marks().size(); ++i) {
-    try {
-      facts += fscore::record::parse_fact(index.marks()[i].label).has_value();
-    } catch (const fscore::record::FactError& e) {
-      throw std::runtime_error("mark " + std::to_string(i + 1) + " (frame " +
-                               std::to_string(index.marks()[i].sequence) + "): " + e.what());
-    }
-  }
+  for (const auto& f : fscore::record::facts_of(index)) facts += f.has_value();
   return facts;
 }
 
@@ -133,27 +130,77 @@ int states_main(const StatesArgs& a) {
   return 0;
 }
 
+// The options that choose crash points and strategies, the same for states
+// and check (so that a check's states are those states counted).
+void enumeration_options(Command& c, std::uint64_t& every, bool& no_marks, bool& no_persistence,
+                         fscore::record::StrategyOptions& strategies) {
+  c.count("--every", every, 1, ~std::uint64_t{0}, "also a crash point after every N-th change").value_name("N");
+  c.flag("--no-marks", no_marks, "no crash points at marks");
+  c.flag("--no-persistence", no_persistence, "no crash points at flush and FUA completions");
+  c.count("--keep", strategies.keep, 0u, 2u, "subsets of the volatile changes up to this size (default 2)")
+      .value_name("K");
+  c.count("--random", strategies.random, 0u, 1000000u, "random subsets per crash point (default 0)").value_name("N");
+  c.count("--seed", strategies.seed, 0, ~std::uint64_t{0}, "seed of the random subsets (default 1)").value_name("N");
+}
+
+constexpr const char* kCheckText = R"(Check every crash state of RECORDING with contents no earlier state had, by
+the fast path: the state built in place over the recording, the journal
+replayed as e2fsck replays it, and every fact marked before its crash point
+read back from the filesystem. Prints the states per strategy first, each
+failing state (the first 10), and last one line: N states checked in S s
+(R states/s), F failing. Exit status 1 when a state fails.
+
+A shard: --shard I/N checks the states whose ordinal is I modulo N. Without
+it, a Slurm job array's task (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_MIN,
+SLURM_ARRAY_TASK_COUNT) or a Kubernetes Indexed Job's (JOB_COMPLETION_INDEX,
+with NVJ_SHARD_COUNT set to its completions) checks its own; `nvj crash
+merge` joins their results.
+)";
+
+constexpr const char* kMergeText = R"(Join the results.json of every shard of one `nvj crash check` (each given as
+the file or the folder holding it) into OUT/results.json, the same bytes one
+unsharded check writes. Refuses shards of another recording or options, a
+shard given twice or missing, and a state not checked exactly once. Exit
+status 1 when a state fails.
+)";
+
 }  // namespace
 
 CommandRun declare_crash(Command& app) {
   auto a = std::make_shared<StatesArgs>();
+  auto check = std::make_shared<CheckArgs>();
+  auto merge = std::make_shared<MergeArgs>();
   app.describe(kCrashText);
   app.require_subcommands(1, 1);
   Command states = app.subcommand("states", "count a recording's crash points and states per strategy");
   states.describe(kStatesText);
   states.add("RECORDING", a->recording, "the recording (record=FILE)").value_name("FILE");
-  states.count("--every", a->every, 1, ~std::uint64_t{0}, "also a crash point after every N-th change")
-      .value_name("N");
-  states.flag("--no-marks", a->no_marks, "no crash points at marks");
-  states.flag("--no-persistence", a->no_persistence, "no crash points at flush and FUA completions");
-  states.count("--keep", a->strategies.keep, 0u, 2u, "subsets of the volatile changes up to this size (default 2)")
-      .value_name("K");
-  states.count("--random", a->strategies.random, 0u, 1000000u, "random subsets per crash point (default 0)")
-      .value_name("N");
-  states.count("--seed", a->strategies.seed, 0, ~std::uint64_t{0}, "seed of the random subsets (default 1)")
-      .value_name("N");
+  enumeration_options(states, a->every, a->no_marks, a->no_persistence, a->strategies);
   states.flag("--json", a->json, "one JSON object");
-  return [a] {
+
+  Command checks = app.subcommand("check", "check a recording's crash states against its facts");
+  checks.describe(kCheckText);
+  checks.add("RECORDING", check->recording, "the recording (record=FILE)").value_name("FILE");
+  enumeration_options(checks, check->every, check->no_marks, check->no_persistence, check->options.strategies);
+  checks.add("--shard", check->shard, "check slice I of N (default: from Slurm or Kubernetes, else all)")
+      .value_name("I/N");
+  checks.add("--out", check->out, "write DIR/results.json").value_name("DIR");
+
+  Command merges = app.subcommand("merge", "join the results of a check's shards");
+  merges.describe(kMergeText);
+  merges.add("RESULTS", merge->inputs, "each shard's results.json, or its folder").value_name("PATH");
+  merges.add("--out", merge->out, "the folder for the merged results.json (required)").value_name("DIR");
+
+  return [a, check, merge, states, checks, merges] {
+    if (checks.parsed()) {
+      if (check->recording.empty()) throw UsageError("nvj crash check: which RECORDING?");
+      return crash_check_main(*check);
+    }
+    if (merges.parsed()) {
+      if (merge->inputs.empty()) throw UsageError("nvj crash merge: which RESULTS?");
+      if (merge->out.empty()) throw UsageError("nvj crash merge: --out DIR is required");
+      return crash_merge_main(*merge);
+    }
     if (a->recording.empty()) throw UsageError("nvj crash states: which RECORDING?");
     return states_main(*a);
   };

@@ -1,0 +1,72 @@
+// The crash lab's check: every crash state of a recording (crash_points.h,
+// crash_states.h) with contents no earlier state had, built in place
+// (CrashImage) and checked by the fast path (state_check.h) against the
+// facts marked before its crash point (FactOracle). A shard I of N checks
+// the unique states whose ordinal (their place among the unique states, in
+// the enumeration's fixed order) is I modulo N: shards are disjoint, cover
+// every state together and are the same on every machine. Pure.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "fscore/record/crash_points.h"
+#include "fscore/record/crash_states.h"
+#include "fscore/record/fact.h"
+#include "fscore/record/recording_index.h"
+#include "fscore/record/state_check.h"
+
+namespace fscore::record {
+
+// The fact each mark states (nullopt: a mark that is no fact). Throws
+// std::runtime_error naming the mark (its number and frame) whose label
+// starts with "fact " and is malformed.
+std::vector<std::optional<Fact>> facts_of(const RecordingIndex& index);
+
+struct CheckOptions {
+  CrashPointOptions points;
+  StrategyOptions strategies;
+  std::uint64_t shard = 0;   // this shard's index, below `shards`
+  std::uint64_t shards = 1;
+  std::uint32_t now = 0;     // the time journal replays stamp (superblock s_wtime)
+};
+
+struct CheckedState {
+  std::uint64_t ordinal = 0;  // among the unique states
+  const CrashState* state = nullptr;
+  const CrashPoint* point = nullptr;
+  StateVerdict verdict;
+};
+
+struct CheckTotals {
+  Enumeration enumeration;  // every state, every shard
+  std::uint64_t checked = 0;  // by this shard
+  std::array<std::uint64_t, 3> by_verdict{};  // indexed by Verdict
+  std::uint64_t failing() const { return checked - by_verdict[0]; }
+};
+
+class CrashChecker {
+ public:
+  // Throws std::invalid_argument for a shard out of range, and what
+  // facts_of throws.
+  CrashChecker(const RecordingIndex& index, const CheckOptions& options);
+
+  const std::vector<CrashPoint>& points() const { return points_; }
+  const std::vector<std::optional<Fact>>& facts() const { return facts_; }
+  // The states per strategy, counted without checking any.
+  Enumeration count() const;
+  // Checks this shard's states in order, calling `on_state` after each.
+  CheckTotals run(const std::function<void(const CheckedState&)>& on_state) const;
+
+ private:
+  const RecordingIndex& index_;
+  CheckOptions options_;
+  std::vector<CrashPoint> points_;
+  std::vector<std::optional<Fact>> facts_;
+};
+
+}  // namespace fscore::record

@@ -1,0 +1,76 @@
+#include "fscore/record/crash_image.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace fscore::record {
+
+namespace {
+
+// What the state's own writes are numbered from: later than any frame.
+constexpr std::uint64_t kWrittenSequences = std::uint64_t{1} << 63;
+
+const std::uint8_t* bytes_of(const IndexedChange& c) { return c.kind == FrameKind::write ? c.data.data() : nullptr; }
+
+}  // namespace
+
+CrashImage::CrashImage(const RecordingIndex& index) : index_(index) {
+  for (const ExportInfo& e : index.exports()) exports_.push_back(std::unique_ptr<Export>(new Export(*this, e.size)));
+  for (const IndexedBase& b : index.bases()) exports_.at(b.device)->durable_.put(b.offset, b.data.size(), 0, b.data.data());
+}
+
+std::optional<std::uint8_t> CrashImage::find(std::string_view name) const {
+  for (std::size_t i = 0; i < index_.exports().size(); ++i)
+    if (index_.exports()[i].name == name) return static_cast<std::uint8_t>(i);
+  return std::nullopt;
+}
+
+void CrashImage::advance(std::uint64_t sequence) {
+  const std::vector<std::size_t>& order = index_.durable_order();
+  for (; next_durable_ < order.size() && index_.changes()[order[next_durable_]].durable <= sequence; ++next_durable_) {
+    const IndexedChange& c = index_.changes()[order[next_durable_]];
+    exports_.at(c.device)->durable_.put(c.offset, c.length, c.sequence, bytes_of(c));
+  }
+}
+
+void CrashImage::set_state(const std::vector<std::size_t>& kept) {
+  for (auto& e : exports_) {
+    e->kept_.clear();
+    e->written_.clear();
+  }
+  written_bytes_.clear();
+  next_write_ = kWrittenSequences;
+  for (const std::size_t i : kept) {  // in the recording's order: a later one wins
+    const IndexedChange& c = index_.changes().at(i);
+    Export& e = *exports_.at(c.device);
+    const std::uint8_t* data = bytes_of(c);
+    e.durable_.each(c.offset, c.length, [&](std::uint64_t from, std::uint64_t to, std::uint64_t sequence) {
+      if (sequence < c.sequence)
+        e.kept_.put(from, to - from, c.sequence, data == nullptr ? nullptr : data + (from - c.offset));
+    });
+  }
+}
+
+void CrashImage::Export::read(std::uint64_t offset, std::span<std::uint8_t> bytes) const {
+  if (offset > size_ || bytes.size() > size_ - offset)
+    throw std::out_of_range("crash state: a read past the end of an export (" + std::to_string(bytes.size()) +
+                            " bytes at " + std::to_string(offset) + ")");
+  std::memset(bytes.data(), 0, bytes.size());
+  durable_.read(offset, bytes);
+  kept_.read(offset, bytes);
+  written_.read(offset, bytes);
+}
+
+void CrashImage::Export::write(std::uint64_t offset, std::span<const std::uint8_t> bytes) {
+  if (offset > size_ || bytes.size() > size_ - offset)
+    throw std::out_of_range("crash state: a write past the end of an export (" + std::to_string(bytes.size()) +
+                            " bytes at " + std::to_string(offset) + ")");
+  if (bytes.empty()) return;
+  auto copy = std::make_unique<std::uint8_t[]>(bytes.size());
+  std::memcpy(copy.get(), bytes.data(), bytes.size());
+  written_.put(offset, bytes.size(), image_.next_write_++, copy.get());
+  image_.written_bytes_.push_back(std::move(copy));
+}
+
+}  // namespace fscore::record

@@ -1,0 +1,65 @@
+// CrashImage: the exports as a crash state leaves them, read and written in
+// place without copying an image: the recording's starting contents and the
+// changes durable at the crash point (kept up to date as the points go by),
+// the state's kept volatile changes on top, and on top of those what the
+// state's own check writes (the journal replayed into it), each layer a
+// PieceMap pointing into the recording. Changes land as sending them in the
+// recording's order would: a later one wins where they overlap, whichever
+// became durable first. Pure; the recording's bytes must outlive it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "fscore/block_io.h"
+#include "fscore/record/piece_map.h"
+#include "fscore/record/recording_index.h"
+
+namespace fscore::record {
+
+class CrashImage {
+ public:
+  explicit CrashImage(const RecordingIndex& index);
+  CrashImage(const CrashImage&) = delete;
+  CrashImage& operator=(const CrashImage&) = delete;
+
+  // The changes durable right after frame `sequence` join the durable
+  // contents. Sequences only grow.
+  void advance(std::uint64_t sequence);
+  // The state: the durable contents with `kept` (indices in changes(), in
+  // the recording's order) on top. Forgets what the last state wrote.
+  void set_state(const std::vector<std::size_t>& kept);
+
+  // One export of the current state.
+  class Export final : public BlockSource, public BlockSink {
+   public:
+    std::uint64_t size() const override { return size_; }
+    void read(std::uint64_t offset, std::span<std::uint8_t> bytes) const override;
+    // Kept with the state until the next set_state.
+    void write(std::uint64_t offset, std::span<const std::uint8_t> bytes) override;
+
+   private:
+    friend class CrashImage;
+    Export(CrashImage& image, std::uint64_t size) : image_(image), size_(size) {}
+    CrashImage& image_;
+    std::uint64_t size_;
+    PieceMap durable_, kept_, written_;
+  };
+  Export& exported(std::uint8_t device) { return *exports_.at(device); }
+  // The export named `name`, if the recording has one.
+  std::optional<std::uint8_t> find(std::string_view name) const;
+  std::size_t count() const { return exports_.size(); }
+
+ private:
+  const RecordingIndex& index_;
+  std::vector<std::unique_ptr<Export>> exports_;
+  std::size_t next_durable_ = 0;  // in durable_order()
+  std::vector<std::unique_ptr<std::uint8_t[]>> written_bytes_;
+  std::uint64_t next_write_ = 0;
+};
+
+}  // namespace fscore::record

@@ -1,0 +1,98 @@
+#!/bin/bash
+# The crash lab's check on a real recording: an ext4 the server built, its
+# journal on the NVRAM export and its data disk with a write cache, mounted
+# by this host's kernel (data=ordered), nvj writers --fsync each posting its
+# facts, and a file whose fact is posted without the fsync that would make
+# it true (a workload that lies, on purpose). Every crash state is checked by
+# the fast path:
+#   - the writers' facts hold in every state (this kernel keeps what fsync
+#     made durable);
+#   - the lie is caught: states after its mark fail on that file alone, and
+#     nvj crash check exits 1;
+#   - two shards merged give the same results.json as one run, byte for
+#     byte, each state checked once; nvj crash states counts the same
+#     states.
+source "$(dirname "$0")/lib.sh"
+require_kernel_lab
+command -v curl >/dev/null || skip "curl is not installed"
+
+# The CRC-32C facts carry (Castagnoli, reflected, as ext4's), of a file.
+crc32c() {
+  python3 - "$1" <<'PY'
+import sys
+table = []
+for i in range(256):
+    c = i
+    for _ in range(8):
+        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    table.append(c)
+crc = 0xFFFFFFFF
+for b in open(sys.argv[1], "rb").read():
+    crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
+print("%08x" % (crc ^ 0xFFFFFFFF))
+PY
+}
+
+rec="$T/run.nvjrec"
+start_server s data=128M journal=16M data-model=hdd journal-model=nvram "control=$T/c.ctl" "record=$rec"
+attach a "$T/s.sock"
+mnt="$T/mnt"
+mkdir -p "$mnt"
+mount -t ext4 -o "journal_path=$JOURNAL_DEV" "$DATA_DEV" "$mnt"
+_mounts+=("$mnt")
+(cd "$mnt" && NVJ_CONTROL="$T/c.ctl" NVJ_MNT="$mnt" "$NVJ" writers --tasks 6 --chunks 8 --chunk-size 4K --dirs 2 \
+  --rounds 2 --fsync each w)
+# The lie: a fact about a file nothing made durable.
+head -c 20000 /dev/urandom >"$mnt/lie"
+"$NVJ" mark --control "$T/c.ctl" fact file lie size 20000 crc32c "$(crc32c "$mnt/lie")"
+umount "$mnt"
+detach a
+curl -sf -X POST --unix-socket "$T/c.ctl" http://lab/record/stop >/dev/null
+stop_server "$SERVER_PID"
+
+status=0
+"$NVJ" crash check "$rec" --out "$T/all" >"$T/all.log" || status=$?
+cat "$T/all.log"
+[ "$status" = 1 ] || fail "nvj crash check exited $status, not 1 (a state breaks a fact)"
+check_json crash-results "$T/all/results.json"
+tail -n 1 "$T/all.log" | grep -Eq '^[0-9]+ states checked in [0-9.]+ s \([0-9]+ states/s\), [1-9][0-9]* failing$' ||
+  fail "the last line is not the summary"
+python3 - "$T/all/results.json" <<'PY' || fail "the verdicts are not what this kernel and workload give"
+import json, sys
+r = json.load(open(sys.argv[1]))
+states = r["states"]
+assert len(states) == r["enumeration"]["unique"] == r["verdicts"]["checked"], "every unique state checked"
+assert [s["ordinal"] for s in states] == list(range(len(states))), "in ordinal order, each once"
+bad = [s for s in states if s["verdict"] != "pass"]
+assert bad, "the lie is caught"
+for s in bad:
+    assert s["verdict"] == "fail", s
+    assert [v["path"] for v in s["violations"]] == ["lie"], s["violations"]
+    assert s["last_mark"].startswith("fact file lie "), s["last_mark"]
+passed_after_lie = [s for s in states if s["verdict"] == "pass" and (s["last_mark"] or "").startswith("fact file lie")]
+print(f"{len(states)} states, {len(bad)} fail on the lie alone, {len(passed_after_lie)} after it pass")
+writers = sum(1 for s in states if (s["last_mark"] or "").startswith(("fact file w/", "fact prefix w/")))
+assert writers > 100, f"only {writers} states after the writers' facts"
+PY
+
+# Two shards, merged: the same bytes; the shard from Slurm's variables.
+"$NVJ" crash check "$rec" --shard 0/2 --out "$T/s0" >"$T/s0.log" || true
+SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_COUNT=2 "$NVJ" crash check "$rec" --out "$T/s1" >"$T/s1.log" || true
+grep -q "shard 1 of 2 (from Slurm)" "$T/s1.log" || fail "the shard was not taken from Slurm's variables"
+status=0
+"$NVJ" crash merge --out "$T/merged" "$T/s0" "$T/s1/results.json" >"$T/merge.log" || status=$?
+cat "$T/merge.log"
+[ "$status" = 1 ] || fail "nvj crash merge exited $status, not 1"
+check_json crash-results "$T/s0/results.json" "$T/s1/results.json"
+cmp "$T/all/results.json" "$T/merged/results.json" || fail "the merged shards differ from the unsharded run"
+if "$NVJ" crash merge --out "$T/m2" "$T/s0" "$T/s0" >"$T/m2.log" 2>&1; then fail "a shard given twice was merged"; fi
+grep -q "given twice" "$T/m2.log" || fail "merge did not say the shard was given twice: $(cat "$T/m2.log")"
+
+# nvj crash states counts what check checked.
+"$NVJ" crash states --json "$rec" >"$T/states.json"
+python3 - "$T/states.json" "$T/all/results.json" <<'PY' || fail "nvj crash states and check disagree"
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert a["unique"] == b["enumeration"]["unique"] and a["states"] == b["enumeration"]["states"]
+PY
+echo "PASS"

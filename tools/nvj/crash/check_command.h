@@ -1,0 +1,30 @@
+// nvj crash check and nvj crash merge: check a recording's crash states by
+// the fast path (fscore/record/crash_check.h), a shard of them or all, and
+// join shards' results (check_results.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fscore/record/crash_check.h"
+
+namespace nvj::cli {
+
+struct CheckArgs {
+  std::string recording;
+  std::string shard;  // "I/N"; empty: from the environment (shard.h)
+  std::string out;    // a folder for results.json; empty: none
+  fscore::record::CheckOptions options;
+  bool no_marks = false, no_persistence = false;
+  std::uint64_t every = 0;
+};
+int crash_check_main(const CheckArgs& args);
+
+struct MergeArgs {
+  std::vector<std::string> inputs;  // shards' results.json, or folders holding one
+  std::string out;                  // the folder for the merged results.json
+};
+int crash_merge_main(const MergeArgs& args);
+
+}  // namespace nvj::cli

@@ -1,0 +1,151 @@
+#include "tools/nvj/crash/check_results.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace nvj::cli {
+
+namespace {
+
+using fscore::record::CheckedState;
+using fscore::record::CrashPoint;
+using fscore::record::IndexedChange;
+using fscore::record::RecordingIndex;
+
+Json reasons(std::uint32_t r) {
+  Json out = Json::array();
+  if (r & fscore::record::kAtMark) out.push_back("mark");
+  if (r & fscore::record::kAtPersistence) out.push_back("persistence");
+  if (r & fscore::record::kAtEvery) out.push_back("every");
+  if (r & fscore::record::kAtEnd) out.push_back("end");
+  return out;
+}
+
+Json change_json(const RecordingIndex& index, const IndexedChange& c) {
+  return Json{{"id", c.id},
+              {"frame", c.sequence},
+              {"export", index.exports().at(c.device).name},
+              {"kind", fscore::record::to_string(c.kind)},
+              {"offset", c.offset},
+              {"length", c.length},
+              {"acknowledged", c.acked != fscore::record::kNever}};
+}
+
+}  // namespace
+
+Json state_json(const RecordingIndex& index, const CheckedState& checked) {
+  const CrashPoint& p = *checked.point;
+  const fscore::record::CrashState& s = *checked.state;
+  const fscore::record::StateVerdict& v = checked.verdict;
+  Json j{{"ordinal", checked.ordinal},
+         {"point", s.point},
+         {"frame", p.sequence},
+         {"at", reasons(p.reasons)},
+         {"last_mark", p.last_mark == fscore::record::kNoMark ? Json(nullptr) : Json(index.marks()[p.last_mark].label)},
+         {"strategy", fscore::record::to_string(s.strategy)},
+         {"volatile", p.volatile_changes.size()},
+         {"kept", s.kept.size()},
+         {"verdict", fscore::record::to_string(v.verdict)}};
+  if (v.verdict == fscore::record::Verdict::pass) return j;
+  Json violations = Json::array();
+  for (const auto& f : v.violations)
+    violations.push_back(Json{{"path", f.path}, {"expected", f.expected}, {"found", f.found}});
+  j["violations"] = violations;
+  if (!v.error.empty()) j["error"] = v.error;
+  Json kept = Json::array(), dropped = Json::array();
+  for (const std::size_t i : p.volatile_changes) {
+    const bool is_kept = std::binary_search(s.kept.begin(), s.kept.end(), i);
+    (is_kept ? kept : dropped).push_back(change_json(index, index.changes()[i]));
+  }
+  j["kept_changes"] = kept;
+  j["dropped_changes"] = dropped;
+  return j;
+}
+
+Json results_json(const std::string& recording, std::uint64_t recording_bytes, const RecordingIndex& index,
+                  const fscore::record::CheckOptions& o, const fscore::record::Enumeration& e, const Shard& shard,
+                  Json states) {
+  Json strategies = Json::object();
+  for (std::size_t s = 0; s < fscore::record::kStrategies; ++s)
+    strategies[fscore::record::to_string(static_cast<fscore::record::Strategy>(s))] =
+        Json{{"states", e.by_strategy[s].states}, {"unique", e.by_strategy[s].unique}};
+  Json j{{"recording", Json{{"path", recording}, {"bytes", recording_bytes}, {"frames", index.end() + 1}}},
+         {"options", Json{{"marks", o.points.marks},
+                          {"persistence", o.points.persistence},
+                          {"every", o.points.every},
+                          {"none", o.strategies.none},
+                          {"all", o.strategies.all},
+                          {"keep", o.strategies.keep},
+                          {"prefix", o.strategies.prefix},
+                          {"random", o.strategies.random},
+                          {"seed", o.strategies.seed}}},
+         {"enumeration", Json{{"states", e.states},
+                              {"unique", e.unique},
+                              {"merged_by_contents", e.fingerprints},
+                              {"strategies", strategies}}}};
+  if (shard.count > 1) j["shard"] = Json{{"index", shard.index}, {"count", shard.count}};
+  j["states"] = std::move(states);
+  const VerdictCount c = count_verdicts(j);
+  j["verdicts"] = Json{{"checked", c.checked}, {"pass", c.pass}, {"fail", c.fail}, {"unreadable", c.unreadable}};
+  return j;
+}
+
+VerdictCount count_verdicts(const Json& results) {
+  VerdictCount c;
+  for (const Json& s : results.at("states")) {
+    ++c.checked;
+    const std::string v = s.at("verdict").get<std::string>();
+    if (v == "pass") ++c.pass;
+    else if (v == "fail") ++c.fail;
+    else ++c.unreadable;
+  }
+  return c;
+}
+
+Json merge_results(const std::vector<Json>& shards, const std::vector<std::string>& names) {
+  if (shards.empty()) throw std::runtime_error("no results to merge");
+  const Json& first = shards.front();
+  const auto shard_of = [&](std::size_t i) {
+    const Json& s = shards[i];
+    if (!s.contains("shard")) throw std::runtime_error(names[i] + ": not a shard's results (no \"shard\")");
+    return std::pair{s["shard"].at("index").get<std::uint64_t>(), s["shard"].at("count").get<std::uint64_t>()};
+  };
+  const std::uint64_t count = shard_of(0).second;
+  std::vector<bool> seen(count, false);
+  std::vector<Json> states;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const Json& s = shards[i];
+    for (const char* key : {"options", "enumeration"})
+      if (s.at(key) != first.at(key))
+        throw std::runtime_error(names[i] + ": its " + key + " differ from " + names[0] + "'s: not shards of one run");
+    if (s.at("recording").at("bytes") != first.at("recording").at("bytes") ||
+        s.at("recording").at("frames") != first.at("recording").at("frames"))
+      throw std::runtime_error(names[i] + ": another recording than " + names[0] + "'s");
+    const auto [index, n] = shard_of(i);
+    if (n != count) throw std::runtime_error(names[i] + ": a shard of " + std::to_string(n) + ", not of " +
+                                             std::to_string(count));
+    if (seen[index]) throw std::runtime_error(names[i] + ": shard " + std::to_string(index) + " is given twice");
+    seen[index] = true;
+    for (const Json& state : s.at("states")) states.push_back(state);
+  }
+  for (std::uint64_t i = 0; i < count; ++i)
+    if (!seen[i]) throw std::runtime_error("shard " + std::to_string(i) + " of " + std::to_string(count) + " is missing");
+  std::sort(states.begin(), states.end(), [](const Json& a, const Json& b) {
+    return a.at("ordinal").get<std::uint64_t>() < b.at("ordinal").get<std::uint64_t>();
+  });
+  const std::uint64_t unique = first.at("enumeration").at("unique").get<std::uint64_t>();
+  if (states.size() != unique)
+    throw std::runtime_error("the shards checked " + std::to_string(states.size()) + " states of " +
+                             std::to_string(unique));
+  for (std::uint64_t i = 0; i < states.size(); ++i)
+    if (states[i].at("ordinal").get<std::uint64_t>() != i)
+      throw std::runtime_error("state " + std::to_string(i) + " was not checked exactly once");
+  Json merged = first;
+  merged.erase("shard");
+  merged["states"] = Json(std::move(states));
+  const VerdictCount c = count_verdicts(merged);
+  merged["verdicts"] = Json{{"checked", c.checked}, {"pass", c.pass}, {"fail", c.fail}, {"unreadable", c.unreadable}};
+  return merged;
+}
+
+}  // namespace nvj::cli

@@ -1,0 +1,40 @@
+// results.json of nvj crash check and merge: the recording, the options the
+// states were enumerated with, the counts per strategy, and one entry per
+// state checked, in ordinal order (the failing ones with what broke and the
+// writes they dropped). A shard's results say which shard; merging every
+// shard of a run gives, byte for byte, what one unsharded run writes.
+// Nothing in it depends on time or on the machine.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/json.h"
+#include "fscore/record/crash_check.h"
+#include "fscore/record/recording_index.h"
+#include "tools/nvj/crash/shard.h"
+
+namespace nvj::cli {
+
+// One state's entry.
+Json state_json(const fscore::record::RecordingIndex& index, const fscore::record::CheckedState& checked);
+
+// The whole document. `states` are state_json's, in ordinal order.
+Json results_json(const std::string& recording, std::uint64_t recording_bytes,
+                  const fscore::record::RecordingIndex& index, const fscore::record::CheckOptions& options,
+                  const fscore::record::Enumeration& enumeration, const Shard& shard, Json states);
+
+// The shards' documents joined: they must come from the same recording and
+// options and be shards of one count, each once; every unique state must be
+// checked exactly once. A std::runtime_error naming the first thing that
+// does not fit.
+Json merge_results(const std::vector<Json>& shards, const std::vector<std::string>& names);
+
+// Verdict totals of a document's states: pass, fail, unreadable.
+struct VerdictCount {
+  std::uint64_t checked = 0, pass = 0, fail = 0, unreadable = 0;
+  std::uint64_t failing() const { return fail + unreadable; }
+};
+VerdictCount count_verdicts(const Json& results);
+
+}  // namespace nvj::cli

@@ -1,0 +1,59 @@
+#include "tools/nvj/crash/shard.h"
+
+#include <charconv>
+
+#include "common/command_line.h"
+
+namespace nvj::cli {
+
+namespace {
+
+std::optional<std::uint64_t> whole(const std::string& text) {
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return v;
+}
+
+Shard checked(std::uint64_t index, std::uint64_t count, std::string source, const std::string& what) {
+  if (count == 0 || index >= count)
+    throw UsageError(what + ": shard " + std::to_string(index) + " of " + std::to_string(count) +
+                     ": the index must be below the count");
+  return Shard{index, count, std::move(source)};
+}
+
+}  // namespace
+
+Shard parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  const auto i = slash == std::string::npos ? std::nullopt : whole(text.substr(0, slash));
+  const auto n = slash == std::string::npos ? std::nullopt : whole(text.substr(slash + 1));
+  if (!i || !n) throw UsageError("--shard=" + text + ": expected I/N, as 0/4 (the first of 4)");
+  return checked(*i, *n, "--shard", "--shard=" + text);
+}
+
+Shard shard_from_environment(const std::function<std::optional<std::string>(const char*)>& getenv) {
+  const auto number = [&](const char* name) -> std::optional<std::uint64_t> {
+    const auto text = getenv(name);
+    if (!text) return std::nullopt;
+    const auto v = whole(*text);
+    if (!v) throw UsageError(std::string(name) + "=" + *text + ": expected a whole number");
+    return v;
+  };
+  if (const auto id = number("SLURM_ARRAY_TASK_ID")) {
+    const auto count = number("SLURM_ARRAY_TASK_COUNT");
+    if (!count) throw UsageError("SLURM_ARRAY_TASK_ID is set and SLURM_ARRAY_TASK_COUNT is not: run as a job array");
+    const std::uint64_t min = number("SLURM_ARRAY_TASK_MIN").value_or(0);
+    if (*id < min) throw UsageError("SLURM_ARRAY_TASK_ID is below SLURM_ARRAY_TASK_MIN");
+    return checked(*id - min, *count, "Slurm", "SLURM_ARRAY_TASK_ID");
+  }
+  if (const auto index = number("JOB_COMPLETION_INDEX")) {
+    const auto count = number("NVJ_SHARD_COUNT");
+    if (!count)
+      throw UsageError("JOB_COMPLETION_INDEX is set and NVJ_SHARD_COUNT is not: set it to the Job's completions");
+    return checked(*index, *count, "Kubernetes", "JOB_COMPLETION_INDEX");
+  }
+  return Shard{};
+}
+
+}  // namespace nvj::cli
