@@ -30,17 +30,14 @@ CrashChecker::CrashChecker(const RecordingIndex& index, const CheckOptions& opti
 
 Enumeration CrashChecker::count() const { return enumerate_crash_states(index_, points_, options_.strategies, {}); }
 
-CheckTotals CrashChecker::run(const std::function<void(const CheckedState&)>& on_state) const {
-  CheckTotals totals;
+Enumeration CrashChecker::walk(const std::function<void(StateContext&)>& visit) const {
   CrashImage image(index_);
-  const std::optional<std::uint8_t> data = image.find("data");
+  const std::uint8_t data = image.find("data").value_or(0);
   const std::optional<std::uint8_t> journal = image.find("journal");
-  CrashImage::Export& fs = image.exported(data.value_or(0));
-  CrashImage::Export* journal_export = journal ? &image.exported(*journal) : nullptr;
   FactOracle oracle;
   std::size_t next_mark = 0;  // facts folded into the oracle: those of marks before it
   std::uint64_t ordinal = 0;
-  totals.enumeration = enumerate_crash_states(index_, points_, options_.strategies, [&](const CrashState& state) {
+  return enumerate_crash_states(index_, points_, options_.strategies, [&](const CrashState& state) {
     if (!state.first) return;
     const std::uint64_t mine = ordinal++;
     if (mine % options_.shards != options_.shard) return;
@@ -50,11 +47,21 @@ CheckTotals CrashChecker::run(const std::function<void(const CheckedState&)>& on
     for (; next_mark < marks; ++next_mark)
       if (facts_[next_mark]) oracle.add(*facts_[next_mark]);
     image.set_state(state.kept);
+    StateContext context{mine, state, point, image, data, journal, oracle};
+    visit(context);
+  });
+}
+
+CheckTotals CrashChecker::run(const std::function<void(const CheckedState&)>& on_state) const {
+  CheckTotals totals;
+  totals.enumeration = walk([&](StateContext& c) {
+    CrashImage::Export& fs = c.image.exported(c.data);
+    CrashImage::Export* journal = c.journal ? &c.image.exported(*c.journal) : nullptr;
     CheckedState checked;
-    checked.ordinal = mine;
-    checked.state = &state;
-    checked.point = &point;
-    checked.verdict = check_ext4_state(fs, fs, journal_export, journal_export, oracle, options_.now);
+    checked.ordinal = c.ordinal;
+    checked.state = &c.state;
+    checked.point = &c.point;
+    checked.verdict = check_ext4_state(fs, fs, journal, journal, c.oracle, options_.now);
     ++totals.checked;
     ++totals.by_verdict[static_cast<std::size_t>(checked.verdict.verdict)];
     if (on_state) on_state(checked);

@@ -49,6 +49,22 @@ struct CheckTotals {
   std::uint64_t failing() const { return checked - by_verdict[0]; }
 };
 
+class CrashImage;
+class FactOracle;
+
+// One state as CrashChecker::walk hands it over: built in `image` (its
+// `data` export the filesystem, `journal` its external journal if the
+// recording has one), `oracle` holding the facts marked before its point.
+struct StateContext {
+  std::uint64_t ordinal = 0;
+  const CrashState& state;
+  const CrashPoint& point;
+  CrashImage& image;
+  std::uint8_t data = 0;
+  std::optional<std::uint8_t> journal;
+  const FactOracle& oracle;
+};
+
 class CrashChecker {
  public:
   // Throws std::invalid_argument for a shard out of range, and what
@@ -59,7 +75,11 @@ class CrashChecker {
   const std::vector<std::optional<Fact>>& facts() const { return facts_; }
   // The states per strategy, counted without checking any.
   Enumeration count() const;
-  // Checks this shard's states in order, calling `on_state` after each.
+  // Builds this shard's unique states in order, one at a time, calling
+  // `visit` with each; returns the enumeration of every state.
+  Enumeration walk(const std::function<void(StateContext&)>& visit) const;
+  // Checks this shard's states in order by the fast path, calling
+  // `on_state` after each.
   CheckTotals run(const std::function<void(const CheckedState&)>& on_state) const;
 
  private:

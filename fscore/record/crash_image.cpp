@@ -1,5 +1,6 @@
 #include "fscore/record/crash_image.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -60,6 +61,21 @@ void CrashImage::Export::read(std::uint64_t offset, std::span<std::uint8_t> byte
   durable_.read(offset, bytes);
   kept_.read(offset, bytes);
   written_.read(offset, bytes);
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> CrashImage::Export::covered() const {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+  for (const PieceMap* map : {&durable_, &kept_, &written_})
+    for (const auto& [start, piece] : map->pieces()) ranges.emplace_back(start, piece.end);
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> joined;
+  for (const auto& r : ranges) {
+    if (!joined.empty() && r.first <= joined.back().second)
+      joined.back().second = std::max(joined.back().second, r.second);
+    else
+      joined.push_back(r);
+  }
+  return joined;
 }
 
 void CrashImage::Export::write(std::uint64_t offset, std::span<const std::uint8_t> bytes) {

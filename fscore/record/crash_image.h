@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fscore/block_io.h"
@@ -41,6 +42,10 @@ class CrashImage {
     void read(std::uint64_t offset, std::span<std::uint8_t> bytes) const override;
     // Kept with the state until the next set_state.
     void write(std::uint64_t offset, std::span<const std::uint8_t> bytes) override;
+    // The byte ranges [start, end) something (the starting contents, a
+    // change, the state's own writes) holds, in order, joined where they
+    // touch: what reads as anything but zeroes is in them.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> covered() const;
 
    private:
     friend class CrashImage;

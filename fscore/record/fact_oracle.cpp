@@ -21,33 +21,22 @@ std::string first_bytes(std::uint64_t n, std::uint32_t crc) {
   return text;
 }
 
-// What a path holds in a filesystem: whether it is there, and a regular
-// file's size and the crc of its first `crc_bytes` bytes (all of them when
-// it is shorter) when they are asked for.
-struct Seen {
-  bool present = false;
-  bool regular = false;
-  std::uint64_t size = 0;
-  std::uint64_t crc_bytes = 0;
-  std::uint32_t crc = 0;
-};
+}  // namespace
 
-Seen look(const ext4::TreeReader& fs, const std::string& path, std::optional<std::uint64_t> want_prefix) {
-  Seen s;
-  const auto found = fs.lookup(path);
+PathContent TreeFacts::look(const std::string& path, std::optional<std::uint64_t> prefix) const {
+  PathContent s;
+  const auto found = tree_.lookup(path);
   if (!found) return s;
   s.present = true;
   s.regular = (found->inode.mode & ext4::kModeTypeMask) == ext4::kModeRegular;
-  if (want_prefix && s.regular) {
-    const std::vector<std::uint8_t> bytes = fs.contents(found->inode);
+  if (prefix && s.regular) {
+    const std::vector<std::uint8_t> bytes = tree_.contents(found->inode);
     s.size = bytes.size();
-    s.crc_bytes = std::min<std::uint64_t>(*want_prefix, bytes.size());
+    s.crc_bytes = std::min<std::uint64_t>(*prefix, bytes.size());
     s.crc = fact_crc32c(bytes.data(), static_cast<std::size_t>(s.crc_bytes));
   }
   return s;
 }
-
-}  // namespace
 
 std::vector<FactOracle::Moving>::iterator FactOracle::moving_with(const std::string& path) {
   return std::find_if(moving_.begin(), moving_.end(), [&](const Moving& m) {
@@ -96,20 +85,20 @@ void FactOracle::add(const Fact& f) {
   }
 }
 
-std::vector<FactViolation> FactOracle::check(const ext4::TreeReader& fs) const {
+std::vector<FactViolation> FactOracle::check(const FactView& fs) const {
   std::vector<FactViolation> out;
   const auto expected = [](const Expect& e) {
     if (!e.content) return std::string("present");
     if (e.content->exact) return describe(e.content->size, e.content->crc32c);
     return "at least " + std::to_string(e.content->size) + " bytes, " + first_bytes(e.content->size, e.content->crc32c);
   };
-  const auto matches = [](const Expect& e, const Seen& s) {
+  const auto matches = [](const Expect& e, const PathContent& s) {
     if (!s.present) return false;
     if (!e.content) return true;
     const Content& c = *e.content;
     return s.regular && (c.exact ? s.size == c.size : s.size >= c.size) && s.crc_bytes == c.size && s.crc == c.crc32c;
   };
-  const auto found = [](const Expect& e, const Seen& s) {
+  const auto found = [](const Expect& e, const PathContent& s) {
     if (!s.present) return std::string("missing");
     if (!s.regular) return std::string("not a regular file");
     if (e.content && !e.content->exact && s.size > s.crc_bytes)
@@ -121,14 +110,14 @@ std::vector<FactViolation> FactOracle::check(const ext4::TreeReader& fs) const {
                      : std::nullopt;
   };
   for (const auto& [path, e] : at_) {
-    const Seen s = look(fs, path, want(e));
+    const PathContent s = fs.look(path, want(e));
     if (!matches(e, s)) out.push_back({path, expected(e), found(e, s)});
   }
   for (const Moving& m : moving_) {
     std::string names, seen;
     bool ok = false;
     for (const std::string& name : m.names) {
-      const Seen s = look(fs, name, want(m.expect));
+      const PathContent s = fs.look(name, want(m.expect));
       ok = ok || matches(m.expect, s);
       names += (names.empty() ? "" : " | ") + name;
       seen += (seen.empty() ? "" : " | ") + found(m.expect, s);

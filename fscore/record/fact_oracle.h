@@ -1,6 +1,7 @@
 // FactOracle: what the facts marked up to a crash point (fact.h) say the
 // filesystem must hold, folded in mark order, and the check of a crash
-// state's filesystem against it (read with ext4::TreeReader, no kernel).
+// state's filesystem against it (read with ext4::TreeReader, no kernel, or
+// any other FactView).
 //
 //   file P size S crc32c H   P exists and holds exactly those bytes
 //   prefix P size S crc32c H P exists and starts with those bytes
@@ -33,6 +34,38 @@ struct FactViolation {
   std::string found;     // "missing", "100 bytes, crc32c 12345678", ...
 };
 
+// What a path holds, as the oracle asks a filesystem: whether it is there,
+// whether it is a regular file, and then its size and the CRC-32C (fact.h)
+// of its first `crc_bytes` bytes.
+struct PathContent {
+  bool present = false;
+  bool regular = false;
+  std::uint64_t size = 0;
+  std::uint64_t crc_bytes = 0;
+  std::uint32_t crc = 0;
+};
+
+// A filesystem as the oracle reads it: ext4 images through TreeReader (the
+// fast path, TreeFacts below), a mounted one through the kernel (the crash
+// lab's ground truth).
+class FactView {
+ public:
+  virtual ~FactView() = default;
+  // `prefix`: nullopt asks only whether it is there and what it is; else
+  // the size, and the crc of the first min(*prefix, size) bytes of a
+  // regular file. Throws when the filesystem cannot say.
+  virtual PathContent look(const std::string& path, std::optional<std::uint64_t> prefix) const = 0;
+};
+
+class TreeFacts final : public FactView {
+ public:
+  explicit TreeFacts(const ext4::TreeReader& tree) : tree_(tree) {}
+  PathContent look(const std::string& path, std::optional<std::uint64_t> prefix) const override;
+
+ private:
+  const ext4::TreeReader& tree_;
+};
+
 class FactOracle {
  public:
   // In mark order.
@@ -40,7 +73,8 @@ class FactOracle {
 
   // Every expectation checked against `fs`; empty when all hold. A broken
   // filesystem (TreeReader throws) is the caller's to report.
-  std::vector<FactViolation> check(const ext4::TreeReader& fs) const;
+  std::vector<FactViolation> check(const FactView& fs) const;
+  std::vector<FactViolation> check(const ext4::TreeReader& fs) const { return check(TreeFacts(fs)); }
 
   std::size_t expectations() const { return at_.size() + moving_.size(); }
 

@@ -4,11 +4,12 @@
 # by this host's kernel (data=ordered), nvj writers --fsync each posting its
 # facts, and a file whose fact is posted without the fsync that would make
 # it true (a workload that lies, on purpose). Every crash state is checked by
-# the fast path:
+# the fast path and by the ground truth (a kernel mount, e2fsck -fn):
+#   - the two agree on every state, thousands of them;
 #   - the writers' facts hold in every state (this kernel keeps what fsync
 #     made durable);
-#   - the lie is caught: states after its mark fail on that file alone, and
-#     nvj crash check exits 1;
+#   - the lie is caught: states after its mark fail on that file alone, by
+#     both checks, and nvj crash check exits 1;
 #   - two shards merged give the same results.json as one run, byte for
 #     byte, each state checked once; nvj crash states counts the same
 #     states.
@@ -40,7 +41,7 @@ mnt="$T/mnt"
 mkdir -p "$mnt"
 mount -t ext4 -o "journal_path=$JOURNAL_DEV" "$DATA_DEV" "$mnt"
 _mounts+=("$mnt")
-(cd "$mnt" && NVJ_CONTROL="$T/c.ctl" NVJ_MNT="$mnt" "$NVJ" writers --tasks 6 --chunks 8 --chunk-size 4K --dirs 2 \
+(cd "$mnt" && NVJ_CONTROL="$T/c.ctl" NVJ_MNT="$mnt" "$NVJ" writers --tasks 12 --chunks 8 --chunk-size 4K --dirs 2 \
   --rounds 2 --fsync each w)
 # The lie: a fact about a file nothing made durable.
 head -c 20000 /dev/urandom >"$mnt/lie"
@@ -51,7 +52,7 @@ curl -sf -X POST --unix-socket "$T/c.ctl" http://lab/record/stop >/dev/null
 stop_server "$SERVER_PID"
 
 status=0
-"$NVJ" crash check "$rec" --out "$T/all" >"$T/all.log" || status=$?
+"$NVJ" crash check "$rec" --every 3 --verify all --scratch "$T/scratch" --out "$T/all" >"$T/all.log" || status=$?
 cat "$T/all.log"
 [ "$status" = 1 ] || fail "nvj crash check exited $status, not 1 (a state breaks a fact)"
 check_json crash-results "$T/all/results.json"
@@ -62,12 +63,18 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 states = r["states"]
 assert len(states) == r["enumeration"]["unique"] == r["verdicts"]["checked"], "every unique state checked"
+assert len(states) >= 2000, f"only {len(states)} states"
+assert all("ground_truth" in s for s in states), "the ground truth checked every state"
+disagree = [s for s in states if not s["agree"]]
+assert not disagree, f"{len(disagree)} states where the fast path and the kernel disagree, as {disagree[0]}"
+assert r["verdicts"]["disagree"] == 0 and r["verdicts"]["ground_truth"] == len(states)
 assert [s["ordinal"] for s in states] == list(range(len(states))), "in ordinal order, each once"
 bad = [s for s in states if s["verdict"] != "pass"]
 assert bad, "the lie is caught"
 for s in bad:
     assert s["verdict"] == "fail", s
     assert [v["path"] for v in s["violations"]] == ["lie"], s["violations"]
+    assert s["ground_truth"]["verdict"] == "fail", s
     assert s["last_mark"].startswith("fact file lie "), s["last_mark"]
 passed_after_lie = [s for s in states if s["verdict"] == "pass" and (s["last_mark"] or "").startswith("fact file lie")]
 print(f"{len(states)} states, {len(bad)} fail on the lie alone, {len(passed_after_lie)} after it pass")
@@ -75,7 +82,10 @@ writers = sum(1 for s in states if (s["last_mark"] or "").startswith(("fact file
 assert writers > 100, f"only {writers} states after the writers' facts"
 PY
 
-# Two shards, merged: the same bytes; the shard from Slurm's variables.
+# Two shards, merged: the same bytes as one run (the ground truth on the
+# failing states and a sample of the others, as by default); the second
+# shard from Slurm's variables.
+"$NVJ" crash check "$rec" --out "$T/one" >"$T/one.log" || true
 "$NVJ" crash check "$rec" --shard 0/2 --out "$T/s0" >"$T/s0.log" || true
 SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_COUNT=2 "$NVJ" crash check "$rec" --out "$T/s1" >"$T/s1.log" || true
 grep -q "shard 1 of 2 (from Slurm)" "$T/s1.log" || fail "the shard was not taken from Slurm's variables"
@@ -84,13 +94,13 @@ status=0
 cat "$T/merge.log"
 [ "$status" = 1 ] || fail "nvj crash merge exited $status, not 1"
 check_json crash-results "$T/s0/results.json" "$T/s1/results.json"
-cmp "$T/all/results.json" "$T/merged/results.json" || fail "the merged shards differ from the unsharded run"
+cmp "$T/one/results.json" "$T/merged/results.json" || fail "the merged shards differ from the unsharded run"
 if "$NVJ" crash merge --out "$T/m2" "$T/s0" "$T/s0" >"$T/m2.log" 2>&1; then fail "a shard given twice was merged"; fi
 grep -q "given twice" "$T/m2.log" || fail "merge did not say the shard was given twice: $(cat "$T/m2.log")"
 
 # nvj crash states counts what check checked.
 "$NVJ" crash states --json "$rec" >"$T/states.json"
-python3 - "$T/states.json" "$T/all/results.json" <<'PY' || fail "nvj crash states and check disagree"
+python3 - "$T/states.json" "$T/one/results.json" <<'PY' || fail "nvj crash states and check disagree"
 import json, sys
 a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert a["unique"] == b["enumeration"]["unique"] and a["states"] == b["enumeration"]["states"]

@@ -1,8 +1,9 @@
 // The crash lab's in-place states (fscore/record/piece_map.h,
 // crash_image.h): pieces put in any order read back as if put in sequence
 // order, and every crash state of random recordings (aligned and not) reads
-// back exactly what replaying it the obvious way gives; what a check writes
-// into a state stays in that state.
+// back exactly what replaying it the obvious way gives, nothing outside the
+// ranges it says it covers; what a check writes into a state stays in that
+// state.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -90,6 +91,19 @@ TEST_CASE("a crash image reads back every state of random recordings as replayin
         r.read(d, 0, want);
         image.exported(d).read(0, got);
         CHECK(got == want);
+        // What no range covers reads as zeroes; the ranges are ordered and apart.
+        std::vector<bool> in(got.size(), false);
+        std::uint64_t last_end = 0;
+        bool ordered = true;
+        for (const auto& [start, end] : image.exported(d).covered()) {
+          ordered = ordered && start >= last_end && end > start && (last_end == 0 || start > last_end);
+          last_end = end;
+          for (std::uint64_t i = start; i < end; ++i) in[i] = true;
+        }
+        CHECK(ordered);
+        bool zero_outside = true;
+        for (std::size_t i = 0; i < got.size(); ++i) zero_outside = zero_outside && (in[i] || got[i] == 0);
+        CHECK(zero_outside);
         // A read of part of it, off sectors.
         Bytes part(777);
         image.exported(d).read(1001, part);

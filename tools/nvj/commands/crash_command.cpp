@@ -185,6 +185,15 @@ CommandRun declare_crash(Command& app) {
   checks.add("--shard", check->shard, "check slice I of N (default: from Slurm or Kubernetes, else all)")
       .value_name("I/N");
   checks.add("--out", check->out, "write DIR/results.json").value_name("DIR");
+  checks.choice("--verify", check->verify, {"none", "failing", "sample", "all"},
+                "which states the ground truth checks too (default: sample)");
+  checks.count("--sample", check->sample, 1, ~std::uint64_t{0},
+               "with --verify sample, one passing state in N (default 64)")
+      .value_name("N");
+  checks.add("--scratch", check->scratch, "the ground truth's files (default: a new folder in $TMPDIR)")
+      .value_name("DIR");
+  checks.add("--mount-options", check->mount_options, "the ground truth's mount options (journal_path= is added)")
+      .value_name("OPTIONS");
 
   Command merges = app.subcommand("merge", "join the results of a check's shards");
   merges.describe(kMergeText);

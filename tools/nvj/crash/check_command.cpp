@@ -1,6 +1,11 @@
 #include "tools/nvj/crash/check_command.h"
 
+#include <stdlib.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +16,7 @@
 
 #include "common/json.h"
 #include "tools/nvj/crash/check_results.h"
+#include "tools/nvj/crash/ground_truth.h"
 #include "tools/nvj/crash/progress.h"
 #include "tools/nvj/crash/shard.h"
 #include "tools/nvj/experiment/report.h"
@@ -43,18 +49,32 @@ void print_counts(const fscore::record::Enumeration& e, const Shard& shard, std:
   std::fflush(stdout);
 }
 
+// "  path: expected X, found Y" for each violation, and the error.
+void describe_verdict(const Json& v, const char* indent) {
+  if (v.contains("error")) std::printf("%s%s\n", indent, v["error"].get<std::string>().c_str());
+  if (v.contains("violations"))
+    for (const Json& f : v["violations"])
+      std::printf("%s%s: expected %s, found %s\n", indent, f["path"].get<std::string>().c_str(),
+                  f["expected"].get<std::string>().c_str(), f["found"].get<std::string>().c_str());
+}
+
 void describe_failure(const Json& s) {
   std::string where = "point " + std::to_string(s["point"].get<std::uint64_t>()) + " (frame " +
                       std::to_string(s["frame"].get<std::uint64_t>()) + ")";
   if (!s["last_mark"].is_null()) where += ", after mark '" + s["last_mark"].get<std::string>() + "'";
-  std::printf("%s: state %llu at %s, %s, %zu of %llu volatile changes dropped\n",
+  const std::uint64_t volatile_changes = s["volatile"].get<std::uint64_t>();
+  std::printf("%s: state %llu at %s, %s, %llu of %llu volatile changes dropped\n",
               s["verdict"].get<std::string>().c_str(), static_cast<unsigned long long>(s["ordinal"].get<std::uint64_t>()),
-              where.c_str(), s["strategy"].get<std::string>().c_str(), s["dropped_changes"].size(),
-              static_cast<unsigned long long>(s["volatile"].get<std::uint64_t>()));
-  if (s.contains("error")) std::printf("  %s\n", s["error"].get<std::string>().c_str());
-  for (const Json& v : s["violations"])
-    std::printf("  %s: expected %s, found %s\n", v["path"].get<std::string>().c_str(),
-                v["expected"].get<std::string>().c_str(), v["found"].get<std::string>().c_str());
+              where.c_str(), s["strategy"].get<std::string>().c_str(),
+              static_cast<unsigned long long>(volatile_changes - s["kept"].get<std::uint64_t>()),
+              static_cast<unsigned long long>(volatile_changes));
+  describe_verdict(s, "  ");
+  if (s.contains("ground_truth")) {
+    const Json& g = s["ground_truth"];
+    std::printf("  ground truth: %s%s\n", g["verdict"].get<std::string>().c_str(),
+                s["agree"].get<bool>() ? "" : " (the fast path disagrees)");
+    describe_verdict(g, "    ");
+  }
 }
 
 void summary_line(std::uint64_t checked, double seconds, std::uint64_t failing) {
@@ -72,6 +92,63 @@ std::optional<std::string> from_env(const char* name) {
   return v == nullptr ? std::nullopt : std::optional<std::string>(v);
 }
 
+// A folder for the ground truth's files: the one given, or a new one in
+// $TMPDIR (or /tmp), removed at the end.
+class Scratch {
+ public:
+  explicit Scratch(const std::string& given) : path_(given) {}
+  ~Scratch() {
+    std::error_code ignored;
+    if (made_) std::filesystem::remove_all(path_, ignored);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  const std::filesystem::path& path() {
+    if (path_.empty()) {
+      const char* tmp = std::getenv("TMPDIR");
+      std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/nvj-crash-XXXXXX";
+      if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp " + pattern + ": " + std::strerror(errno));
+      path_ = pattern;
+      made_ = true;
+    }
+    return path_;
+  }
+
+ private:
+  std::filesystem::path path_;
+  bool made_ = false;
+};
+
+// Whether a state gets the ground truth too: every failing one (but with
+// none), every one with all, and with sample one passing state in `sample`,
+// chosen by its ordinal and the seed (the same on every shard).
+bool wants_ground_truth(const std::string& verify, std::uint64_t sample, std::uint64_t seed, bool passed,
+                        std::uint64_t ordinal) {
+  if (verify == "none") return false;
+  if (verify == "all" || !passed) return true;
+  if (verify != "sample") return false;
+  std::uint64_t x = (ordinal + 1) * 0x9E3779B97F4A7C15u ^ seed;
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9u;
+  x ^= x >> 29;
+  return x % sample == 0;
+}
+
+// The ground truth's loop devices and files, made at the first state that
+// needs them. Where it cannot run, the default (sample) goes on without it,
+// saying so; an explicit --verify is an error.
+std::unique_ptr<KernelCheck> start_kernel_check(Scratch& scratch, fscore::record::CrashImage& image,
+                                                const CheckArgs& a, std::string& verify) {
+  try {
+    return std::make_unique<KernelCheck>(scratch.path(), image, a.mount_options);
+  } catch (const std::exception& e) {
+    if (!a.verify.empty()) throw std::runtime_error(std::string("--verify ") + a.verify + ": " + e.what());
+    std::fprintf(stderr, "nvj crash check: no ground truth (%s); the fast path alone decides\n", e.what());
+    verify = "none";
+    return nullptr;
+  }
+}
+
 }  // namespace
 
 int crash_check_main(const CheckArgs& a) {
@@ -82,6 +159,7 @@ int crash_check_main(const CheckArgs& a) {
   options.points.every = a.every;
   options.shard = shard.index;
   options.shards = shard.count;
+  std::string verify = a.verify.empty() ? "sample" : a.verify;
 
   const MappedFile file(a.recording);
   const fscore::record::RecordingIndex index(file.bytes());
@@ -92,33 +170,56 @@ int crash_check_main(const CheckArgs& a) {
               checker.points().size(), index.marks().size());
   print_counts(e, shard, mine);
 
+  Scratch scratch(a.scratch);
+  std::unique_ptr<KernelCheck> kernel;
   Progress progress(mine);
   Json states = Json::array();
-  std::uint64_t failing = 0;
-  const fscore::record::CheckTotals totals = checker.run([&](const CheckedState& c) {
-    states.push_back(state_json(index, c));
-    if (c.verdict.verdict != fscore::record::Verdict::pass) {
-      if (failing < kShownFailures) {
-        progress.finish();
-        describe_failure(states.back());
+  std::uint64_t shown = 0;
+  const fscore::record::Enumeration enumeration = checker.walk([&](fscore::record::StateContext& c) {
+    auto& fs = c.image.exported(c.data);
+    auto* journal = c.journal ? &c.image.exported(*c.journal) : nullptr;
+    CheckedState checked;
+    checked.ordinal = c.ordinal;
+    checked.state = &c.state;
+    checked.point = &c.point;
+    checked.verdict = fscore::record::check_ext4_state(fs, fs, journal, journal, c.oracle, options.now);
+    Json j = state_json(index, checked);
+    const bool passed = checked.verdict.verdict == fscore::record::Verdict::pass;
+    if (wants_ground_truth(verify, a.sample, options.strategies.seed, passed, c.ordinal)) {
+      if (!kernel) kernel = start_kernel_check(scratch, c.image, a, verify);
+      if (kernel) {
+        c.image.set_state(c.state.kept);  // the state as it was, before the fast path's replay
+        const fscore::record::StateVerdict truth = kernel->check(c.data, c.journal, c.oracle);
+        j["ground_truth"] = verdict_json(truth);
+        j["agree"] = verdicts_agree(checked.verdict, truth);
       }
-      ++failing;
     }
-    progress.update(states.size(), failing);
+    const bool failing = !passed || (j.contains("ground_truth") && j["ground_truth"]["verdict"] != "pass");
+    if (failing && shown++ < kShownFailures) {
+      progress.finish();
+      describe_failure(j);
+    }
+    states.push_back(std::move(j));
+    progress.update(states.size(), shown);
   });
   progress.finish();
+  kernel.reset();
   const double seconds = progress.elapsed();
-  if (failing > kShownFailures)
-    std::printf("(%llu more failing states in results.json)\n",
-                static_cast<unsigned long long>(failing - kShownFailures));
+  Json results = results_json(a.recording, file.bytes().size(), index, options, enumeration, shard, std::move(states));
+  const VerdictCount c = count_verdicts(results);
+  if (c.failing > kShownFailures)
+    std::printf("(%llu more failing states%s)\n", static_cast<unsigned long long>(c.failing - kShownFailures),
+                a.out.empty() ? ": --out DIR writes them all" : " in results.json");
+  if (c.verified > 0)
+    std::printf("ground truth (kernel mount, e2fsck -fn): %llu states, %llu failing, %llu disagreeing with the fast path\n",
+                static_cast<unsigned long long>(c.verified), static_cast<unsigned long long>(c.verified_failing),
+                static_cast<unsigned long long>(c.disagree));
   if (!a.out.empty()) {
-    Json results =
-        results_json(a.recording, file.bytes().size(), index, options, totals.enumeration, shard, std::move(states));
     if (results.contains("shard")) results["shard"]["seconds"] = json_round(seconds, 3);  // merge drops it
     write_results(a.out, results);
   }
-  summary_line(totals.checked, seconds, totals.failing());
-  return totals.failing() == 0 ? 0 : 1;
+  summary_line(c.checked, seconds, c.failing);
+  return c.failing == 0 && c.disagree == 0 ? 0 : 1;
 }
 
 int crash_merge_main(const MergeArgs& a) {
@@ -146,8 +247,8 @@ int crash_merge_main(const MergeArgs& a) {
     summed += t;
   }
   std::printf("(the slowest shard took %.1f s, the shards %.1f s in all)\n", slowest, summed);
-  summary_line(c.checked, slowest, c.failing());
-  return c.failing() == 0 ? 0 : 1;
+  summary_line(c.checked, slowest, c.failing);
+  return c.failing == 0 && c.disagree == 0 ? 0 : 1;
 }
 
 }  // namespace nvj::cli

@@ -1,6 +1,7 @@
 // nvj crash check and nvj crash merge: check a recording's crash states by
-// the fast path (fscore/record/crash_check.h), a shard of them or all, and
-// join shards' results (check_results.h).
+// the fast path (fscore/record/crash_check.h) and, on those it fails and a
+// sample of the others, by the ground truth (ground_truth.h), a shard of
+// them or all; join shards' results (check_results.h).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,13 @@ struct CheckArgs {
   std::string recording;
   std::string shard;  // "I/N"; empty: from the environment (shard.h)
   std::string out;    // a folder for results.json; empty: none
+  // The ground truth (ground_truth.h): none, failing (the states the fast
+  // path fails), sample (those and one passing state in `sample`), all.
+  // Empty: sample, or none where it cannot run (not root).
+  std::string verify;
+  std::uint64_t sample = 64;
+  std::string scratch;        // the ground truth's files; empty: a new folder in $TMPDIR or /tmp
+  std::string mount_options;  // the ground truth's mount, besides journal_path=
   fscore::record::CheckOptions options;
   bool no_marks = false, no_persistence = false;
   std::uint64_t every = 0;

@@ -33,6 +33,32 @@ Json change_json(const RecordingIndex& index, const IndexedChange& c) {
 
 }  // namespace
 
+Json verdicts_json(const VerdictCount& c) {
+  return Json{{"checked", c.checked},       {"pass", c.pass},
+              {"fail", c.fail},             {"unreadable", c.unreadable},
+              {"failing", c.failing},       {"ground_truth", c.verified},
+              {"ground_truth_failing", c.verified_failing}, {"disagree", c.disagree}};
+}
+
+Json verdict_json(const fscore::record::StateVerdict& v) {
+  Json j{{"verdict", fscore::record::to_string(v.verdict)}};
+  if (!v.violations.empty()) {
+    Json violations = Json::array();
+    for (const auto& f : v.violations)
+      violations.push_back(Json{{"path", f.path}, {"expected", f.expected}, {"found", f.found}});
+    j["violations"] = violations;
+  }
+  if (!v.error.empty()) j["error"] = v.error;
+  return j;
+}
+
+bool verdicts_agree(const fscore::record::StateVerdict& a, const fscore::record::StateVerdict& b) {
+  if (a.verdict != b.verdict || a.violations.size() != b.violations.size()) return false;
+  for (std::size_t i = 0; i < a.violations.size(); ++i)
+    if (a.violations[i].path != b.violations[i].path) return false;
+  return true;
+}
+
 Json state_json(const RecordingIndex& index, const CheckedState& checked) {
   const CrashPoint& p = *checked.point;
   const fscore::record::CrashState& s = *checked.state;
@@ -86,7 +112,7 @@ Json results_json(const std::string& recording, std::uint64_t recording_bytes, c
   if (shard.count > 1) j["shard"] = Json{{"index", shard.index}, {"count", shard.count}};
   j["states"] = std::move(states);
   const VerdictCount c = count_verdicts(j);
-  j["verdicts"] = Json{{"checked", c.checked}, {"pass", c.pass}, {"fail", c.fail}, {"unreadable", c.unreadable}};
+  j["verdicts"] = verdicts_json(c);
   return j;
 }
 
@@ -98,6 +124,15 @@ VerdictCount count_verdicts(const Json& results) {
     if (v == "pass") ++c.pass;
     else if (v == "fail") ++c.fail;
     else ++c.unreadable;
+    bool failing = v != "pass";
+    if (s.contains("ground_truth")) {
+      ++c.verified;
+      const bool truth_fails = s["ground_truth"].at("verdict") != "pass";
+      c.verified_failing += truth_fails;
+      c.disagree += !s.at("agree").get<bool>();
+      failing = failing || truth_fails;
+    }
+    c.failing += failing;
   }
   return c;
 }
@@ -144,7 +179,7 @@ Json merge_results(const std::vector<Json>& shards, const std::vector<std::strin
   merged.erase("shard");
   merged["states"] = Json(std::move(states));
   const VerdictCount c = count_verdicts(merged);
-  merged["verdicts"] = Json{{"checked", c.checked}, {"pass", c.pass}, {"fail", c.fail}, {"unreadable", c.unreadable}};
+  merged["verdicts"] = verdicts_json(c);
   return merged;
 }
 

@@ -19,6 +19,14 @@ namespace nvj::cli {
 // One state's entry.
 Json state_json(const fscore::record::RecordingIndex& index, const fscore::record::CheckedState& checked);
 
+// A verdict alone: {"verdict", "violations", "error"} (the last two when
+// there is something to say).
+Json verdict_json(const fscore::record::StateVerdict& verdict);
+
+// Whether two checks of one state agree: the same verdict, the same paths
+// broken.
+bool verdicts_agree(const fscore::record::StateVerdict& a, const fscore::record::StateVerdict& b);
+
 // The whole document. `states` are state_json's, in ordinal order.
 Json results_json(const std::string& recording, std::uint64_t recording_bytes,
                   const fscore::record::RecordingIndex& index, const fscore::record::CheckOptions& options,
@@ -30,11 +38,16 @@ Json results_json(const std::string& recording, std::uint64_t recording_bytes,
 // does not fit.
 Json merge_results(const std::vector<Json>& shards, const std::vector<std::string>& names);
 
-// Verdict totals of a document's states: pass, fail, unreadable.
+// Verdict totals of a document's states: pass, fail, unreadable by the
+// fast path; how many the ground truth checked, failed, and disagreed on.
 struct VerdictCount {
   std::uint64_t checked = 0, pass = 0, fail = 0, unreadable = 0;
-  std::uint64_t failing() const { return fail + unreadable; }
+  std::uint64_t verified = 0, verified_failing = 0, disagree = 0;
+  // States that break something, by either check.
+  std::uint64_t failing = 0;
 };
 VerdictCount count_verdicts(const Json& results);
+// results.json's "verdicts".
+Json verdicts_json(const VerdictCount& count);
 
 }  // namespace nvj::cli

@@ -1,0 +1,184 @@
+#include "tools/nvj/crash/ground_truth.h"
+
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "common/unique_fd.h"
+#include "fscore/crc32c.h"
+#include "tools/nvj/host/loop_device.h"
+#include "tools/nvj/host/process.h"
+
+namespace nvj::cli {
+
+namespace {
+
+using fscore::record::StateVerdict;
+using fscore::record::Verdict;
+
+std::runtime_error sys_error(const std::string& what) { return std::runtime_error(what + ": " + std::strerror(errno)); }
+
+void write_all(int fd, const std::uint8_t* data, std::size_t n, std::uint64_t offset, const std::string& name) {
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd, data, n, static_cast<off_t>(offset));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) throw sys_error("write " + name);
+    data += w;
+    n -= static_cast<std::size_t>(w);
+    offset += static_cast<std::uint64_t>(w);
+  }
+}
+
+// The first lines of a program's output, for a verdict's error.
+std::string first_lines(const std::string& text, std::size_t lines) {
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < lines && at != std::string::npos; ++i) {
+    at = text.find('\n', at);
+    if (at != std::string::npos) ++at;
+  }
+  std::string out = text.substr(0, at == std::string::npos ? text.size() : at);
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  for (char& c : out)
+    if (c == '\n') c = ';';
+  return out;
+}
+
+}  // namespace
+
+fscore::record::PathContent DirectoryFacts::look(const std::string& path, std::optional<std::uint64_t> prefix) const {
+  fscore::record::PathContent s;
+  const std::string full = (root_ / path).string();
+  struct stat st {};
+  if (::lstat(full.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return s;
+    throw sys_error("lstat " + path);
+  }
+  s.present = true;
+  s.regular = S_ISREG(st.st_mode);
+  if (!prefix || !s.regular) return s;
+  UniqueFd fd(::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (fd.get() < 0) throw sys_error("open " + path);
+  s.size = static_cast<std::uint64_t>(st.st_size);
+  const std::uint64_t want = std::min(*prefix, s.size);
+  std::vector<std::uint8_t> buffer(1 << 20);
+  std::uint32_t crc = ~0u;
+  std::uint64_t done = 0;
+  while (done < want) {
+    const ssize_t r = ::read(fd.get(), buffer.data(), static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), want - done)));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw sys_error("read " + path);
+    if (r == 0) break;  // shorter than it said
+    crc = fscore::crc32c(crc, buffer.data(), static_cast<std::size_t>(r));
+    done += static_cast<std::uint64_t>(r);
+  }
+  s.crc_bytes = done;
+  s.crc = ~crc;
+  return s;
+}
+
+void write_state_file(fscore::record::CrashImage& image, std::uint8_t device, const std::filesystem::path& file) {
+  auto& e = image.exported(device);
+  UniqueFd fd(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (fd.get() < 0) throw sys_error("open " + file.string());
+  if (::ftruncate(fd.get(), static_cast<off_t>(e.size())) != 0) throw sys_error("truncate " + file.string());
+  // Empty it: holes where the last state was (a file system without hole
+  // punching gets zeroes written).
+  if (::fallocate(fd.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(e.size())) != 0) {
+    if (::ftruncate(fd.get(), 0) != 0 || ::ftruncate(fd.get(), static_cast<off_t>(e.size())) != 0)
+      throw sys_error("empty " + file.string());
+  }
+  std::vector<std::uint8_t> buffer(1 << 20);
+  for (const auto& [start, end] : e.covered())
+    for (std::uint64_t at = start; at < end;) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), end - at));
+      e.read(at, std::span(buffer.data(), n));
+      write_all(fd.get(), buffer.data(), n, at, file.string());
+      at += n;
+    }
+}
+
+KernelCheck::KernelCheck(std::filesystem::path scratch, fscore::record::CrashImage& image, std::string mount_options)
+    : scratch_(std::move(scratch)), image_(image), mount_options_(std::move(mount_options)) {
+  if (::geteuid() != 0) throw std::runtime_error("the ground truth needs root (loop devices and mounts)");
+  if (which("e2fsck").empty()) throw std::runtime_error("the ground truth needs e2fsck (e2fsprogs)");
+  try {
+    std::filesystem::create_directories(scratch_);
+    mount_point_ = scratch_ / "mnt";
+    std::filesystem::create_directories(mount_point_);
+    for (std::size_t d = 0; d < image_.count(); ++d) {
+      files_.push_back(scratch_ / ("export" + std::to_string(d) + ".img"));
+      write_state_file(image_, static_cast<std::uint8_t>(d), files_.back());
+      loops_.push_back(loop_attach(files_.back().string()));
+    }
+  } catch (...) {
+    teardown();
+    throw;
+  }
+}
+
+KernelCheck::~KernelCheck() { teardown(); }
+
+void KernelCheck::teardown() noexcept {
+  if (!mount_point_.empty()) ::umount2(mount_point_.c_str(), MNT_DETACH);
+  for (const std::string& loop : loops_) {
+    try {
+      loop_detach(loop);
+    } catch (const std::exception&) {  // left for the user to see in losetup -a: nothing better to do here
+    }
+  }
+  loops_.clear();
+  std::error_code ignored;
+  for (const auto& f : files_) std::filesystem::remove(f, ignored);
+  if (!mount_point_.empty()) std::filesystem::remove(mount_point_, ignored);
+}
+
+void KernelCheck::write_state() {
+  for (std::size_t d = 0; d < files_.size(); ++d) {
+    write_state_file(image_, static_cast<std::uint8_t>(d), files_[d]);
+    // Nothing of the last state may be read from the loop device's cache.
+    UniqueFd loop(::open(loops_[d].c_str(), O_RDONLY | O_CLOEXEC));
+    if (loop.get() < 0 || ::ioctl(loop.get(), BLKFLSBUF, 0) != 0) throw sys_error("flush the cache of " + loops_[d]);
+  }
+}
+
+StateVerdict KernelCheck::check(std::uint8_t data, std::optional<std::uint8_t> journal,
+                                const fscore::record::FactOracle& oracle) {
+  write_state();
+  StateVerdict v;
+  std::string options = mount_options_;
+  if (journal) options += (options.empty() ? "" : ",") + std::string("journal_path=") + loops_.at(*journal);
+  if (::mount(loops_.at(data).c_str(), mount_point_.c_str(), "ext4", 0, options.c_str()) != 0) {
+    v.verdict = Verdict::unreadable;
+    v.error = "the kernel does not mount it: " + std::string(std::strerror(errno));
+    return v;
+  }
+  try {
+    v.violations = oracle.check(DirectoryFacts(mount_point_));
+  } catch (const std::exception& e) {
+    v.verdict = Verdict::unreadable;
+    v.error = std::string("reading it back: ") + e.what();
+  }
+  if (::umount2(mount_point_.c_str(), 0) != 0) throw sys_error("unmount " + mount_point_.string());
+  std::vector<std::string> fsck{"e2fsck", "-fn"};
+  if (journal) fsck.insert(fsck.end(), {"-j", loops_.at(*journal)});
+  fsck.push_back(loops_.at(data));
+  const RunResult r = run(fsck);
+  if (v.verdict == Verdict::pass && !v.violations.empty()) v.verdict = Verdict::fail;
+  if (r.status != 0) {  // damage e2fsck finds is named even where a fact broke too
+    if (v.verdict == Verdict::pass) v.verdict = Verdict::unreadable;
+    v.error += (v.error.empty() ? "" : "; ") + std::string("e2fsck -fn exits ") + std::to_string(r.status) + ": " +
+               first_lines(r.output, 6);
+  }
+  return v;
+}
+
+}  // namespace nvj::cli

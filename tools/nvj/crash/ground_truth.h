@@ -1,0 +1,70 @@
+// The crash lab's ground truth: a crash state written to sparse files,
+// bound to loop devices, mounted by this host's kernel (which replays the
+// journal as after a real power cut), every fact read back through the
+// mount, unmounted, then `e2fsck -fn` on what the kernel left. What the fast
+// path (fscore/record/state_check.h) decides in process, this decides with
+// the real kernel and e2fsprogs; the two must agree.
+//
+// The files and loop devices are made once and reused for every state: the
+// files are emptied (holes punched) and the state written into them, the
+// loop devices' caches dropped. Needs root, loop devices and e2fsck.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fscore/record/crash_image.h"
+#include "fscore/record/fact_oracle.h"
+#include "fscore/record/state_check.h"
+
+namespace nvj::cli {
+
+// A mounted filesystem as the oracle reads it: paths under `root`, files
+// read with read(2).
+class DirectoryFacts final : public fscore::record::FactView {
+ public:
+  explicit DirectoryFacts(std::filesystem::path root) : root_(std::move(root)) {}
+  fscore::record::PathContent look(const std::string& path, std::optional<std::uint64_t> prefix) const override;
+
+ private:
+  std::filesystem::path root_;
+};
+
+class KernelCheck {
+ public:
+  // Makes `scratch` (files, mount point) and one sparse file and loop
+  // device per export of `image`. Throws naming what failed (not root, no
+  // loop devices), having undone what it did.
+  KernelCheck(std::filesystem::path scratch, fscore::record::CrashImage& image, std::string mount_options);
+  ~KernelCheck();
+  KernelCheck(const KernelCheck&) = delete;
+  KernelCheck& operator=(const KernelCheck&) = delete;
+
+  // The state `image` holds now (before any replay into it: check this
+  // before the fast path writes into the state). `data` is the
+  // filesystem's export, `journal` its external journal's.
+  fscore::record::StateVerdict check(std::uint8_t data, std::optional<std::uint8_t> journal,
+                                     const fscore::record::FactOracle& oracle);
+
+  // The files the state was last written to, by export.
+  const std::vector<std::filesystem::path>& files() const { return files_; }
+
+ private:
+  void write_state();
+  void teardown() noexcept;
+
+  std::filesystem::path scratch_;
+  fscore::record::CrashImage& image_;
+  std::string mount_options_;
+  std::vector<std::filesystem::path> files_;
+  std::vector<std::string> loops_;
+  std::filesystem::path mount_point_;
+};
+
+// Writes export `device` of the state `image` holds to `file`: a sparse file
+// of the export's size, only what the state covers written.
+void write_state_file(fscore::record::CrashImage& image, std::uint8_t device, const std::filesystem::path& file);
+
+}  // namespace nvj::cli
