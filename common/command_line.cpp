@@ -375,7 +375,16 @@ int CommandLine::execute(int argc, const char* const* argv) {
   if (named != nullptr) declared(*named);
   int parsed = argc;
   if (named != nullptr) {
-    const auto tail = tails().find(named->app);
+    // The command named last (nvj crash run): its own commands, word by word.
+    const CLI::App* command = named->app;
+    for (int i = 2; i < argc && command != nullptr; ++i) {
+      const CLI::App* sub = nullptr;
+      for (const CLI::App* c : command->get_subcommands([](const CLI::App*) { return true; }))
+        if (c->get_name() == argv[i]) sub = c;
+      if (sub == nullptr) break;
+      command = sub;
+    }
+    const auto tail = tails().find(command);
     if (tail != tails().end())
       for (int i = 2; i < argc; ++i)
         if (std::string(argv[i]) == "--") {

@@ -94,12 +94,26 @@ TEST_CASE("a process started in the background gets the caller's environment too
   const std::filesystem::path dir = templ;
   const std::string log = (dir / "output").string();
   const pid_t pid =
-      nvj::cli::spawn({"env"}, nvj::cli::SpawnOptions{log, true, {"ASAN_OPTIONS=detect_leaks=0:abort_on_error=1"}});
+      nvj::cli::spawn({"env"}, nvj::cli::SpawnOptions{log, true, {"ASAN_OPTIONS=detect_leaks=0:abort_on_error=1"}, {}});
   CHECK(nvj::cli::wait_for(pid) == 0);
   const std::string output = nvj::cli::read_text_file(log);
   std::filesystem::remove_all(dir);
   CHECK(entries_of(output, "ASAN_OPTIONS") ==
         std::vector<std::string>{"ASAN_OPTIONS=detect_leaks=0:abort_on_error=1"});
+}
+
+TEST_CASE("a process starts in the working directory it is given", "[process]") {
+  char templ[] = "/tmp/nvj-process-test-XXXXXX";
+  REQUIRE(::mkdtemp(templ) != nullptr);
+  const std::filesystem::path dir = templ;
+  const std::string log = (dir / "output").string();
+  nvj::cli::SpawnOptions options;
+  options.output_file = log;
+  options.directory = dir.string();
+  CHECK(nvj::cli::wait_for(nvj::cli::spawn({"pwd"}, options)) == 0);
+  const std::string output = nvj::cli::read_text_file(log);
+  std::filesystem::remove_all(dir);
+  CHECK(output == dir.string() + "\n");
 }
 
 TEST_CASE("an environment entry that is not NAME=VALUE is refused naming it", "[process]") {

@@ -21,6 +21,7 @@
 #include "fscore/record/recording_index.h"
 #include "tools/nvj/commands.h"
 #include "tools/nvj/crash/check_command.h"
+#include "tools/nvj/crash/run_command.h"
 #include "tools/nvj/host/mapped_file.h"
 
 namespace nvj::cli {
@@ -157,6 +158,31 @@ with NVJ_SHARD_COUNT set to its completions) checks its own; `nvj crash
 merge` joins their results.
 )";
 
+// What check and run share: the points, the strategies, the shard, the
+// report, the ground truth.
+void check_options(Command& c, CheckArgs& check) {
+  enumeration_options(c, check.every, check.no_marks, check.no_persistence, check.options.strategies);
+  c.add("--shard", check.shard, "check slice I of N (default: from Slurm or Kubernetes, else all)").value_name("I/N");
+  c.add("--out", check.out, "write DIR/results.json (run: and DIR/recording.nvjrec)").value_name("DIR");
+  c.choice("--verify", check.verify, {"none", "failing", "sample", "all"},
+           "which states the ground truth checks too (default: sample)");
+  c.count("--sample", check.sample, 1, ~std::uint64_t{0}, "with --verify sample, one passing state in N (default 64)")
+      .value_name("N");
+  c.add("--scratch", check.scratch, "the ground truth's files (default: a new folder in $TMPDIR)").value_name("DIR");
+}
+
+constexpr const char* kRunText = R"(The crash lab in one command, on this host: start nbdkit with the plugin
+recording from its start (defaults: data=256M journal=32M data-model=hdd
+journal-model=nvram, ext4 with its journal on the NVRAM export; PARAM=VALUE
+replaces or adds), attach the exports, mount the filesystem (data=ordered
+unless --mount-options say otherwise), run COMMAND with the filesystem's
+root as its working directory, NVJ_MNT naming it and NVJ_CONTROL the
+server's control socket (so that nvj writers, nvj synctest and nvj mark post
+their facts there), unmount, take it all down, then check every crash state
+as nvj crash check does. Needs root. Exit status 1 when a state fails or
+the workload does.
+)";
+
 constexpr const char* kMergeText = R"(Join the results.json of every shard of one `nvj crash check` (each given as
 the file or the folder holding it) into OUT/results.json, the same bytes one
 unsharded check writes. Refuses shards of another recording or options, a
@@ -170,6 +196,7 @@ CommandRun declare_crash(Command& app) {
   auto a = std::make_shared<StatesArgs>();
   auto check = std::make_shared<CheckArgs>();
   auto merge = std::make_shared<MergeArgs>();
+  auto run = std::make_shared<RunArgs>();
   app.describe(kCrashText);
   app.require_subcommands(1, 1);
   Command states = app.subcommand("states", "count a recording's crash points and states per strategy");
@@ -181,26 +208,26 @@ CommandRun declare_crash(Command& app) {
   Command checks = app.subcommand("check", "check a recording's crash states against its facts");
   checks.describe(kCheckText);
   checks.add("RECORDING", check->recording, "the recording (record=FILE)").value_name("FILE");
-  enumeration_options(checks, check->every, check->no_marks, check->no_persistence, check->options.strategies);
-  checks.add("--shard", check->shard, "check slice I of N (default: from Slurm or Kubernetes, else all)")
-      .value_name("I/N");
-  checks.add("--out", check->out, "write DIR/results.json").value_name("DIR");
-  checks.choice("--verify", check->verify, {"none", "failing", "sample", "all"},
-                "which states the ground truth checks too (default: sample)");
-  checks.count("--sample", check->sample, 1, ~std::uint64_t{0},
-               "with --verify sample, one passing state in N (default 64)")
-      .value_name("N");
-  checks.add("--scratch", check->scratch, "the ground truth's files (default: a new folder in $TMPDIR)")
-      .value_name("DIR");
+  check_options(checks, *check);
   checks.add("--mount-options", check->mount_options, "the ground truth's mount options (journal_path= is added)")
       .value_name("OPTIONS");
+
+  Command runs = app.subcommand("run", "record a workload on this host and check its crash states");
+  runs.describe(kRunText);
+  runs.add("PARAM", run->parameters, "the plugin's PARAM=VALUE, over the defaults").value_name("PARAM=VALUE");
+  check_options(runs, run->check);
+  runs.add("--mount-options", run->mount_options, "the workload's mount options (journal_path= is added)")
+      .value_name("OPTIONS");
+  runs.flag("--keep-run", run->keep, "leave the run folder (the server's log) behind");
+  runs.take_words_after_dashes(run->workload);
 
   Command merges = app.subcommand("merge", "join the results of a check's shards");
   merges.describe(kMergeText);
   merges.add("RESULTS", merge->inputs, "each shard's results.json, or its folder").value_name("PATH");
   merges.add("--out", merge->out, "the folder for the merged results.json (required)").value_name("DIR");
 
-  return [a, check, merge, states, checks, merges] {
+  return [a, check, merge, run, states, checks, merges, runs] {
+    if (runs.parsed()) return crash_run_main(*run);
     if (checks.parsed()) {
       if (check->recording.empty()) throw UsageError("nvj crash check: which RECORDING?");
       return crash_check_main(*check);

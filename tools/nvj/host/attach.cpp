@@ -55,7 +55,7 @@ std::string attach_fuse_loop(const std::string& name, const ServerAddress& serve
   } else {
     argv.push_back(server.uri_for(name));
   }
-  const pid_t pid = spawn(argv, SpawnOptions{output.string(), true, {}});
+  const pid_t pid = spawn(argv, SpawnOptions{output.string(), true, {}, {}});
   log.append({"fuse", {mountpoint.string(), std::to_string(pid)}});
 
   const auto deadline = std::chrono::steady_clock::now() + kReadyTimeout;

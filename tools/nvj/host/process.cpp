@@ -105,6 +105,7 @@ pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
   }
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (!options.directory.empty()) posix_spawn_file_actions_addchdir_np(&actions, options.directory.c_str());
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t none;
@@ -183,7 +184,7 @@ RunResult run(const std::vector<std::string>& argv, const std::vector<std::strin
   ::close(fd);
   RunResult result;
   try {
-    const pid_t pid = spawn(argv, SpawnOptions{templ, false, env});
+    const pid_t pid = spawn(argv, SpawnOptions{templ, false, env, {}});
     if (timeout == std::chrono::milliseconds::zero()) {
       result.status = wait_for(pid);
     } else {

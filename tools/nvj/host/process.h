@@ -17,6 +17,7 @@ struct SpawnOptions {
   // VALUE. The child sees each NAME once. An entry without '=' or with an
   // empty NAME is refused with std::invalid_argument.
   std::vector<std::string> env;
+  std::string directory;  // its working directory ("" = ours)
 };
 
 // Starts argv[0] (searched in PATH) with our environment and options.env.

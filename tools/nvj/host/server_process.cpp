@@ -31,7 +31,7 @@ ServerProcess::ServerProcess(ServerOptions options) : options_(std::move(options
   argv.insert(argv.end(), options_.parameters.begin(), options_.parameters.end());
   // Its own session: a Ctrl-C in the terminal reaches nvj, which then tears
   // down in order, not the server under a mounted filesystem.
-  pid_ = spawn(argv, SpawnOptions{(options_.run_dir / "nbdkit.log").string(), true, options_.env});
+  pid_ = spawn(argv, SpawnOptions{(options_.run_dir / "nbdkit.log").string(), true, options_.env, {}});
 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (!fs::exists(pidfile)) {

@@ -70,7 +70,7 @@ QemuProcess::QemuProcess(const QemuConfig& config, const fs::path& log) : log_(l
   console_fd_ = ::open(config.console.c_str(), O_RDONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (console_fd_ < 0) throw std::runtime_error("cannot create " + config.console.string() + ": " + std::strerror(errno));
   // Its own session: a Ctrl-C in the terminal reaches nvj, which stops it.
-  pid_ = spawn(qemu_argv(config), SpawnOptions{log.string(), true, {}});
+  pid_ = spawn(qemu_argv(config), SpawnOptions{log.string(), true, {}, {}});
 }
 
 QemuProcess::~QemuProcess() {
