@@ -82,6 +82,19 @@ writers = sum(1 for s in states if (s["last_mark"] or "").startswith(("fact file
 assert writers > 100, f"only {writers} states after the writers' facts"
 PY
 
+# A failing state's images, by hand: e2fsck replays the journal, and the
+# lie is not in the root directory; a passing state's holds the writers' tree.
+bad=$(python3 -c 'import json,sys; print(next(s["ordinal"] for s in json.load(open(sys.argv[1]))["states"] if s["verdict"] != "pass"))' "$T/all/results.json")
+"$NVJ" crash image "$rec" --every 3 --state "$bad" --out "$T/bad"
+e2fsck -fy -E journal_only -j "$T/bad/journal.img" "$T/bad/data.img" >/dev/null 2>&1 || true
+debugfs -R "ls -l /" "$T/bad/data.img" 2>/dev/null >"$T/bad.ls"
+grep -q " w " "$T/bad.ls" || grep -qw "w" "$T/bad.ls" || fail "the failing state's root has no w: $(cat "$T/bad.ls")"
+if grep -qw "lie" "$T/bad.ls" && debugfs -R "stat /lie" "$T/bad/data.img" 2>/dev/null | grep -q "Size: 20000"; then
+  fail "state $bad holds the lie whole, yet it failed"
+fi
+if "$NVJ" crash image "$rec" --state 999999999 --out "$T/none" >"$T/none.log" 2>&1; then fail "a state that is not there was written"; fi
+grep -q "no state 999999999" "$T/none.log" || fail "the missing state is not named: $(cat "$T/none.log")"
+
 # Two shards, merged: the same bytes as one run (the ground truth on the
 # failing states and a sample of the others, as by default); the second
 # shard from Slurm's variables.

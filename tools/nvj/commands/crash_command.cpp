@@ -183,6 +183,13 @@ as nvj crash check does. Needs root. Exit status 1 when a state fails or
 the workload does.
 )";
 
+constexpr const char* kImageText = R"(Write the exports of one crash state of RECORDING (the state whose ordinal is
+N, as nvj crash check numbers them with the same options) to DIR/data.img
+and DIR/journal.img, sparse, as the power cut left them: the journal not
+replayed. Mount them through loop devices or run e2fsck on them to see for
+yourself what a check said.
+)";
+
 constexpr const char* kMergeText = R"(Join the results.json of every shard of one `nvj crash check` (each given as
 the file or the folder holding it) into OUT/results.json, the same bytes one
 unsharded check writes. Refuses shards of another recording or options, a
@@ -197,6 +204,7 @@ CommandRun declare_crash(Command& app) {
   auto check = std::make_shared<CheckArgs>();
   auto merge = std::make_shared<MergeArgs>();
   auto run = std::make_shared<RunArgs>();
+  auto image = std::make_shared<ImageArgs>();
   app.describe(kCrashText);
   app.require_subcommands(1, 1);
   Command states = app.subcommand("states", "count a recording's crash points and states per strategy");
@@ -221,13 +229,27 @@ CommandRun declare_crash(Command& app) {
   runs.flag("--keep-run", run->keep, "leave the run folder (the server's log) behind");
   runs.take_words_after_dashes(run->workload);
 
+  Command images = app.subcommand("image", "write one crash state's exports to image files");
+  images.describe(kImageText);
+  images.add("RECORDING", image->check.recording, "the recording (record=FILE)").value_name("FILE");
+  enumeration_options(images, image->check.every, image->check.no_marks, image->check.no_persistence,
+                      image->check.options.strategies);
+  images.count("--state", image->state, 0, ~std::uint64_t{0}, "the state's ordinal (results.json's \"ordinal\")")
+      .value_name("N");
+  images.add("--out", image->out, "the folder for EXPORT.img (required)").value_name("DIR");
+
   Command merges = app.subcommand("merge", "join the results of a check's shards");
   merges.describe(kMergeText);
   merges.add("RESULTS", merge->inputs, "each shard's results.json, or its folder").value_name("PATH");
   merges.add("--out", merge->out, "the folder for the merged results.json (required)").value_name("DIR");
 
-  return [a, check, merge, run, states, checks, merges, runs] {
+  return [a, check, merge, run, image, states, checks, merges, runs, images] {
     if (runs.parsed()) return crash_run_main(*run);
+    if (images.parsed()) {
+      if (image->check.recording.empty()) throw UsageError("nvj crash image: which RECORDING?");
+      if (image->out.empty()) throw UsageError("nvj crash image: --out DIR is required");
+      return crash_image_main(*image);
+    }
     if (checks.parsed()) {
       if (check->recording.empty()) throw UsageError("nvj crash check: which RECORDING?");
       return crash_check_main(*check);

@@ -222,6 +222,39 @@ int crash_check_main(const CheckArgs& a) {
   return c.failing == 0 && c.disagree == 0 ? 0 : 1;
 }
 
+int crash_image_main(const ImageArgs& a) {
+  fscore::record::CheckOptions options = a.check.options;
+  options.points.marks = !a.check.no_marks;
+  options.points.persistence = !a.check.no_persistence;
+  options.points.every = a.check.every;
+  const MappedFile file(a.check.recording);
+  const fscore::record::RecordingIndex index(file.bytes());
+  const fscore::record::CrashChecker checker(index, options);
+  std::filesystem::create_directories(a.out);
+  bool found = false;
+  const fscore::record::Enumeration e = checker.walk([&](fscore::record::StateContext& c) {
+    if (c.ordinal != a.state) return;
+    found = true;
+    for (std::size_t d = 0; d < c.image.count(); ++d) {
+      const std::string name = index.exports()[d].name;
+      const auto path = std::filesystem::path(a.out) / (name + ".img");
+      write_state_file(c.image, static_cast<std::uint8_t>(d), path);
+      std::printf("%s: export %s of state %llu\n", path.c_str(), name.c_str(),
+                  static_cast<unsigned long long>(a.state));
+    }
+    const auto& p = c.point;
+    std::printf("crash point %zu (after frame %llu%s), strategy %s, %zu of %zu volatile changes kept\n", c.state.point,
+                static_cast<unsigned long long>(p.sequence),
+                p.last_mark == fscore::record::kNoMark ? "" : (", after mark '" + index.marks()[p.last_mark].label + "'").c_str(),
+                fscore::record::to_string(c.state.strategy), c.state.kept.size(), p.volatile_changes.size());
+  });
+  if (!found)
+    throw std::runtime_error("no state " + std::to_string(a.state) + ": with these options the recording has " +
+                             std::to_string(e.unique) + " unique states (0 to " + std::to_string(e.unique - 1) + ")");
+  std::printf("the journal is not replayed: mount it (ext4 replays it) or run e2fsck on it, as after a power cut\n");
+  return 0;
+}
+
 int crash_merge_main(const MergeArgs& a) {
   std::vector<Json> shards;
   std::vector<std::string> names;

@@ -29,6 +29,13 @@ struct CheckArgs {
 };
 int crash_check_main(const CheckArgs& args);
 
+struct ImageArgs {
+  CheckArgs check;        // the recording and the options that number the states
+  std::uint64_t state = 0;  // its ordinal
+  std::string out;        // the folder for the images
+};
+int crash_image_main(const ImageArgs& args);
+
 struct MergeArgs {
   std::vector<std::string> inputs;  // shards' results.json, or folders holding one
   std::string out;                  // the folder for the merged results.json
