@@ -40,6 +40,12 @@ class TreeReader {
   // std::runtime_error).
   std::vector<std::uint8_t> contents(const Inode& file, std::uint64_t limit = std::uint64_t{1} << 32) const;
 
+  // A name of a regular file's first `bytes` bytes (at most its size) that
+  // is equal wherever they are equal, from the source's identity() of each
+  // extent's blocks and the file's layout, without reading the bytes;
+  // nullopt where the source names no ranges.
+  std::optional<std::uint64_t> content_identity(const Inode& file, std::uint64_t bytes) const;
+
   const ImageInfo& info() const { return info_; }
 
  private:

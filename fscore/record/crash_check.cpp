@@ -54,6 +54,7 @@ Enumeration CrashChecker::walk(const std::function<void(StateContext&)>& visit) 
 
 CheckTotals CrashChecker::run(const std::function<void(const CheckedState&)>& on_state) const {
   CheckTotals totals;
+  ContentCache cache;
   totals.enumeration = walk([&](StateContext& c) {
     CrashImage::Export& fs = c.image.exported(c.data);
     CrashImage::Export* journal = c.journal ? &c.image.exported(*c.journal) : nullptr;
@@ -61,7 +62,7 @@ CheckTotals CrashChecker::run(const std::function<void(const CheckedState&)>& on
     checked.ordinal = c.ordinal;
     checked.state = &c.state;
     checked.point = &c.point;
-    checked.verdict = check_ext4_state(fs, fs, journal, journal, c.oracle, options_.now);
+    checked.verdict = check_ext4_state(fs, fs, journal, journal, c.oracle, options_.now, &cache);
     ++totals.checked;
     ++totals.by_verdict[static_cast<std::size_t>(checked.verdict.verdict)];
     if (on_state) on_state(checked);

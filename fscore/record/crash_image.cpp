@@ -63,6 +63,20 @@ void CrashImage::Export::read(std::uint64_t offset, std::span<std::uint8_t> byte
   written_.read(offset, bytes);
 }
 
+std::optional<std::uint64_t> CrashImage::Export::identity(std::uint64_t offset, std::uint64_t length) const {
+  if (offset > size_ || length > size_ - offset) return std::nullopt;
+  const std::uint64_t a = durable_.identity(offset, length, false);
+  const std::uint64_t b = kept_.identity(offset, length, false);
+  const std::uint64_t c = written_.identity(offset, length, true);
+  // Layer by layer, in order: the same pieces in every layer, the same bytes.
+  std::uint64_t h = 0xBB67AE8584CAA73Bu;
+  for (const std::uint64_t v : {length, a, b, c}) {
+    h = (h ^ v) * 0xBF58476D1CE4E5B9u;
+    h ^= h >> 31;
+  }
+  return h;
+}
+
 std::vector<std::pair<std::uint64_t, std::uint64_t>> CrashImage::Export::covered() const {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
   for (const PieceMap* map : {&durable_, &kept_, &written_})

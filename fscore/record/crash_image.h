@@ -40,6 +40,9 @@ class CrashImage {
    public:
     std::uint64_t size() const override { return size_; }
     void read(std::uint64_t offset, std::span<std::uint8_t> bytes) const override;
+    // The three layers' pieces in the range, each named by where its bytes
+    // lie in the recording (the state's own writes by their bytes).
+    std::optional<std::uint64_t> identity(std::uint64_t offset, std::uint64_t length) const override;
     // Kept with the state until the next set_state.
     void write(std::uint64_t offset, std::span<const std::uint8_t> bytes) override;
     // The byte ranges [start, end) something (the starting contents, a

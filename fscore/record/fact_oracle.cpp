@@ -29,13 +29,33 @@ PathContent TreeFacts::look(const std::string& path, std::optional<std::uint64_t
   if (!found) return s;
   s.present = true;
   s.regular = (found->inode.mode & ext4::kModeTypeMask) == ext4::kModeRegular;
-  if (prefix && s.regular) {
-    const std::vector<std::uint8_t> bytes = tree_.contents(found->inode);
-    s.size = bytes.size();
-    s.crc_bytes = std::min<std::uint64_t>(*prefix, bytes.size());
-    s.crc = fact_crc32c(bytes.data(), static_cast<std::size_t>(s.crc_bytes));
-  }
+  if (!prefix || !s.regular) return s;
+  s.size = found->inode.size;
+  const std::optional<std::uint64_t> name =
+      cache_ == nullptr ? std::nullopt : tree_.content_identity(found->inode, *prefix);
+  if (name)
+    if (const ContentCache::Entry* e = cache_->find(*name)) {
+      s.crc_bytes = e->crc_bytes;
+      s.crc = e->crc;
+      return s;
+    }
+  const std::vector<std::uint8_t> bytes = tree_.contents(found->inode);
+  s.size = bytes.size();
+  s.crc_bytes = std::min<std::uint64_t>(*prefix, bytes.size());
+  s.crc = fact_crc32c(bytes.data(), static_cast<std::size_t>(s.crc_bytes));
+  if (name) cache_->put(*name, {s.crc_bytes, s.crc});
   return s;
+}
+
+const ContentCache::Entry* ContentCache::find(std::uint64_t name) const {
+  const auto it = entries_.find(name);
+  ++(it == entries_.end() ? misses_ : hits_);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+void ContentCache::put(std::uint64_t name, Entry entry) {
+  if (entries_.size() >= (std::size_t{1} << 20)) entries_.clear();
+  entries_[name] = entry;
 }
 
 std::vector<FactOracle::Moving>::iterator FactOracle::moving_with(const std::string& path) {

@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "fscore/ext4/tree_reader.h"
@@ -57,13 +58,35 @@ class FactView {
   virtual PathContent look(const std::string& path, std::optional<std::uint64_t> prefix) const = 0;
 };
 
+// What files' first bytes hash to, by a name of those bytes
+// (TreeReader::content_identity): kept from one crash state to the next, so
+// that a file whose blocks hold what they held in an earlier state is not
+// read again.
+class ContentCache {
+ public:
+  struct Entry {
+    std::uint64_t crc_bytes = 0;
+    std::uint32_t crc = 0;
+  };
+  const Entry* find(std::uint64_t name) const;
+  void put(std::uint64_t name, Entry entry);  // forgets everything past a million entries
+  std::uint64_t hits() const { return hits_; }
+  std::uint64_t misses() const { return misses_; }
+
+ private:
+  std::unordered_map<std::uint64_t, Entry> entries_;
+  mutable std::uint64_t hits_ = 0, misses_ = 0;
+};
+
 class TreeFacts final : public FactView {
  public:
-  explicit TreeFacts(const ext4::TreeReader& tree) : tree_(tree) {}
+  // With a cache, files are read only when it does not know them.
+  explicit TreeFacts(const ext4::TreeReader& tree, ContentCache* cache = nullptr) : tree_(tree), cache_(cache) {}
   PathContent look(const std::string& path, std::optional<std::uint64_t> prefix) const override;
 
  private:
   const ext4::TreeReader& tree_;
+  ContentCache* cache_;
 };
 
 class FactOracle {

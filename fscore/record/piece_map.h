@@ -37,6 +37,13 @@ class PieceMap {
   void each(std::uint64_t offset, std::uint64_t length,
             const std::function<void(std::uint64_t, std::uint64_t, std::uint64_t)>& visit) const;
 
+  // A hash of the pieces' parts in [offset, offset + length): where each
+  // lies in the range, how long, and where its bytes are (the pointer: the
+  // bytes behind a pointer never change while the map lives) or, with
+  // `by_bytes`, the bytes themselves (for bytes that do not outlive a
+  // state). Equal hashes, equal contents (up to collisions).
+  std::uint64_t identity(std::uint64_t offset, std::uint64_t length, bool by_bytes) const;
+
   // The pieces, by start.
   const std::map<std::uint64_t, Piece>& pieces() const { return pieces_; }
   void clear() { pieces_.clear(); }

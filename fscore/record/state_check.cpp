@@ -21,7 +21,8 @@ const char* to_string(Verdict verdict) {
 }
 
 StateVerdict check_ext4_state(BlockSource& fs_source, BlockSink& fs_sink, BlockSource* journal_source,
-                              BlockSink* journal_sink, const FactOracle& oracle, std::uint32_t now) {
+                              BlockSink* journal_sink, const FactOracle& oracle, std::uint32_t now,
+                              ContentCache* cache) {
   StateVerdict v;
   const auto unreadable = [&](const std::string& what, const std::exception& e) {
     v.verdict = Verdict::unreadable;
@@ -49,7 +50,7 @@ StateVerdict check_ext4_state(BlockSource& fs_source, BlockSink& fs_sink, BlockS
   }
   try {
     const ext4::TreeReader tree(fs_source);
-    v.violations = oracle.check(tree);
+    v.violations = oracle.check(TreeFacts(tree, cache));
   } catch (const std::exception& e) {
     return unreadable("filesystem", e);
   }

@@ -33,8 +33,10 @@ struct StateVerdict {
 
 // The filesystem is `fs`; `journal` its external journal's device, or
 // nullptr. Both are written (the replay). `now` is the time the replay
-// stamps in the superblock.
+// stamps in the superblock. `cache`, kept from state to state, spares
+// reading files whose blocks hold what they held before.
 StateVerdict check_ext4_state(BlockSource& fs_source, BlockSink& fs_sink, BlockSource* journal_source,
-                              BlockSink* journal_sink, const FactOracle& oracle, std::uint32_t now);
+                              BlockSink* journal_sink, const FactOracle& oracle, std::uint32_t now,
+                              ContentCache* cache = nullptr);
 
 }  // namespace fscore::record

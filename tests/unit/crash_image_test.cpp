@@ -3,10 +3,11 @@
 // order, and every crash state of random recordings (aligned and not) reads
 // back exactly what replaying it the obvious way gives, nothing outside the
 // ranges it says it covers; what a check writes into a state stays in that
-// state.
+// state. Ranges with the same name (identity) hold the same bytes.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <map>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -78,6 +79,7 @@ TEST_CASE("a crash image reads back every state of random recordings as replayin
     o.random = 3;
     o.seed = static_cast<std::uint64_t>(round);
     CrashImage image(index);
+    std::map<std::uint64_t, Bytes> named;  // identity -> the bytes it named
     REQUIRE(image.count() == 2);
     CHECK(image.find("journal") == std::uint8_t{1});
     CHECK_FALSE(image.find("nope"));
@@ -108,6 +110,17 @@ TEST_CASE("a crash image reads back every state of random recordings as replayin
         Bytes part(777);
         image.exported(d).read(1001, part);
         CHECK(std::equal(part.begin(), part.end(), want.begin() + 1001));
+      }
+      // Ranges with one name hold one content, whatever the state.
+      for (int tries = 0; tries < 4; ++tries) {
+        const auto d = static_cast<std::uint8_t>(rng() % 2);
+        const std::uint64_t from = rng() % 8192, n = 1 + rng() % (8192 - from);
+        Bytes held(n);
+        image.exported(d).read(from, held);
+        const auto name = image.exported(d).identity(from, n);
+        REQUIRE(name.has_value());
+        const auto [it, added] = named.emplace(*name ^ d, held);
+        CHECK(it->second == held);
       }
       // What a check writes is read back in this state only.
       const Bytes mine(300, 0xC3);

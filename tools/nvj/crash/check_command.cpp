@@ -175,6 +175,7 @@ int crash_check_main(const CheckArgs& a) {
   Progress progress(mine);
   Json states = Json::array();
   std::uint64_t shown = 0;
+  fscore::record::ContentCache cache;
   const fscore::record::Enumeration enumeration = checker.walk([&](fscore::record::StateContext& c) {
     auto& fs = c.image.exported(c.data);
     auto* journal = c.journal ? &c.image.exported(*c.journal) : nullptr;
@@ -182,7 +183,7 @@ int crash_check_main(const CheckArgs& a) {
     checked.ordinal = c.ordinal;
     checked.state = &c.state;
     checked.point = &c.point;
-    checked.verdict = fscore::record::check_ext4_state(fs, fs, journal, journal, c.oracle, options.now);
+    checked.verdict = fscore::record::check_ext4_state(fs, fs, journal, journal, c.oracle, options.now, &cache);
     Json j = state_json(index, checked);
     const bool passed = checked.verdict.verdict == fscore::record::Verdict::pass;
     if (wants_ground_truth(verify, a.sample, options.strategies.seed, passed, c.ordinal)) {
