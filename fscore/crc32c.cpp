@@ -147,4 +147,37 @@ std::uint32_t crc32c(std::uint32_t crc, const void* data, std::size_t n) noexcep
   return crc32c_portable(crc, data, n);
 }
 
+namespace {
+
+constexpr std::uint32_t kPoly = 0x82F63B78u;  // reflected
+
+// a * b modulo the polynomial, bit-reflected (x^0 is the top bit).
+std::uint32_t multiply_mod(std::uint32_t a, std::uint32_t b) noexcept {
+  std::uint32_t product = 0;
+  for (std::uint32_t bit = 1u << 31; bit != 0; bit >>= 1) {
+    if ((a & bit) != 0) product ^= b;
+    b = (b & 1) != 0 ? (b >> 1) ^ kPoly : b >> 1;
+  }
+  return product;
+}
+
+}  // namespace
+
+std::uint32_t crc32c_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::uint64_t length_b) noexcept {
+  // Appending length_b bytes multiplies A's remainder by x^(8 length_b);
+  // the entry and exit inversions cancel between the two standard CRCs.
+  // x^(8n) as the product of x^(8 2^k) over n's bits, from a table made
+  // once by squaring.
+  static const std::array<std::uint32_t, 64> kPowers = [] {
+    std::array<std::uint32_t, 64> t{};
+    t[0] = 1u << 23;  // x^8
+    for (std::size_t k = 1; k < t.size(); ++k) t[k] = multiply_mod(t[k - 1], t[k - 1]);
+    return t;
+  }();
+  std::uint32_t shift = 1u << 31;  // x^0
+  for (std::size_t k = 0; length_b != 0; ++k, length_b >>= 1)
+    if ((length_b & 1) != 0) shift = multiply_mod(shift, kPowers[k]);
+  return multiply_mod(shift, crc_a) ^ crc_b;
+}
+
 }  // namespace fscore

@@ -13,6 +13,11 @@ namespace fscore {
 
 std::uint32_t crc32c(std::uint32_t crc, const void* data, std::size_t n) noexcept;
 
+// The standard CRC-32C of A followed by B, from the standard CRC-32C of A,
+// that of B and B's length, without the bytes: what lets a file's checksum
+// be put together from checksums of its parts.
+std::uint32_t crc32c_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::uint64_t length_b) noexcept;
+
 // The portable table-driven path, exposed so tests compare it with the
 // hardware path on machines that have one.
 std::uint32_t crc32c_portable(std::uint32_t crc, const void* data, std::size_t n) noexcept;

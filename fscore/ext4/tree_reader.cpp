@@ -31,25 +31,14 @@ std::vector<Extent> TreeReader::mapping(const Inode& inode, std::uint64_t file_b
                               kMaxExtents);
 }
 
-std::optional<std::uint64_t> TreeReader::content_identity(const Inode& file, std::uint64_t bytes) const {
-  const auto mix = [](std::uint64_t h, std::uint64_t v) {
-    h = (h ^ v) * 0xBF58476D1CE4E5B9u;
-    return h ^ (h >> 31);
-  };
+std::vector<Extent> TreeReader::extents(const Inode& file, std::uint64_t bytes) const {
   const std::uint32_t bs = info_.block_size;
-  const std::uint64_t want = std::min(bytes, file.size);
-  const std::uint64_t file_blocks = (want + bs - 1) / bs;
-  std::uint64_t h = mix(mix(0x3C6EF372FE94F82Bu, file.size), want);
-  for (const Extent& x : mapping(file, file_blocks)) {
-    if (x.unwritten || x.logical >= file_blocks) continue;  // zeroes, as contents() reads them
-    const std::uint64_t blocks = std::min<std::uint64_t>(x.length, file_blocks - x.logical);
-    const std::uint64_t at = std::uint64_t{x.logical} * bs;
-    const std::uint64_t n = std::min<std::uint64_t>(blocks * bs, want - at);
-    const auto id = source_.identity(x.physical * bs, n);
-    if (!id) return std::nullopt;
-    h = mix(mix(mix(h, at), n), *id);
-  }
-  return h;
+  const std::uint64_t file_blocks = (std::min(bytes, file.size) + bs - 1) / bs;
+  std::vector<Extent> out;
+  for (const Extent& x : mapping(file, file_blocks))
+    if (!x.unwritten && x.logical < file_blocks) out.push_back(x);
+  std::sort(out.begin(), out.end(), [](const Extent& a, const Extent& b) { return a.logical < b.logical; });
+  return out;
 }
 
 std::vector<std::uint8_t> TreeReader::contents(const Inode& file, std::uint64_t limit) const {

@@ -40,11 +40,10 @@ class TreeReader {
   // std::runtime_error).
   std::vector<std::uint8_t> contents(const Inode& file, std::uint64_t limit = std::uint64_t{1} << 32) const;
 
-  // A name of a regular file's first `bytes` bytes (at most its size) that
-  // is equal wherever they are equal, from the source's identity() of each
-  // extent's blocks and the file's layout, without reading the bytes;
-  // nullopt where the source names no ranges.
-  std::optional<std::uint64_t> content_identity(const Inode& file, std::uint64_t bytes) const;
+  // The written extents holding a file's first `bytes` bytes (at most its
+  // size), by logical block; the blocks between them read as zeroes.
+  std::vector<Extent> extents(const Inode& file, std::uint64_t bytes) const;
+  const BlockSource& source() const { return source_; }
 
   const ImageInfo& info() const { return info_; }
 

@@ -26,9 +26,16 @@ CrashChecker::CrashChecker(const RecordingIndex& index, const CheckOptions& opti
   if (options.shards == 0 || options.shard >= options.shards)
     throw std::invalid_argument("shard " + std::to_string(options.shard) + " of " + std::to_string(options.shards) +
                                 ": the index must be below the count");
+  counted_ = enumerate_crash_states(index, points_, options.strategies, {});
 }
 
-Enumeration CrashChecker::count() const { return enumerate_crash_states(index_, points_, options_.strategies, {}); }
+std::uint64_t CrashChecker::share() const {
+  const std::uint64_t u = counted_.unique, blocks = u / kShardBlock, n = options_.shards, i = options_.shard;
+  std::uint64_t states = (blocks / n + (i < blocks % n ? 1 : 0)) * kShardBlock;
+  if (blocks % n == i) states += u % kShardBlock;  // the last, partial block
+  return states;
+}
+
 
 Enumeration CrashChecker::walk(const std::function<void(StateContext&)>& visit) const {
   CrashImage image(index_);
@@ -40,7 +47,7 @@ Enumeration CrashChecker::walk(const std::function<void(StateContext&)>& visit) 
   return enumerate_crash_states(index_, points_, options_.strategies, [&](const CrashState& state) {
     if (!state.first) return;
     const std::uint64_t mine = ordinal++;
-    if (mine % options_.shards != options_.shard) return;
+    if (!this->mine(mine)) return;
     const CrashPoint& point = points_[state.point];
     image.advance(point.sequence);
     const std::size_t marks = point.last_mark == kNoMark ? 0 : point.last_mark + 1;

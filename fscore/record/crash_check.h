@@ -1,10 +1,13 @@
 // The crash lab's check: every crash state of a recording (crash_points.h,
 // crash_states.h) with contents no earlier state had, built in place
 // (CrashImage) and checked by the fast path (state_check.h) against the
-// facts marked before its crash point (FactOracle). A shard I of N checks
-// the unique states whose ordinal (their place among the unique states, in
-// the enumeration's fixed order) is I modulo N: shards are disjoint, cover
-// every state together and are the same on every machine. Pure.
+// facts marked before its crash point (FactOracle). The unique states, by
+// ordinal (their place among the unique states, in the enumeration's fixed
+// order), go to shards in blocks of 64: block B (ordinals 64B to 64B + 63)
+// to shard B modulo N. Shards are disjoint, cover every state together and
+// are the same on every machine; states next to each other share most of
+// their contents, which a block keeps together, and the blocks spread the
+// early, small states and the late, large ones over every shard. Pure.
 #pragma once
 
 #include <array>
@@ -72,9 +75,14 @@ class CrashChecker {
   CrashChecker(const RecordingIndex& index, const CheckOptions& options);
 
   const std::vector<CrashPoint>& points() const { return points_; }
+  // Whether the state with this ordinal is this shard's.
+  bool mine(std::uint64_t ordinal) const { return ordinal / kShardBlock % options_.shards == options_.shard; }
+  // How many of the unique states are this shard's.
+  std::uint64_t share() const;
+  static constexpr std::uint64_t kShardBlock = 64;
   const std::vector<std::optional<Fact>>& facts() const { return facts_; }
   // The states per strategy, counted without checking any.
-  Enumeration count() const;
+  const Enumeration& count() const { return counted_; }
   // Builds this shard's unique states in order, one at a time, calling
   // `visit` with each; returns the enumeration of every state.
   Enumeration walk(const std::function<void(StateContext&)>& visit) const;
@@ -87,6 +95,7 @@ class CrashChecker {
   CheckOptions options_;
   std::vector<CrashPoint> points_;
   std::vector<std::optional<Fact>> facts_;
+  Enumeration counted_;
 };
 
 }  // namespace fscore::record

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <optional>
 
+#include "fscore/crc32c.h"
+
 
 namespace fscore::record {
 
@@ -30,21 +32,70 @@ PathContent TreeFacts::look(const std::string& path, std::optional<std::uint64_t
   s.present = true;
   s.regular = (found->inode.mode & ext4::kModeTypeMask) == ext4::kModeRegular;
   if (!prefix || !s.regular) return s;
+  if (cache_ == nullptr) {
+    const std::vector<std::uint8_t> bytes = tree_.contents(found->inode);
+    s.size = bytes.size();
+    s.crc_bytes = std::min<std::uint64_t>(*prefix, bytes.size());
+    s.crc = fact_crc32c(bytes.data(), static_cast<std::size_t>(s.crc_bytes));
+    return s;
+  }
   s.size = found->inode.size;
-  const std::optional<std::uint64_t> name =
-      cache_ == nullptr ? std::nullopt : tree_.content_identity(found->inode, *prefix);
-  if (name)
-    if (const ContentCache::Entry* e = cache_->find(*name)) {
-      s.crc_bytes = e->crc_bytes;
-      s.crc = e->crc;
-      return s;
-    }
-  const std::vector<std::uint8_t> bytes = tree_.contents(found->inode);
-  s.size = bytes.size();
-  s.crc_bytes = std::min<std::uint64_t>(*prefix, bytes.size());
-  s.crc = fact_crc32c(bytes.data(), static_cast<std::size_t>(s.crc_bytes));
-  if (name) cache_->put(*name, {s.crc_bytes, s.crc});
+  s.crc_bytes = std::min(*prefix, s.size);
+  s.crc = chunked_crc(found->inode, s.crc_bytes);
   return s;
+}
+
+// The crc of a file's first `want` bytes, chunk by chunk: a chunk is named
+// by the source's identity() of the blocks under it, and read only when the
+// cache does not know its name.
+std::uint32_t TreeFacts::chunked_crc(const ext4::Inode& inode, std::uint64_t want) const {
+  constexpr std::uint64_t kChunk = 256 * 1024;
+  const auto mix = [](std::uint64_t h, std::uint64_t v) {
+    h = (h ^ v) * 0xBF58476D1CE4E5B9u;
+    return h ^ (h >> 31);
+  };
+  const std::uint64_t bs = tree_.info().block_size;
+  const std::vector<ext4::Extent> extents = tree_.extents(inode, want);
+  const BlockSource& source = tree_.source();
+  std::uint32_t crc = 0;  // of nothing
+  std::vector<std::uint8_t> buffer;
+  std::size_t first = 0;  // the first extent that may reach the chunk
+  for (std::uint64_t start = 0; start < want; start += kChunk) {
+    const std::uint64_t end = std::min(want, start + kChunk);
+    // The parts of the chunk extents hold: [a, b) of the file at device byte d.
+    struct Part {
+      std::uint64_t a, b, d;
+    };
+    std::vector<Part> parts;
+    while (first < extents.size() && (extents[first].logical + std::uint64_t{extents[first].length}) * bs <= start) ++first;
+    for (std::size_t i = first; i < extents.size() && extents[i].logical * bs < end; ++i) {
+      const std::uint64_t from = extents[i].logical * bs, to = from + std::uint64_t{extents[i].length} * bs;
+      const std::uint64_t a = std::max(start, from), b = std::min(end, to);
+      if (a < b) parts.push_back({a, b, extents[i].physical * bs + (a - from)});
+    }
+    std::optional<std::uint64_t> name = mix(0x3C6EF372FE94F82Bu, end - start);
+    for (const Part& p : parts) {
+      const auto id = source.identity(p.d, p.b - p.a);
+      if (!id) {
+        name.reset();
+        break;
+      }
+      name = mix(mix(mix(*name, p.a - start), p.b - p.a), *id);
+    }
+    std::uint32_t chunk = 0;
+    const ContentCache::Entry* known = name ? cache_->find(*name) : nullptr;
+    if (known != nullptr) {
+      chunk = known->crc;
+    } else {
+      buffer.assign(static_cast<std::size_t>(end - start), 0);
+      for (const Part& p : parts)
+        source.read(p.d, std::span<std::uint8_t>(buffer.data() + (p.a - start), static_cast<std::size_t>(p.b - p.a)));
+      chunk = fact_crc32c(buffer.data(), buffer.size());
+      if (name) cache_->put(*name, {end - start, chunk});
+    }
+    crc = crc32c_combine(crc, chunk, end - start);
+  }
+  return crc;
 }
 
 const ContentCache::Entry* ContentCache::find(std::uint64_t name) const {

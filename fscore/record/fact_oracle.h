@@ -58,10 +58,11 @@ class FactView {
   virtual PathContent look(const std::string& path, std::optional<std::uint64_t> prefix) const = 0;
 };
 
-// What files' first bytes hash to, by a name of those bytes
-// (TreeReader::content_identity): kept from one crash state to the next, so
-// that a file whose blocks hold what they held in an earlier state is not
-// read again.
+// What parts of files hash to (their CRC-32C), by a name of their bytes (a
+// chunk of 256 KiB named by the source's identity() of the blocks under
+// it): kept from one crash state to the next, so that a part whose blocks
+// hold what they held in an earlier state is not read again, and a file
+// appended to is read from where it changed.
 class ContentCache {
  public:
   struct Entry {
@@ -85,6 +86,8 @@ class TreeFacts final : public FactView {
   PathContent look(const std::string& path, std::optional<std::uint64_t> prefix) const override;
 
  private:
+  std::uint32_t chunked_crc(const ext4::Inode& inode, std::uint64_t want) const;
+
   const ext4::TreeReader& tree_;
   ContentCache* cache_;
 };

@@ -39,3 +39,21 @@ TEST_CASE("crc32c hardware and portable paths agree and updates chain", "[crc32c
     }
   }
 }
+
+TEST_CASE("crc32c_combine gives the checksum of two parts joined", "[crc32c]") {
+  std::vector<std::uint8_t> bytes(5000);
+  std::uint32_t x = 12345;
+  for (auto& b : bytes) b = static_cast<std::uint8_t>((x = x * 1103515245u + 12345u) >> 16);
+  const auto standard = [](const std::uint8_t* p, std::size_t n) { return ~crc32c(~0u, p, n); };
+  for (const std::size_t cut : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{512}, std::size_t{4095},
+                                std::size_t{5000}}) {
+    CAPTURE(cut);
+    CHECK(fscore::crc32c_combine(standard(bytes.data(), cut), standard(bytes.data() + cut, bytes.size() - cut),
+                                 bytes.size() - cut) == standard(bytes.data(), bytes.size()));
+  }
+  // Parts of a megabyte of zeroes and more: the length's higher bits.
+  std::vector<std::uint8_t> big((1 << 20) + 3, 0);
+  big.back() = 1;
+  CHECK(fscore::crc32c_combine(standard(big.data(), 9), standard(big.data() + 9, big.size() - 9), big.size() - 9) ==
+        standard(big.data(), big.size()));
+}

@@ -151,7 +151,8 @@ read back from the filesystem. Prints the states per strategy first, each
 failing state (the first 10), and last one line: N states checked in S s
 (R states/s), F failing. Exit status 1 when a state fails.
 
-A shard: --shard I/N checks the states whose ordinal is I modulo N. Without
+A shard: --shard I/N checks the states in blocks of 64 by ordinal whose
+block number is I modulo N. Without
 it, a Slurm job array's task (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_MIN,
 SLURM_ARRAY_TASK_COUNT) or a Kubernetes Indexed Job's (JOB_COMPLETION_INDEX,
 with NVJ_SHARD_COUNT set to its completions) checks its own; `nvj crash

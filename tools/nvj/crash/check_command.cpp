@@ -165,7 +165,7 @@ int crash_check_main(const CheckArgs& a) {
   const fscore::record::RecordingIndex index(file.bytes());
   const fscore::record::CrashChecker checker(index, options);
   const fscore::record::Enumeration e = checker.count();
-  const std::uint64_t mine = e.unique / shard.count + (shard.index < e.unique % shard.count ? 1 : 0);
+  const std::uint64_t mine = checker.share();
   std::printf("%s: %zu crash points, %zu marks, checking the unique states by the fast path\n", a.recording.c_str(),
               checker.points().size(), index.marks().size());
   print_counts(e, shard, mine);

@@ -16,9 +16,9 @@ std::optional<std::uint64_t> whole(const std::string& text) {
 }
 
 Shard checked(std::uint64_t index, std::uint64_t count, std::string source, const std::string& what) {
-  if (count == 0 || index >= count)
+  if (count == 0 || index >= count || count > 1000000)
     throw UsageError(what + ": shard " + std::to_string(index) + " of " + std::to_string(count) +
-                     ": the index must be below the count");
+                     ": the index must be below the count, the count at most 1000000");
   return Shard{index, count, std::move(source)};
 }
 
