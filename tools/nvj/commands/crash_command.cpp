@@ -187,7 +187,7 @@ the workload does.
 constexpr const char* kImageText = R"(Write the exports of one crash state of RECORDING (the state whose ordinal is
 N, as nvj crash check numbers them with the same options) to DIR/data.img
 and DIR/journal.img, sparse, as the power cut left them: the journal not
-replayed. Mount them through loop devices or run e2fsck on them to see for
+replayed. With several --state, each state's go to DIR/N/. Mount them through loop devices or run e2fsck on them to see for
 yourself what a check said.
 )";
 
@@ -235,9 +235,11 @@ CommandRun declare_crash(Command& app) {
   images.add("RECORDING", image->check.recording, "the recording (record=FILE)").value_name("FILE");
   enumeration_options(images, image->check.every, image->check.no_marks, image->check.no_persistence,
                       image->check.options.strategies);
-  images.count("--state", image->state, 0, ~std::uint64_t{0}, "the state's ordinal (results.json's \"ordinal\")")
-      .value_name("N");
-  images.add("--out", image->out, "the folder for EXPORT.img (required)").value_name("DIR");
+  images.add("--state", image->states, "the state's ordinal (results.json's \"ordinal\"); repeatable")
+      .value_name("N")
+      .one_value_per_use();
+  images.add("--out", image->out, "the folder for EXPORT.img, or N/EXPORT.img for several (required)")
+      .value_name("DIR");
 
   Command merges = app.subcommand("merge", "join the results of a check's shards");
   merges.describe(kMergeText);
@@ -249,6 +251,7 @@ CommandRun declare_crash(Command& app) {
     if (images.parsed()) {
       if (image->check.recording.empty()) throw UsageError("nvj crash image: which RECORDING?");
       if (image->out.empty()) throw UsageError("nvj crash image: --out DIR is required");
+      if (image->states.empty()) throw UsageError("nvj crash image: which --state N?");
       return crash_image_main(*image);
     }
     if (checks.parsed()) {

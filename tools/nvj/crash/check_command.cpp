@@ -3,6 +3,8 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <charconv>
+#include <set>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -14,6 +16,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/command_line.h"
 #include "common/json.h"
 #include "tools/nvj/crash/check_results.h"
 #include "tools/nvj/crash/ground_truth.h"
@@ -224,6 +227,14 @@ int crash_check_main(const CheckArgs& a) {
 }
 
 int crash_image_main(const ImageArgs& a) {
+  std::set<std::uint64_t> wanted;
+  for (const std::string& text : a.states) {
+    std::uint64_t n = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || end != text.data() + text.size() || text.empty())
+      throw UsageError("nvj crash image: --state " + text + ": expected a state's ordinal, a whole number");
+    wanted.insert(n);
+  }
   fscore::record::CheckOptions options = a.check.options;
   options.points.marks = !a.check.no_marks;
   options.points.persistence = !a.check.no_persistence;
@@ -231,27 +242,29 @@ int crash_image_main(const ImageArgs& a) {
   const MappedFile file(a.check.recording);
   const fscore::record::RecordingIndex index(file.bytes());
   const fscore::record::CrashChecker checker(index, options);
-  std::filesystem::create_directories(a.out);
-  bool found = false;
-  const fscore::record::Enumeration e = checker.walk([&](fscore::record::StateContext& c) {
-    if (c.ordinal != a.state) return;
-    found = true;
+  const std::uint64_t unique = checker.count().unique;
+  for (const std::uint64_t n : wanted)
+    if (n >= unique)
+      throw std::runtime_error("no state " + std::to_string(n) + ": with these options the recording has " +
+                               std::to_string(unique) + " unique states (0 to " + std::to_string(unique - 1) + ")");
+  checker.walk([&](fscore::record::StateContext& c) {
+    if (wanted.count(c.ordinal) == 0) return;
+    std::filesystem::path dir = a.out;
+    if (wanted.size() > 1) dir /= std::to_string(c.ordinal);
+    std::filesystem::create_directories(dir);
     for (std::size_t d = 0; d < c.image.count(); ++d) {
       const std::string name = index.exports()[d].name;
-      const auto path = std::filesystem::path(a.out) / (name + ".img");
+      const auto path = dir / (name + ".img");
       write_state_file(c.image, static_cast<std::uint8_t>(d), path);
       std::printf("%s: export %s of state %llu\n", path.c_str(), name.c_str(),
-                  static_cast<unsigned long long>(a.state));
+                  static_cast<unsigned long long>(c.ordinal));
     }
     const auto& p = c.point;
-    std::printf("crash point %zu (after frame %llu%s), strategy %s, %zu of %zu volatile changes kept\n", c.state.point,
-                static_cast<unsigned long long>(p.sequence),
-                p.last_mark == fscore::record::kNoMark ? "" : (", after mark '" + index.marks()[p.last_mark].label + "'").c_str(),
+    const std::string mark = p.last_mark == fscore::record::kNoMark ? "" : ", after mark '" + index.marks()[p.last_mark].label + "'";
+    std::printf("  crash point %zu (after frame %llu%s), strategy %s, %zu of %zu volatile changes kept\n",
+                c.state.point, static_cast<unsigned long long>(p.sequence), mark.c_str(),
                 fscore::record::to_string(c.state.strategy), c.state.kept.size(), p.volatile_changes.size());
   });
-  if (!found)
-    throw std::runtime_error("no state " + std::to_string(a.state) + ": with these options the recording has " +
-                             std::to_string(e.unique) + " unique states (0 to " + std::to_string(e.unique - 1) + ")");
   std::printf("the journal is not replayed: mount it (ext4 replays it) or run e2fsck on it, as after a power cut\n");
   return 0;
 }

@@ -31,8 +31,8 @@ int crash_check_main(const CheckArgs& args);
 
 struct ImageArgs {
   CheckArgs check;        // the recording and the options that number the states
-  std::uint64_t state = 0;  // its ordinal
-  std::string out;        // the folder for the images
+  std::vector<std::string> states;  // their ordinals
+  std::string out;        // the folder for the images (DIR/N/ for each of several)
 };
 int crash_image_main(const ImageArgs& args);
 
