@@ -1,0 +1,94 @@
+#!/bin/bash
+# The crash lab's check on a real Slurm: a one-node cluster (munged,
+# slurmctld, slurmd, with a configuration, key, state and sockets of this
+# test's own, stopped by their PIDs at the end) runs deploy/slurm's job
+# array on 4 tasks and its merge job; the merged verdicts equal an unsharded
+# run's byte for byte, and each state was checked exactly once (the merge
+# refuses anything else). The recording comes from nvj crash run.
+source "$(dirname "$0")/lib.sh"
+require_kernel_lab
+for c in munged slurmctld slurmd sbatch sinfo; do
+  command -v "$c" >/dev/null || skip "$c is not installed (Debian: slurm-wlm, munge)"
+done
+top=$(cd "$(dirname "$0")/../.." && pwd)
+
+"$NVJ" crash run --out "$T/run" --verify none -- \
+  "$NVJ" writers --tasks 6 --dirs 2 --chunks 6 --chunk-size 4K --fsync each w >"$T/run.log" 2>&1 ||
+  { cat "$T/run.log"; fail "nvj crash run failed"; }
+rec="$T/run/recording.nvjrec"
+"$NVJ" crash check "$rec" --verify none --out "$T/one" >"$T/one.log" || fail "the unsharded check failed: $(cat "$T/one.log")"
+
+# The cluster: this host as its one node, ports that are free now.
+ports=$(python3 -c 'import socket
+s = [socket.socket() for _ in range(2)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(" ".join(str(x.getsockname()[1]) for x in s))')
+read -r ctld_port d_port <<<"$ports"
+host=$(hostname -s)
+mkdir -p "$T/slurm/state" "$T/slurm/spool" "$T/munge"
+chmod 711 "$T" "$T/munge"  # munged wants its socket's folders searchable by all
+head -c 1024 /dev/urandom >"$T/munge/key"
+chmod 400 "$T/munge/key"
+cat >"$T/slurm/slurm.conf" <<EOF2
+ClusterName=nvjtest
+SlurmctldHost=$host
+AuthType=auth/munge
+AuthInfo=socket=$T/munge/sock
+CredType=cred/munge
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$T/slurm/state
+SlurmdSpoolDir=$T/slurm/spool
+SlurmctldPidFile=$T/slurm/slurmctld.pid
+SlurmdPidFile=$T/slurm/slurmd.pid
+SlurmctldPort=$ctld_port
+SlurmdPort=$d_port
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+SlurmctldLogFile=$T/slurm/slurmctld.log
+SlurmdLogFile=$T/slurm/slurmd.log
+ReturnToService=2
+MpiDefault=none
+NodeName=$host CPUs=$(nproc) State=UNKNOWN
+PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
+EOF2
+export SLURM_CONF="$T/slurm/slurm.conf"
+munged -F --key-file="$T/munge/key" --socket="$T/munge/sock" --pid-file="$T/munge/pid" \
+  --log-file="$T/munge/log" --seed-file="$T/munge/seed" &
+_servers+=("$!")
+for _ in $(seq 50); do [ -S "$T/munge/sock" ] && break; sleep 0.1; done
+[ -S "$T/munge/sock" ] || fail "munged did not start: $(cat "$T/munge/log" 2>/dev/null)"
+slurmctld -D -i &
+_servers+=("$!")
+slurmd -D &
+_servers+=("$!")
+for _ in $(seq 100); do sinfo -h -o %t 2>/dev/null | grep -q idle && break; sleep 0.2; done
+sinfo -h -o %t | grep -q idle || fail "the node is not idle: $(sinfo 2>&1); $(tail -5 "$T/slurm/slurmctld.log")"
+
+cd "$T"
+export NVJ
+jid=$(sbatch --parsable --array=0-3 "$top/deploy/slurm/crash-check.sbatch" "$rec" "$T/shards" --verify none)
+status=0
+timeout 300 sbatch --wait --dependency="afterany:$jid" "$top/deploy/slurm/crash-merge.sbatch" "$T/shards" \
+  >"$T/merge-submit.log" 2>&1 || status=$?
+cat "$T"/nvj-crash-check-*.out "$T"/nvj-crash-merge-*.out 2>/dev/null || true
+[ "$status" = 0 ] || fail "the merge job exited $status"
+for i in 0 1 2 3; do
+  grep -q "shard $i of 4 (from Slurm)" "$T/nvj-crash-check-${jid}_$i.out" ||
+    fail "task $i did not take its shard from Slurm"
+done
+cmp "$T/one/results.json" "$T/shards/merged/results.json" || fail "the merged shards differ from the unsharded run"
+python3 - "$T/shards" <<'PY' || fail "a state was checked by two tasks, or by none"
+import json, sys
+seen = []
+for i in range(4):
+    seen += [s["ordinal"] for s in json.load(open(f"{sys.argv[1]}/shard-{i}/results.json"))["states"]]
+assert sorted(seen) == list(range(len(seen))), "each ordinal exactly once"
+assert all(json.load(open(f"{sys.argv[1]}/shard-{i}/results.json"))["states"] for i in range(4)), "a task had nothing"
+print(f"{len(seen)} states, each checked by exactly one of 4 tasks")
+PY
+echo "PASS"
