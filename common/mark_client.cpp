@@ -1,8 +1,12 @@
 #include "common/mark_client.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <termios.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -37,9 +41,41 @@ std::size_t answer_length(const std::string& answer) {
   return end + 4 + body;
 }
 
+// The mark as a line on a serial line (a tty): raw, 115200 baud (an
+// emulated UART sends at the speed it is set to), written whole, drained.
+void write_serial_mark(const std::string& device, std::string_view label) {
+  UniqueFd fd(::open(device.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC));
+  if (!fd.valid()) fail(device, "cannot open the serial line", errno);
+  termios tio{};
+  if (::tcgetattr(fd.get(), &tio) == 0) {
+    ::cfmakeraw(&tio);
+    ::cfsetospeed(&tio, B115200);
+    ::cfsetispeed(&tio, B115200);
+    ::tcsetattr(fd.get(), TCSANOW, &tio);
+  }
+  const std::string line = std::string(kSerialMarkPrefix) + query_escape(label) + "\n";
+  for (std::size_t sent = 0; sent < line.size();) {
+    const ssize_t n = ::write(fd.get(), line.data() + sent, line.size() - sent);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail(device, "writing", errno);
+    sent += static_cast<std::size_t>(n);
+  }
+  if (::tcdrain(fd.get()) != 0 && errno != ENOTTY) fail(device, "draining", errno);
+}
+
 }  // namespace
 
-void post_mark(const std::string& socket_path, std::string_view label, std::chrono::milliseconds timeout) {
+void post_mark(const std::string& target, std::string_view label, std::chrono::milliseconds timeout) {
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0 && S_ISCHR(st.st_mode)) {
+    write_serial_mark(target, label);
+    return;
+  }
+  post_escaped_mark(target, query_escape(label), timeout);
+}
+
+void post_escaped_mark(const std::string& socket_path, std::string_view escaped_label,
+                       std::chrono::milliseconds timeout) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   if (socket_path.empty() || socket_path.size() >= sizeof address.sun_path)
@@ -55,7 +91,7 @@ void post_mark(const std::string& socket_path, std::string_view label, std::chro
   if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0)
     fail(socket_path, "cannot connect", errno);
 
-  const std::string request = "POST /mark?label=" + query_escape(label) +
+  const std::string request = "POST /mark?label=" + std::string(escaped_label) +
                               " HTTP/1.1\r\nHost: nvjournal\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
   for (std::size_t sent = 0; sent < request.size();) {
     const ssize_t n = ::send(fd.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);

@@ -25,7 +25,22 @@ class MarkError : public std::runtime_error {
   int error_;
 };
 
-void post_mark(const std::string& socket_path, std::string_view label,
+// `target` is a control socket, or a character device: a serial line to
+// the host (nvj vm gives its guest /dev/ttyS1). On a serial line the mark
+// goes as one line, "nvj-mark " and the label percent-encoded
+// (query_escape), the line set raw at 115200 baud; it returns once the line
+// has left the guest (tcdrain). The host relays each such line as POST
+// /mark (post_escaped_mark), so the mark lands after the call that made its
+// fact durable, never before.
+void post_mark(const std::string& target, std::string_view label,
                std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+// What a serial line's "nvj-mark " lines carry after that prefix.
+inline constexpr std::string_view kSerialMarkPrefix = "nvj-mark ";
+
+// POST /mark with a label already percent-encoded (what follows "nvj-mark "
+// on a serial line); the same errors as post_mark.
+void post_escaped_mark(const std::string& socket_path, std::string_view escaped_label,
+                       std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 }  // namespace nvj

@@ -1,10 +1,20 @@
 // The oracle's facts from the real workloads (nvj writers, nvj synctest)
-// into a real nbdkit's recording: each fact is a mark, in the order the
+// and over a serial line through nvj vm's relay into a real nbdkit's
+// recording: each fact is a mark, in the order the
 // workload made it durable, and the last fact about each file that is left
 // matches the file on disk (size and CRC-32C computed here from its bytes).
 // The files live in a plain folder: what is checked is the facts, not the
 // exports.
 #include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
 
 #include <filesystem>
 #include <memory>
@@ -19,6 +29,7 @@
 #include "tests/support/file_bytes.h"
 #include "tools/nvj/client/control_client.h"
 #include "tools/nvj/host/process.h"
+#include "tools/nvj/vm/fact_relay.h"
 
 using fscore::record::Fact;
 using fscore::record::FactKind;
@@ -175,4 +186,54 @@ TEST_CASE("a workload whose facts cannot be posted fails, naming why", "[facts]"
                      dir.file("no-such-root")});
   CHECK(r.status == 2);
   CHECK_THAT(r.output, Catch::Contains("is not a folder"));
+}
+
+TEST_CASE("marks written to a serial line reach the server through the host's relay, in order", "[facts]") {
+  FactLab lab;
+  // The guest's side: a pty stands for /dev/ttyS1; post_mark writes the line raw.
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  REQUIRE(master >= 0);
+  REQUIRE(::grantpt(master) == 0);
+  REQUIRE(::unlockpt(master) == 0);
+  const std::string slave = ::ptsname(master);
+  nvj::post_mark(slave, "fact entry . first");
+  nvj::post_mark(slave, "fact file my%20mail size 3 crc32c 0badf00d");
+  std::string line_bytes;
+  char buf[512];
+  while (line_bytes.size() < 80) {
+    pollfd p{master, POLLIN, 0};
+    if (::poll(&p, 1, 2000) <= 0) break;
+    const ssize_t n = ::read(master, buf, sizeof buf);
+    if (n <= 0) break;
+    line_bytes.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(master);
+  CHECK(line_bytes ==
+        "nvj-mark fact%20entry%20.%20first\nnvj-mark fact%20file%20my%2520mail%20size%203%20crc32c%200badf00d\n");
+
+  // The host's side: QEMU's socket stands for a listening one; the relay
+  // posts the marks, drops other lines, and ends when the line closes.
+  const std::string sock = lab.dir.file("serial.sock");
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, sock.c_str(), sizeof address.sun_path - 1);
+  REQUIRE(::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::listen(listener, 1) == 0);
+  nvj::cli::FactRelay relay(sock, lab.control);
+  const int line = ::accept(listener, nullptr, nullptr);
+  REQUIRE(line >= 0);
+  const std::string sent = "[    1.234] boot noise\r\n" + line_bytes + "\r\n";
+  REQUIRE(::write(line, sent.data(), sent.size()) == static_cast<ssize_t>(sent.size()));
+  ::close(line);
+  ::close(listener);
+  relay.finish();
+  CHECK(relay.relayed() == 2);
+  CHECK(relay.ignored() == 1);
+  CHECK(relay.error().empty());
+  const std::vector<Fact> facts = lab.facts();
+  REQUIRE(facts.size() == 2);
+  CHECK(facts[0] == Fact{FactKind::entry, ".", "first", 0, 0});
+  CHECK(facts[1] == Fact{FactKind::file, "my mail", "", 3, 0x0badf00d});
+  CHECK(lab.server->stop() == 0);
 }

@@ -20,7 +20,6 @@ CommandRun declare_journal(Command& app);
 CommandRun declare_attach(Command& app);
 CommandRun declare_detach(Command& app);
 CommandRun declare_stats(Command& app);
-CommandRun declare_mark(Command& app);
 CommandRun declare_crash(Command& app);
 CommandRun declare_bench(Command& app);
 CommandRun declare_experiment(Command& app);

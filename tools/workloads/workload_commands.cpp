@@ -153,6 +153,7 @@ int writers_main(WritersArgs& a, const std::string& path) {
 void add_workload_commands(cli::CommandLine& program) {
   program.add("synctest", "the MTA simulator of Morton's ext3 tests, on a directory", declare_synctest);
   program.add("writers", "the parallel writer of the Tux3 out-of-space tests, on a directory", declare_writers);
+  program.add("mark", "mark a point in a running server's time (and its recording)", declare_mark);
 }
 
 cli::CommandRun declare_synctest(cli::Command& app) {

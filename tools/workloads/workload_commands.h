@@ -8,10 +8,11 @@
 
 namespace nvj::workloads {
 
-// synctest and writers.
+// synctest, writers and mark.
 void add_workload_commands(cli::CommandLine& program);
 
 cli::CommandRun declare_synctest(cli::Command& app);
+cli::CommandRun declare_mark(cli::Command& app);
 cli::CommandRun declare_writers(cli::Command& app);
 
 }  // namespace nvj::workloads

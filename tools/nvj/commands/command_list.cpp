@@ -11,7 +11,6 @@ void add_commands(CommandLine& nvj) {
   nvj.add("attach", "attach a running server's exports to block devices on this host", declare_attach);
   nvj.add("detach", "undo an attach", declare_detach);
   nvj.add("stats", "a running server's statistics, from its control socket", declare_stats);
-  nvj.add("mark", "mark a point in a running server's time (and its recording)", declare_mark);
   nvj.add("crash", "the crash lab: record a workload, check its crash states (run, states, check, image, merge)", declare_crash);
   nvj.add("bench", "latency and IOPS of one export, through libnbd", declare_bench);
   nvj.add("experiment", "a classic experiment end to end: tables and plots", declare_experiment);

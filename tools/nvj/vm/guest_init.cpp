@@ -28,7 +28,8 @@ std::string guest_config(const GuestPlan& plan) {
          "NVJ_JOURNAL=" + (plan.journal ? "yes" : "no") + "\n" +              //
          "NVJ_MOUNT_OPTIONS=" + shell_quote(plan.mount_options) + "\n" +      //
          "NVJ_CRASH=" + (plan.crash ? "yes" : "no") + "\n" +                  //
-         "NVJ_CRASH_WAIT=" + std::to_string(plan.crash_wait_seconds) + "\n";
+         "NVJ_CRASH_WAIT=" + std::to_string(plan.crash_wait_seconds) + "\n" +  //
+         "NVJ_FACTS=" + (plan.facts ? "yes" : "no") + "\n";
 }
 
 std::string new_token() {
@@ -89,6 +90,10 @@ mount -t ext4 ${options:+-o "$options"} /dev/vda /mnt || fail "mount -t ext4 ${o
 dmesg | grep -E 'EXT4-fs|JBD2' | while read -r line; do say "kernel $line"; done
 
 cd /mnt
+# The command's marks (nvj-workload's facts, any nvj mark) reach the host's
+# server over the second serial line; paths in facts are from /mnt.
+export NVJ_MNT=/mnt
+if [ "$NVJ_FACTS" = yes ]; then export NVJ_CONTROL=/dev/ttyS1; fi
 say "begin $step"
 sh "/nvj/$step" </dev/null
 status=$?

@@ -19,6 +19,7 @@ struct GuestPlan {
   unsigned crash_wait_seconds = 300;  // then power off anyway (nvj is gone)
   std::vector<std::string> command;   // argv, run in /mnt
   std::vector<std::string> check;     // boot 2's argv (empty: no second boot)
+  bool facts = false;  // a serial line to the host for marks: NVJ_CONTROL=/dev/ttyS1 (fact_relay.h)
 };
 
 // 'text' for a POSIX shell: any bytes but NUL survive.

@@ -55,6 +55,9 @@ std::vector<std::string> qemu_argv(const QemuConfig& c) {
                                 "-initrd", c.initrd.string(),
                                 "-append", c.append,
                                 "-serial", "file:" + c.console.string()};
+  if (!c.serial_socket.empty())
+    argv.insert(argv.end(), {"-chardev", "socket,id=nvjmarks,server=on,wait=off,path=" + option_value(c.serial_socket.string()),
+                             "-serial", "chardev:nvjmarks"});
   if (c.tls)
     argv.insert(argv.end(), {"-object", std::string("tls-creds-psk,id=") + kTlsId + ",endpoint=client,dir=" +
                                             option_value(c.tls->dir.string()) +

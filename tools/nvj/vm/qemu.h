@@ -37,6 +37,9 @@ struct QemuConfig {
   std::vector<NbdDrive> drives;     // /dev/vda, /dev/vdb, ...
   std::optional<QemuTlsPsk> tls;    // the drives' TLS, if the server wants it
   std::filesystem::path console;    // the serial console's output
+  // The second serial port (the guest's /dev/ttyS1), served by QEMU on this
+  // Unix socket for the marks' relay (fact_relay.h); empty: none.
+  std::filesystem::path serial_socket;
 };
 
 // The command line. No network, no display, no default devices; a kernel

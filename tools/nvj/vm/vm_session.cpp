@@ -17,6 +17,7 @@
 #include "tools/nvj/client/server_address.h"
 #include "tools/nvj/host/server_process.h"
 #include "tools/nvj/host/teardown.h"
+#include "tools/nvj/vm/fact_relay.h"
 #include "tools/nvj/vm/guest_boot.h"
 #include "tools/nvj/vm/guest_init.h"
 #include "tools/nvj/vm/guest_kernel.h"
@@ -218,6 +219,7 @@ class VmRun {
     plan_.crash_wait_seconds = static_cast<unsigned>(o_.timeout.count());
     plan_.command = o_.command;
     plan_.check = o_.check;
+    plan_.facts = !control_.empty();
     if (o_.crash && plan_.check.empty()) plan_.check = {"true"};  // boot 2 still mounts: the replay is the test
     return plan_;
   }
@@ -244,7 +246,14 @@ class VmRun {
                         o_.cpus,
                         drives_,
                         tls_,
-                        run_dir_ / ("console-" + std::to_string(n) + ".log")};
+                        run_dir_ / ("console-" + std::to_string(n) + ".log"),
+                        {}};
+    // The guest's marks, relayed to the server while it runs.
+    std::unique_ptr<FactRelay> relay;
+    if (plan_.facts) {
+      b.qemu.serial_socket = run_dir_ / ("marks-" + std::to_string(n) + ".sock");
+      relay = std::make_unique<FactRelay>(b.qemu.serial_socket, control_);
+    }
     b.qemu_log = run_dir_ / ("qemu-" + std::to_string(n) + ".log");
     b.token = plan_.token;
     b.label = "boot " + std::to_string(n);
@@ -257,6 +266,14 @@ class VmRun {
       b.on_started = [label = b.label](pid_t pid) { say(label + ": QEMU started (pid " + std::to_string(pid) + ")"); };
     }
     BootOutcome r = run_boot(b, stdout, stderr);
+    if (relay) {
+      if (!leave_running) relay->finish();  // the guest has powered off: the last lines are in
+      // (with leave_running the power is cut next: what was not relayed by now came after the command)
+      if (o_.verbose || relay->relayed() > 0)
+        say(b.label + ": " + std::to_string(relay->relayed()) + " marks from the guest posted to the server");
+      if (!relay->error().empty()) say(b.label + ": a mark from the guest was not taken: " + relay->error());
+      relay.reset();
+    }
     if (o_.verbose)
       say(b.label + ": kernel, modules and mount took " + seconds(r.seconds_to_step) + ", the " + step + " " +
           seconds(r.step_seconds));

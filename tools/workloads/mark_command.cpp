@@ -1,5 +1,7 @@
-// nvj mark: a labelled point in a running server's time, posted to its
-// control socket (POST /mark). With a recording running the mark is in the
+// nvj mark (and nvj-workload mark, in a guest): a labelled point in a
+// running server's time, posted to its control socket (POST /mark), or
+// from inside nvj vm's guest over the serial line the host relays
+// (common/mark_client.h). With a recording running the mark is in the
 // recording too: a script marks a fact once the call that made it durable
 // has returned, and the crash lab checks every crash state after the mark
 // against it.
@@ -9,19 +11,24 @@
 #include <vector>
 
 #include "common/command_line.h"
-#include "common/query_escape.h"
+#include "common/mark_client.h"
 #include "fscore/record/fact.h"
-#include "tools/nvj/client/control_client.h"
-#include "tools/nvj/commands.h"
+#include "tools/workloads/workload_commands.h"
 
-namespace nvj::cli {
+namespace nvj::workloads {
+
+using cli::Command;
+using cli::CommandRun;
+using cli::UsageError;
+
 namespace {
 
 constexpr const char* kMarkText = R"(Mark a point in a running server's time with LABEL (the words joined by
 spaces): GET /stats lists the marks, and a recording running on the server
 records them. Post a mark after the call that made what it says durable has
 returned (after fsync, not before). A label that starts with "fact" must be
-a fact in the crash lab's format (nvj(1), FACTS).
+a fact in the crash lab's format (nvj(1), FACTS). In nvj vm's guest,
+NVJ_CONTROL names the serial line to the host, which posts the mark.
 )";
 
 // The control API's limit for a label.
@@ -53,7 +60,7 @@ int mark_main(const MarkArgs& a) {
   } catch (const fscore::record::FactError& e) {
     throw UsageError(std::string("nvj mark: ") + e.what());
   }
-  control_call(control, "POST", "/mark?label=" + query_escape(label));
+  post_mark(control, label);
   return 0;
 }
 
@@ -67,4 +74,4 @@ CommandRun declare_mark(Command& app) {
   return [a] { return mark_main(*a); };
 }
 
-}  // namespace nvj::cli
+}  // namespace nvj::workloads
