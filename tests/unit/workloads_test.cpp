@@ -162,6 +162,37 @@ TEST_CASE("writers write every acknowledged chunk and the check finds a damaged 
   CHECK_THAT(losses[1].detail, Catch::Contains("chunk 3 of round 1 is missing"));
 }
 
+TEST_CASE("writers --overwrite writes over existing files' blocks in place", "[workloads]") {
+  TempDir tmp;
+  WritersOptions o;
+  o.directory = tmp.path.string();
+  o.tasks = 3;
+  o.chunks = 4;
+  o.directories = 1;
+  o.rounds = 2;
+  o.overwrite = true;
+  o.sync = WritersSync::each;
+  // A mark that the next round must not lose: a byte past the file's last chunk.
+  WritersOptions first = o;
+  first.rounds = 1;
+  REQUIRE_FALSE(run_writers(first).failure);
+  {
+    std::ofstream(writers_file(o, 1), std::ios::app | std::ios::binary) << 'Z';
+  }
+  const WritersResult r = run_writers(o);
+  REQUIRE_FALSE(r.failure);
+  CHECK(verify_writers(o, r.ledger).empty());  // every chunk is round 1's
+  // Not truncated: the byte past the chunks is still there; the others are as long as their chunks.
+  CHECK(fs::file_size(writers_file(o, 1)) == 4 * 1024 + 1);
+  CHECK(fs::file_size(writers_file(o, 0)) == 4 * 1024);
+  std::ifstream in(writers_file(o, 1), std::ios::binary);
+  in.seekg(4 * 1024);
+  CHECK(in.get() == 'Z');
+  o.overwrite = false;
+  REQUIRE_FALSE(run_writers(o).failure);
+  CHECK(fs::file_size(writers_file(o, 1)) == 4 * 1024);  // truncated first
+}
+
 TEST_CASE("writers: the first error ends the run naming the task and the errno", "[workloads]") {
   TempDir tmp;
   WritersOptions o;

@@ -30,7 +30,8 @@ constexpr const char* kWritersText = R"(The parallel writer of the Tux3 out-of-s
 creating its own file DIR/dK/tI and writing CHUNKS chunks of CHUNK-SIZE
 bytes to it, optionally fsyncing. The first error ends the run: the other
 tasks are killed and the task, what it did and the errno are printed (exit
-status 1). ROUNDS rewrite the same files. Prints the time and how full the
+status 1). ROUNDS rewrite the same files (truncated first, or written over in
+place with --overwrite, as an existing file is in the first round then). Prints the time and how full the
 filesystem is at the end.
 )";
 
@@ -191,6 +192,8 @@ cli::CommandRun declare_writers(cli::Command& app) {
   app.size("--chunk-size", a->chunk_size, 16, 1u << 24, "bytes per chunk (default 1K)");
   app.count("--dirs", o.directories, 1u, 100000u, "directories the tasks are spread over (default 9)");
   app.count("--rounds", o.rounds, 1u, 1000000u, "rounds (default 1)");
+  app.flag("--overwrite", o.overwrite,
+           "write over existing files' blocks in place instead of truncating them first");
   app.choice("--fsync", a->sync, {"none", "each", "end"},
                   "none (default), each (after every chunk), end (after the last)");
   app.flag("--verify", a->verify,

@@ -6,6 +6,7 @@
 #include "tools/workloads/fact_poster.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -44,8 +45,8 @@ void run_task(const WritersOptions& o, const FactPoster& facts, std::uint32_t ta
               TaskChannel& channel) {
   const std::string path = writers_file(o, task);
   const std::string name = fs::path(path).lexically_relative(o.directory).string();
-  if (round > 0) post_fact([&] { facts.rewrite(path); }, "rewrite " + name);
-  const int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+  if (round > 0 || (o.overwrite && fs::exists(path))) post_fact([&] { facts.rewrite(path); }, "rewrite " + name);
+  const int fd = ::open(path.c_str(), O_CREAT | (o.overwrite ? 0 : O_TRUNC) | O_WRONLY | O_CLOEXEC, 0644);
   if (fd < 0) throw TaskError("create " + name, errno);
   channel.progress();
   std::vector<unsigned char> chunk(o.chunk_size);
@@ -61,10 +62,15 @@ void run_task(const WritersOptions& o, const FactPoster& facts, std::uint32_t ta
     if (facts.enabled()) crc = fscore::crc32c(crc, chunk.data(), chunk.size());
     const bool sync = o.sync == WritersSync::each || (o.sync == WritersSync::end && c + 1 == o.chunks);
     if (sync && ::fsync(fd) != 0) throw TaskError("fsync after chunk " + std::to_string(c) + " of " + name, errno);
-    if (sync && c + 1 < o.chunks)  // more chunks follow: only what is written so far is known
-      post_fact([&] { facts.prefix(path, std::uint64_t{c + 1} * o.chunk_size, ~crc); }, "prefix " + name);
+    // More chunks follow, or (written over) the file goes on past them:
+    // only what is written so far is known.
+    struct stat st {};
+    const std::uint64_t written = std::uint64_t{c + 1} * o.chunk_size;
+    const bool longer = sync && o.overwrite && ::fstat(fd, &st) == 0 && static_cast<std::uint64_t>(st.st_size) > written;
+    if (sync && (c + 1 < o.chunks || longer))
+      post_fact([&] { facts.prefix(path, written, ~crc); }, "prefix " + name);
     else if (sync)
-      post_fact([&] { facts.file(path, std::uint64_t{c + 1} * o.chunk_size, ~crc); }, "file " + name);
+      post_fact([&] { facts.file(path, written, ~crc); }, "file " + name);
     if (o.sync != WritersSync::end || c + 1 == o.chunks) channel.progress();
   }
   if (::close(fd) != 0) throw TaskError("close of " + name, errno);

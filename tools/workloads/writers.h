@@ -27,10 +27,15 @@ struct WritersOptions {
   std::uint32_t chunk_size = 1024;
   std::uint32_t directories = 9;
   std::uint32_t rounds = 1;
+  // Every round writes over the blocks an existing file has (no
+  // truncation): what an fsync of a rewrite of allocated blocks must make
+  // durable.
+  bool overwrite = false;
   WritersSync sync = WritersSync::none;
   // With a server's control socket: each file's facts as marks
-  // (fact_poster.h): its size and content after every fsync, a rewrite
-  // before a later round truncates it. Paths from `fact_root` (default:
+  // (fact_poster.h): what it starts with (prefix) after every fsync, its
+  // whole content after the last chunk's, a rewrite before a later round
+  // truncates or overwrites it. Paths from `fact_root` (default:
   // FactPoster::default_root()).
   std::string control;
   std::string fact_root;

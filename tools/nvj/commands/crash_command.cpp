@@ -182,6 +182,10 @@ server's control socket (so that nvj writers, nvj synctest and nvj mark post
 their facts there), unmount, take it all down, then check every crash state
 as nvj crash check does. Needs root. Exit status 1 when a state fails or
 the workload does.
+
+With --vm, a QEMU guest (as nvj vm) mounts the filesystem at /mnt and runs
+COMMAND there, with the guest's programs (busybox, and nvj-workload:
+synctest, writers, mark); its facts reach the server over a serial line.
 )";
 
 constexpr const char* kImageText = R"(Write the exports of one crash state of RECORDING (the state whose ordinal is
@@ -228,6 +232,8 @@ CommandRun declare_crash(Command& app) {
   runs.add("--mount-options", run->mount_options, "the workload's mount options (journal_path= is added)")
       .value_name("OPTIONS");
   runs.flag("--keep-run", run->keep, "leave the run folder (the server's log) behind");
+  runs.flag("--vm", run->vm, "run the workload in a QEMU guest booted on the exports (as nvj vm)");
+  runs.add("--kernel", run->kernel, "with --vm, the guest's kernel (default: the distribution's)").value_name("FILE");
   runs.take_words_after_dashes(run->workload);
 
   Command images = app.subcommand("image", "write one crash state's exports to image files");

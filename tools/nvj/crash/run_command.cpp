@@ -12,6 +12,7 @@
 #include "tools/nvj/host/process.h"
 #include "tools/nvj/host/teardown.h"
 #include "tools/nvj/testbed/testbed.h"
+#include "tools/nvj/vm/vm_session.h"
 
 namespace nvj::cli {
 
@@ -69,7 +70,18 @@ int crash_run_main(RunArgs a) {
   params.push_back("record=" + recording.string());
 
   int status = 0;
-  {
+  if (a.vm) {
+    VmOptions o;
+    o.parameters = params;
+    o.mount_options = a.mount_options;
+    o.kernel = a.kernel;
+    o.command = a.workload;
+    std::printf("== booting a guest on the exports to run %s (nvj vm)\n", quote(a.workload).c_str());
+    std::fflush(stdout);
+    status = run_vm(o);
+    if (g_interrupted != 0) throw std::runtime_error("interrupted");
+    std::printf("== the workload exited with status %d; the guest unmounted and powered off\n", status);
+  } else {
     Testbed lab(TestbedOptions{run_dir, params, a.mount_options, [](const std::string& what) {
                                  if (g_interrupted != 0) throw std::runtime_error("interrupted");
                                  std::printf("== %s\n", what.c_str());

@@ -1,8 +1,8 @@
-// nvj crash run: the crash lab in one command on this host. A server
-// recording from its start (record=), its exports attached and the ext4 it
-// built mounted, the workload run on it with its facts posted as marks,
-// unmounted and taken down, then every crash state checked
-// (check_command.h) and reported.
+// nvj crash run: the crash lab in one command. A server recording from its
+// start (record=), its exports attached to this host and the ext4 it built
+// mounted (or, with --vm, a QEMU guest booted on them: nvj vm), the
+// workload run on it with its facts posted as marks, unmounted and taken
+// down, then every crash state checked (check_command.h) and reported.
 #pragma once
 
 #include <string>
@@ -18,6 +18,8 @@ struct RunArgs {
   std::string mount_options;            // the workload's mount (and the ground truth's)
   std::vector<std::string> workload;    // after --
   bool keep = false;                    // leave the run folder (server log) behind
+  bool vm = false;                      // in a QEMU guest (nvj vm) instead of on this host
+  std::string kernel;                   // the guest's kernel ("": the distribution's)
 };
 int crash_run_main(RunArgs args);
 
