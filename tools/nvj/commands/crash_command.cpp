@@ -170,6 +170,9 @@ void check_options(Command& c, CheckArgs& check) {
   c.count("--sample", check.sample, 1, ~std::uint64_t{0}, "with --verify sample, one passing state in N (default 64)")
       .value_name("N");
   c.add("--scratch", check.scratch, "the ground truth's files (default: a new folder in $TMPDIR)").value_name("DIR");
+  c.count("--minimize", check.minimize, 0, ~std::uint64_t{0},
+          "minimize the cause of the first N failing states (default 100)")
+      .value_name("N");
 }
 
 constexpr const char* kRunText = R"(The crash lab in one command, on this host: start nbdkit with the plugin

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -18,6 +19,7 @@
 
 #include "common/command_line.h"
 #include "common/json.h"
+#include "fscore/record/crash_cause.h"
 #include "tools/nvj/crash/check_results.h"
 #include "tools/nvj/crash/ground_truth.h"
 #include "tools/nvj/crash/progress.h"
@@ -72,6 +74,23 @@ void describe_failure(const Json& s) {
               static_cast<unsigned long long>(volatile_changes - s["kept"].get<std::uint64_t>()),
               static_cast<unsigned long long>(volatile_changes));
   describe_verdict(s, "  ");
+  if (s.contains("cause")) {
+    const Json& k = s["cause"];
+    if (!k["found"].get<bool>()) {
+      std::printf("  cause: it fails with every volatile change kept: not a lost write\n");
+    } else {
+      std::string regions;
+      for (const Json& d : k["dropped"])
+        regions += (regions.empty() ? "" : ", ") + std::string(d["acknowledged"].get<bool>() ? "an acknowledged" : "a") +
+                   " write of " + std::to_string(d["length"].get<std::uint64_t>()) + " bytes at " +
+                   std::to_string(d["offset"].get<std::uint64_t>()) + " of " + d["export"].get<std::string>() + " (" +
+                   d["region"].get<std::string>() + ")";
+      std::printf("  cause: dropping %zu write%s breaks it%s: %s%s\n", k["dropped"].size(),
+                  k["dropped"].size() == 1 ? "" : "s", k["minimal"].get<bool>() ? "" : " (not minimal: the budget ran out)",
+                  regions.c_str(),
+                  k.contains("ground_truth") ? (" (the kernel: " + k["ground_truth"].get<std::string>() + ")").c_str() : "");
+    }
+  }
   if (s.contains("ground_truth")) {
     const Json& g = s["ground_truth"];
     std::printf("  ground truth: %s%s\n", g["verdict"].get<std::string>().c_str(),
@@ -177,7 +196,7 @@ int crash_check_main(const CheckArgs& a) {
   std::unique_ptr<KernelCheck> kernel;
   Progress progress(mine);
   Json states = Json::array();
-  std::uint64_t shown = 0;
+  std::uint64_t shown = 0, minimized = 0;
   fscore::record::ContentCache cache;
   const fscore::record::Enumeration enumeration = checker.walk([&](fscore::record::StateContext& c) {
     auto& fs = c.image.exported(c.data);
@@ -196,6 +215,19 @@ int crash_check_main(const CheckArgs& a) {
         const fscore::record::StateVerdict truth = kernel->check(c.data, c.journal, c.oracle);
         j["ground_truth"] = verdict_json(truth);
         j["agree"] = verdicts_agree(checked.verdict, truth);
+      }
+    }
+    if (checked.verdict.verdict == fscore::record::Verdict::fail && minimized < a.minimize) {
+      ++minimized;
+      const fscore::record::CauseInputs in{index, c.image, c.data, c.journal, c.oracle, &cache, options.now};
+      const fscore::record::CrashCause cause = fscore::record::minimize_cause(in, c.point, c.state);
+      j["cause"] = cause_json(index, cause);
+      if (cause.found && kernel) {  // confirmed: the kernel's verdict with only those writes dropped
+        std::vector<std::size_t> kept;
+        std::set_difference(c.point.volatile_changes.begin(), c.point.volatile_changes.end(), cause.dropped.begin(),
+                            cause.dropped.end(), std::back_inserter(kept));
+        c.image.set_state(kept);
+        j["cause"]["ground_truth"] = fscore::record::to_string(kernel->check(c.data, c.journal, c.oracle).verdict);
       }
     }
     const bool failing = !passed || (j.contains("ground_truth") && j["ground_truth"]["verdict"] != "pass");

@@ -21,6 +21,7 @@ struct CheckArgs {
   // Empty: sample, or none where it cannot run (not root).
   std::string verify;
   std::uint64_t sample = 64;
+  std::uint64_t minimize = 100;  // failing states whose cause is minimized (the first ones)
   std::string scratch;        // the ground truth's files; empty: a new folder in $TMPDIR or /tmp
   std::string mount_options;  // the ground truth's mount, besides journal_path=
   fscore::record::CheckOptions options;

@@ -52,6 +52,16 @@ Json verdict_json(const fscore::record::StateVerdict& v) {
   return j;
 }
 
+Json cause_json(const RecordingIndex& index, const fscore::record::CrashCause& cause) {
+  Json dropped = Json::array();
+  for (std::size_t i = 0; i < cause.dropped.size(); ++i) {
+    Json c = change_json(index, index.changes()[cause.dropped[i]]);
+    c["region"] = fscore::record::to_string(cause.regions[i]);
+    dropped.push_back(std::move(c));
+  }
+  return Json{{"found", cause.found}, {"minimal", cause.minimal}, {"checks", cause.checks}, {"dropped", dropped}};
+}
+
 bool verdicts_agree(const fscore::record::StateVerdict& a, const fscore::record::StateVerdict& b) {
   if (a.verdict != b.verdict || a.violations.size() != b.violations.size()) return false;
   for (std::size_t i = 0; i < a.violations.size(); ++i)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/json.h"
+#include "fscore/record/crash_cause.h"
 #include "fscore/record/crash_check.h"
 #include "fscore/record/recording_index.h"
 #include "tools/nvj/crash/shard.h"
@@ -22,6 +23,10 @@ Json state_json(const fscore::record::RecordingIndex& index, const fscore::recor
 // A verdict alone: {"verdict", "violations", "error"} (the last two when
 // there is something to say).
 Json verdict_json(const fscore::record::StateVerdict& verdict);
+
+// A failing state's minimized cause: whether one was found, whether it is
+// minimal, the checks spent, and each dropped write with its region.
+Json cause_json(const fscore::record::RecordingIndex& index, const fscore::record::CrashCause& cause);
 
 // Whether two checks of one state agree: the same verdict, the same paths
 // broken.

@@ -1,0 +1,169 @@
+#include "fscore/record/crash_cause.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "fscore/ext4/image_reader.h"
+#include "fscore/ext4/journal_replay.h"
+#include "fscore/ext4/tree_reader.h"
+#include "fscore/record/state_check.h"
+
+namespace fscore::record {
+
+const char* to_string(Region region) {
+  switch (region) {
+    case Region::journal: return "journal";
+    case Region::checkpoint: return "checkpoint";
+    case Region::data: return "data";
+    case Region::other: return "other";
+  }
+  return "unknown";
+}
+
+namespace {
+
+class Minimizer {
+ public:
+  Minimizer(const CauseInputs& in, const CrashPoint& point, std::uint64_t budget)
+      : in_(in), point_(point), budget_(budget) {}
+
+  // Whether dropping exactly `drop` (and keeping every other volatile change) fails.
+  bool fails(const std::vector<std::size_t>& drop) {
+    ++checks_;
+    std::vector<std::size_t> kept;
+    std::set_difference(point_.volatile_changes.begin(), point_.volatile_changes.end(), drop.begin(), drop.end(),
+                        std::back_inserter(kept));
+    in_.image.set_state(kept);
+    auto& fs = in_.image.exported(in_.data);
+    auto* journal = in_.journal ? &in_.image.exported(*in_.journal) : nullptr;
+    return check_ext4_state(fs, fs, journal, journal, in_.oracle, in_.now, in_.cache).verdict != Verdict::pass;
+  }
+  bool spent() const { return checks_ >= budget_; }
+  std::uint64_t checks() const { return checks_; }
+
+ private:
+  const CauseInputs& in_;
+  const CrashPoint& point_;
+  std::uint64_t budget_;
+  std::uint64_t checks_ = 0;
+};
+
+std::vector<std::vector<std::size_t>> split(const std::vector<std::size_t>& set, std::size_t n) {
+  std::vector<std::vector<std::size_t>> parts(n);
+  for (std::size_t i = 0; i < set.size(); ++i) parts[i * n / set.size()].push_back(set[i]);
+  return parts;
+}
+
+std::vector<std::size_t> without(const std::vector<std::size_t>& set, const std::vector<std::size_t>& part) {
+  std::vector<std::size_t> out;
+  std::set_difference(set.begin(), set.end(), part.begin(), part.end(), std::back_inserter(out));
+  return out;
+}
+
+bool overlaps(std::uint64_t a, std::uint64_t a_end, std::uint64_t b, std::uint64_t b_end) { return a < b_end && b < a_end; }
+
+// The regions of the cause's changes, read from the state with every
+// volatile change kept (what the image holds after minimizing).
+std::vector<Region> classify(const CauseInputs& in, const CrashPoint& point, const std::vector<std::size_t>& cause,
+                             const std::vector<std::string>& broken_paths) {
+  in.image.set_state(point.volatile_changes);
+  auto& fs = in.image.exported(in.data);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> journal_bytes, home_bytes, data_bytes;
+  try {
+    const ext4::ImageInfo info = ext4::read_image(fs);
+    const std::uint64_t bs = info.block_size;
+    for (const auto& run : info.journal_runs) journal_bytes.emplace_back(run.start * bs, (run.start + run.count) * bs);
+    if (info.journal != ext4::JournalKind::kNone) {
+      auto* jx = in.journal ? &in.image.exported(*in.journal) : nullptr;
+      ext4::ImageAccess access{fs, fs};
+      std::optional<ext4::ImageAccess> journal_access;
+      if (info.journal == ext4::JournalKind::kExternal && jx != nullptr) journal_access.emplace(ext4::ImageAccess{*jx, *jx});
+      const ext4::ReplayReport r = ext4::replay_journal_like_e2fsck(access, journal_access ? &*journal_access : nullptr, in.now);
+      for (const std::uint64_t b : r.result.written) home_bytes.emplace_back(b * bs, (b + 1) * bs);
+    }
+    const ext4::TreeReader tree(fs);
+    for (const std::string& path : broken_paths)
+      if (const auto found = tree.lookup(path))
+        if ((found->inode.mode & ext4::kModeTypeMask) == ext4::kModeRegular)
+          for (const ext4::Extent& x : tree.extents(found->inode, found->inode.size))
+            data_bytes.emplace_back(x.physical * bs, (x.physical + x.length) * bs);
+  } catch (const std::exception&) {  // an unreadable state: what could be placed is placed
+  }
+  const auto hits = [](const auto& ranges, std::uint64_t from, std::uint64_t to) {
+    return std::any_of(ranges.begin(), ranges.end(), [&](const auto& r) { return overlaps(from, to, r.first, r.second); });
+  };
+  std::vector<Region> regions;
+  for (const std::size_t i : cause) {
+    const IndexedChange& c = in.index.changes()[i];
+    const std::uint64_t from = c.offset, to = c.offset + c.length;
+    if (c.device != in.data || hits(journal_bytes, from, to))
+      regions.push_back(c.device == in.data || (in.journal && c.device == *in.journal) ? Region::journal : Region::other);
+    else if (hits(home_bytes, from, to))
+      regions.push_back(Region::checkpoint);
+    else if (hits(data_bytes, from, to))
+      regions.push_back(Region::data);
+    else
+      regions.push_back(Region::other);
+  }
+  return regions;
+}
+
+}  // namespace
+
+CrashCause minimize_cause(const CauseInputs& in, const CrashPoint& point, const CrashState& state, std::uint64_t budget) {
+  CrashCause cause;
+  Minimizer m(in, point, budget);
+  std::vector<std::size_t> dropped = without(point.volatile_changes, state.kept);
+  std::vector<std::string> broken;
+  // Does a lost write break it at all? Kept everything: still failing means no.
+  if (dropped.empty() || m.fails({})) {
+    cause.checks = m.checks();
+    return cause;
+  }
+  cause.found = true;
+  std::size_t n = 2;
+  while (dropped.size() >= 2 && !m.spent()) {
+    bool reduced = false;
+    const auto parts = split(dropped, std::min(n, dropped.size()));
+    for (const auto& part : parts)
+      if (!m.spent() && m.fails(part)) {
+        dropped = part;
+        n = 2;
+        reduced = true;
+        break;
+      }
+    if (!reduced && parts.size() > 2)
+      for (const auto& part : parts) {
+        const auto rest = without(dropped, part);
+        if (!m.spent() && m.fails(rest)) {
+          dropped = rest;
+          n = std::max<std::size_t>(n - 1, 2);
+          reduced = true;
+          break;
+        }
+      }
+    if (!reduced) {
+      if (n >= dropped.size()) break;
+      n = std::min(n * 2, dropped.size());
+    }
+  }
+  cause.minimal = !m.spent();
+  // The facts the cause breaks, for the data region: from dropping it alone.
+  {
+    std::vector<std::size_t> kept;
+    std::set_difference(point.volatile_changes.begin(), point.volatile_changes.end(), dropped.begin(), dropped.end(),
+                        std::back_inserter(kept));
+    in.image.set_state(kept);
+    auto& fs = in.image.exported(in.data);
+    auto* journal = in.journal ? &in.image.exported(*in.journal) : nullptr;
+    for (const auto& v : check_ext4_state(fs, fs, journal, journal, in.oracle, in.now, in.cache).violations)
+      broken.push_back(v.path);
+  }
+  cause.checks = m.checks();
+  cause.dropped = dropped;
+  cause.regions = classify(in, point, dropped, broken);
+  return cause;
+}
+
+}  // namespace fscore::record

@@ -1,0 +1,56 @@
+// The cause of a failing crash state, minimized: the smallest set of its
+// dropped writes (the volatile changes it did not keep) that still breaks a
+// fact when only they are dropped, found by delta debugging (ddmin: halves,
+// then complements, then finer) with the fast path as the test. A state
+// that fails with every volatile change kept has no such set: its cause is
+// not a lost write (a fact the workload made too early, or damage the
+// writes themselves carry). Each change of the cause is put in a region:
+//   journal     the journal export, or the internal journal's blocks;
+//   checkpoint  a block the journal logged, written home (the state's
+//               journal replay writes it);
+//   data        the blocks of a file whose fact broke (ordered data, or an
+//               overwrite in place);
+//   other       anything else (bitmaps, inodes, directories outside the
+//               journal).
+// Pure.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fscore/record/crash_image.h"
+#include "fscore/record/crash_points.h"
+#include "fscore/record/crash_states.h"
+#include "fscore/record/fact_oracle.h"
+
+namespace fscore::record {
+
+enum class Region : std::uint8_t { journal, checkpoint, data, other };
+const char* to_string(Region region);
+
+struct CrashCause {
+  bool found = false;                 // some set of dropped writes breaks it
+  std::vector<std::size_t> dropped;   // indices in changes(), in the recording's order
+  std::vector<Region> regions;        // of each
+  std::uint64_t checks = 0;           // fast-path checks spent
+  bool minimal = true;                // false: the budget ran out first (a smaller set may exist)
+};
+
+struct CauseInputs {
+  const RecordingIndex& index;
+  CrashImage& image;  // advanced to the point
+  std::uint8_t data = 0;
+  std::optional<std::uint8_t> journal;
+  const FactOracle& oracle;
+  ContentCache* cache = nullptr;
+  std::uint32_t now = 0;
+};
+
+// `state` failed at `point`. At most `budget` checks. Leaves `image` holding
+// the state with every volatile change kept (set_state again to reuse it).
+CrashCause minimize_cause(const CauseInputs& in, const CrashPoint& point, const CrashState& state,
+                          std::uint64_t budget = 400);
+
+}  // namespace fscore::record
