@@ -68,6 +68,7 @@ void PieceMap::put(std::uint64_t offset, std::uint64_t length, std::uint64_t seq
 }
 
 void PieceMap::read(std::uint64_t offset, std::span<std::uint8_t> out) const {
+  if (out.empty()) return;  // its data() may be null, which memset and memcpy must not see
   const std::uint64_t end = offset + out.size();
   for (auto it = first_after(pieces_, offset); it != pieces_.end() && it->first < end; ++it) {
     const std::uint64_t from = std::max(offset, it->first);

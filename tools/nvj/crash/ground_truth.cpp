@@ -158,7 +158,8 @@ StateVerdict KernelCheck::check(std::uint8_t data, std::optional<std::uint8_t> j
   if (journal) options += (options.empty() ? "" : ",") + std::string("journal_path=") + loops_.at(*journal);
   if (::mount(loops_.at(data).c_str(), mount_point_.c_str(), "ext4", 0, options.c_str()) != 0) {
     v.verdict = Verdict::unreadable;
-    v.error = "the kernel does not mount it: " + std::string(std::strerror(errno));
+    v.error = "the kernel does not mount it: ";
+    v.error += std::strerror(errno);  // appended: GCC 12 -O3 -Wrestrict misfires on "..." + std::string
     return v;
   }
   try {
