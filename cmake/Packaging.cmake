@@ -97,6 +97,6 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
   "nbdkit (>= ${NBDKIT_VERSION}), libnbd0 (>= ${LIBNBD_VERSION}), libnbd-bin, fuse3, e2fsprogs")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "fsmark, gnuplot-nox | gnuplot")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "qemu-system-x86, busybox-static, linux-image-amd64, nbd-client")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "qemu-system-x86, busybox-static, linux-image-amd64, nbd-client, xfsprogs, btrfs-progs")
 
 include(CPack)

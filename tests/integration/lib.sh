@@ -152,10 +152,11 @@ fsck_clean() {
   e2fsck -fn ${JOURNAL_DEV:+-j "$JOURNAL_DEV"} "$DATA_DEV"
 }
 
-# experiment_leftovers PID : fails if nvj experiment PID left a loop device,
-# a mount, its run folder or a server behind.
+# experiment_leftovers PID [KIND] : fails if nvj experiment PID (or nvj
+# crash run or record, KIND crash) left a loop device, a mount, its run
+# folder or a server behind.
 experiment_leftovers() {
-  local dir="/run/nvjournal/experiment-$1/"
+  local dir="/run/nvjournal/${2:-experiment}-$1/"
   if losetup -a | grep -q "$dir"; then echo "a loop device is left"; return 1; fi
   if grep -q "$dir" /proc/self/mountinfo; then echo "a mount is left"; return 1; fi
   if [ -e "$dir" ]; then echo "the run folder is left"; return 1; fi
@@ -182,6 +183,21 @@ run_experiment() {
   cat "$T/log"
   [ "$status" = 0 ] || { echo "nvj experiment $* exited $status"; return 1; }
   experiment_leftovers "$pid"
+}
+
+# run_crash LOG COMMAND ARGS... : nvj crash COMMAND (run or record) ARGS in
+# the background (its PID names its run folder), shown; sets STATUS; fails
+# if it left anything behind.
+run_crash() {
+  local log=$1; shift
+  "$NVJ" crash "$@" >"$log" 2>&1 &
+  local pid=$!
+  _servers+=("$pid")
+  STATUS=0
+  wait "$pid" || STATUS=$?
+  _servers=()
+  cat "$log"
+  experiment_leftovers "$pid" crash || fail "nvj crash $* left something behind"
 }
 
 # valid_json SCHEMA FILE... : fails unless every FILE matches

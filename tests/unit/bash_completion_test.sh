@@ -46,7 +46,7 @@ expect "nvj writers --fsync " "each end none"
 expect "nvj vm --kernel $T/files/di" "$T/files/dim.txt $T/files/disk.img"
 expect "nvj synctest --processes " ""
 expect "nvj help " "attach bench completion crash demo detach experiment help journal mark mkfs stats synctest vm writers"
-expect "nvj crash " "check image merge run states"
+expect "nvj crash " "check image merge record report run states"
 expect "nvj crash check --verify " "all failing none sample"
 grep -q '^complete -o filenames -F _nvj nvj$' "$T/nvj.bash" || fail "the script does not register _nvj for nvj"
 echo PASS

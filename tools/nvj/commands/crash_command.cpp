@@ -21,6 +21,7 @@
 #include "fscore/record/recording_index.h"
 #include "tools/nvj/commands.h"
 #include "tools/nvj/crash/check_command.h"
+#include "tools/nvj/crash/crash_report.h"
 #include "tools/nvj/crash/run_command.h"
 #include "tools/nvj/host/mapped_file.h"
 
@@ -186,10 +187,41 @@ their facts there), unmount, take it all down, then check every crash state
 as nvj crash check does. Needs root. Exit status 1 when a state fails or
 the workload does.
 
+With --fs xfs, an XFS made here with its log on the NVRAM export (defaults
+data=512M journal=64M fs=none), with --fs btrfs a btrfs on the data export
+(fs=none): recorded from just after mkfs and checked by the kernel alone
+(mount, then xfs_repair -n or btrfs check --readonly on every state).
+
 With --vm, a QEMU guest (as nvj vm) mounts the filesystem at /mnt and runs
 COMMAND there, with the guest's programs (busybox, and nvj-workload:
 synctest, writers, mark); its facts reach the server over a serial line.
 )";
+
+constexpr const char* kRecordText = R"(Record a workload for the crash lab and stop there: nvj crash run without
+the check, the same options for the server, the filesystem and the
+workload. OUT/recording.nvjrec is what nvj crash check RECORDING checks
+(give it the same --mount-options). Exit status 1 when the workload fails.
+)";
+
+constexpr const char* kReportText = R"(Write the report of a check again from its results.json (the file, or the
+folder holding it): table.md (the states per strategy, the crash points with
+failing states, each failing state with what broke and its minimized cause),
+states.dat and the plot of the states by verdict at each crash point
+(states.png, states.svg), into --out DIR or beside results.json. A shard's
+results are refused: nvj crash merge joins the shards and writes the report.
+)";
+
+// What run and record share: the server, the filesystem, the workload.
+void workload_options(Command& c, RunArgs& run) {
+  c.add("PARAM", run.parameters, "the plugin's PARAM=VALUE, over the defaults").value_name("PARAM=VALUE");
+  c.add("--mount-options", run.mount_options, "the workload's mount options (journal_path= or logdev= is added)")
+      .value_name("OPTIONS");
+  c.choice("--fs", run.filesystem, {"ext4", "xfs", "btrfs"}, "the filesystem (default ext4, the server's)");
+  c.flag("--keep-run", run.keep, "leave the run folder (the server's log) behind");
+  c.flag("--vm", run.vm, "run the workload in a QEMU guest booted on the exports (as nvj vm)");
+  c.add("--kernel", run.kernel, "with --vm, the guest's kernel (default: the distribution's)").value_name("FILE");
+  c.take_words_after_dashes(run.workload);
+}
 
 constexpr const char* kImageText = R"(Write the exports of one crash state of RECORDING (the state whose ordinal is
 N, as nvj crash check numbers them with the same options) to DIR/data.img
@@ -212,6 +244,9 @@ CommandRun declare_crash(Command& app) {
   auto check = std::make_shared<CheckArgs>();
   auto merge = std::make_shared<MergeArgs>();
   auto run = std::make_shared<RunArgs>();
+  auto record = std::make_shared<RunArgs>();
+  record->record_only = true;
+  auto report = std::make_shared<ReportArgs>();
   auto image = std::make_shared<ImageArgs>();
   app.describe(kCrashText);
   app.require_subcommands(1, 1);
@@ -230,14 +265,18 @@ CommandRun declare_crash(Command& app) {
 
   Command runs = app.subcommand("run", "record a workload on this host and check its crash states");
   runs.describe(kRunText);
-  runs.add("PARAM", run->parameters, "the plugin's PARAM=VALUE, over the defaults").value_name("PARAM=VALUE");
   check_options(runs, run->check);
-  runs.add("--mount-options", run->mount_options, "the workload's mount options (journal_path= is added)")
-      .value_name("OPTIONS");
-  runs.flag("--keep-run", run->keep, "leave the run folder (the server's log) behind");
-  runs.flag("--vm", run->vm, "run the workload in a QEMU guest booted on the exports (as nvj vm)");
-  runs.add("--kernel", run->kernel, "with --vm, the guest's kernel (default: the distribution's)").value_name("FILE");
-  runs.take_words_after_dashes(run->workload);
+  workload_options(runs, *run);
+
+  Command records = app.subcommand("record", "record a workload for a later check");
+  records.describe(kRecordText);
+  records.add("--out", record->check.out, "the folder for recording.nvjrec (required)").value_name("DIR");
+  workload_options(records, *record);
+
+  Command reports = app.subcommand("report", "write a check's report again from its results.json");
+  reports.describe(kReportText);
+  reports.add("RESULTS", report->results, "results.json, or its folder").value_name("PATH");
+  reports.add("--out", report->out, "the folder for the report (default: beside results.json)").value_name("DIR");
 
   Command images = app.subcommand("image", "write one crash state's exports to image files");
   images.describe(kImageText);
@@ -255,8 +294,13 @@ CommandRun declare_crash(Command& app) {
   merges.add("RESULTS", merge->inputs, "each shard's results.json, or its folder").value_name("PATH");
   merges.add("--out", merge->out, "the folder for the merged results.json (required)").value_name("DIR");
 
-  return [a, check, merge, run, image, states, checks, merges, runs, images] {
+  return [a, check, merge, run, record, report, image, states, checks, merges, runs, records, reports, images] {
     if (runs.parsed()) return crash_run_main(*run);
+    if (records.parsed()) return crash_run_main(*record);
+    if (reports.parsed()) {
+      if (report->results.empty()) throw UsageError("nvj crash report: which RESULTS?");
+      return crash_report_main(*report);
+    }
     if (images.parsed()) {
       if (image->check.recording.empty()) throw UsageError("nvj crash image: which RECORDING?");
       if (image->out.empty()) throw UsageError("nvj crash image: --out DIR is required");

@@ -19,8 +19,10 @@
 
 #include "common/command_line.h"
 #include "common/json.h"
+#include "fscore/fs_signature.h"
 #include "fscore/record/crash_cause.h"
 #include "tools/nvj/crash/check_results.h"
+#include "tools/nvj/crash/crash_report.h"
 #include "tools/nvj/crash/ground_truth.h"
 #include "tools/nvj/crash/progress.h"
 #include "tools/nvj/crash/shard.h"
@@ -160,15 +162,28 @@ bool wants_ground_truth(const std::string& verify, std::uint64_t sample, std::ui
 // needs them. Where it cannot run, the default (sample) goes on without it,
 // saying so; an explicit --verify is an error.
 std::unique_ptr<KernelCheck> start_kernel_check(Scratch& scratch, fscore::record::CrashImage& image,
-                                                const CheckArgs& a, std::string& verify) {
+                                                const CheckArgs& a, const std::string& filesystem, std::string& verify) {
   try {
-    return std::make_unique<KernelCheck>(scratch.path(), image, a.mount_options);
+    return std::make_unique<KernelCheck>(scratch.path(), image, filesystem, a.mount_options);
   } catch (const std::exception& e) {
-    if (!a.verify.empty()) throw std::runtime_error(std::string("--verify ") + a.verify + ": " + e.what());
+    if (!a.verify.empty() || filesystem != "ext4")
+      throw std::runtime_error("--verify " + verify + (a.verify.empty() ? " (" + filesystem + ")" : "") + ": " + e.what());
     std::fprintf(stderr, "nvj crash check: no ground truth (%s); the fast path alone decides\n", e.what());
     verify = "none";
     return nullptr;
   }
+}
+
+// The filesystem on the recording's data export as the recording starts:
+// ext4 is checked by the fast path; XFS and btrfs, which it does not read,
+// by the kernel alone.
+fscore::FsSignature recorded_filesystem(const fscore::record::RecordingIndex& index, const std::string& recording) {
+  fscore::record::CrashImage base(index);
+  const fscore::FsSignature s = identify_filesystem(base.exported(base.find("data").value_or(0)));
+  if (s.kind == fscore::FsKind::unknown)
+    throw std::runtime_error(recording + ": no ext4, XFS or btrfs on the data export where the recording starts "
+                                         "(start recording after mkfs)");
+  return s;
 }
 
 }  // namespace
@@ -185,11 +200,21 @@ int crash_check_main(const CheckArgs& a) {
 
   const MappedFile file(a.recording);
   const fscore::record::RecordingIndex index(file.bytes());
+  const fscore::FsSignature signature = recorded_filesystem(index, a.recording);
+  const std::string filesystem = fscore::to_string(signature.kind);
+  const bool fast = signature.kind == fscore::FsKind::ext4;  // else the kernel alone decides
+  if (!fast && !a.verify.empty() && a.verify != "all")
+    throw UsageError("nvj crash check: --verify " + a.verify + ": the fast path reads ext4 only, so the kernel checks "
+                     "every state of this " + filesystem + " recording (--verify all)");
+  if (!fast) verify = "all";
   const fscore::record::CrashChecker checker(index, options);
   const fscore::record::Enumeration e = checker.count();
   const std::uint64_t mine = checker.share();
-  std::printf("%s: %zu crash points, %zu marks, checking the unique states by the fast path\n", a.recording.c_str(),
-              checker.points().size(), index.marks().size());
+  std::printf("%s: %s, %zu crash points, %zu marks, checking the unique states %s\n", a.recording.c_str(),
+              filesystem.c_str(), checker.points().size(), index.marks().size(),
+              fast ? "by the fast path" : "by the kernel (mount, then the filesystem's checker)");
+  if (!fast && a.minimize > 0)
+    std::printf("(causes are minimized with the fast path, which reads ext4 only: none for %s)\n", filesystem.c_str());
   print_counts(e, shard, mine);
 
   Scratch scratch(a.scratch);
@@ -205,11 +230,24 @@ int crash_check_main(const CheckArgs& a) {
     checked.ordinal = c.ordinal;
     checked.state = &c.state;
     checked.point = &c.point;
+    if (!fast) {  // the kernel's verdict is the state's
+      if (!kernel) kernel = start_kernel_check(scratch, c.image, a, filesystem, verify);
+      const std::optional<std::uint8_t> log = signature.external_log ? c.journal : std::nullopt;
+      checked.verdict = kernel->check(c.data, log, c.oracle);
+      Json j = state_json(index, checked);
+      if (checked.verdict.verdict != fscore::record::Verdict::pass && shown++ < kShownFailures) {
+        progress.finish();
+        describe_failure(j);
+      }
+      states.push_back(std::move(j));
+      progress.update(states.size(), shown);
+      return;
+    }
     checked.verdict = fscore::record::check_ext4_state(fs, fs, journal, journal, c.oracle, options.now, &cache);
     Json j = state_json(index, checked);
     const bool passed = checked.verdict.verdict == fscore::record::Verdict::pass;
     if (wants_ground_truth(verify, a.sample, options.strategies.seed, passed, c.ordinal)) {
-      if (!kernel) kernel = start_kernel_check(scratch, c.image, a, verify);
+      if (!kernel) kernel = start_kernel_check(scratch, c.image, a, filesystem, verify);
       if (kernel) {
         c.image.set_state(c.state.kept);  // the state as it was, before the fast path's replay
         const fscore::record::StateVerdict truth = kernel->check(c.data, c.journal, c.oracle);
@@ -241,18 +279,20 @@ int crash_check_main(const CheckArgs& a) {
   progress.finish();
   kernel.reset();
   const double seconds = progress.elapsed();
-  Json results = results_json(a.recording, file.bytes().size(), index, options, enumeration, shard, std::move(states));
+  Json results =
+      results_json(a.recording, file.bytes().size(), filesystem, index, options, enumeration, shard, std::move(states));
   const VerdictCount c = count_verdicts(results);
   if (c.failing > kShownFailures)
     std::printf("(%llu more failing states%s)\n", static_cast<unsigned long long>(c.failing - kShownFailures),
                 a.out.empty() ? ": --out DIR writes them all" : " in results.json");
   if (c.verified > 0)
-    std::printf("ground truth (kernel mount, e2fsck -fn): %llu states, %llu failing, %llu disagreeing with the fast path\n",
+    std::printf("ground truth (kernel mount, then e2fsck -fn): %llu states, %llu failing, %llu disagreeing with the fast path\n",
                 static_cast<unsigned long long>(c.verified), static_cast<unsigned long long>(c.verified_failing),
                 static_cast<unsigned long long>(c.disagree));
   if (!a.out.empty()) {
     if (results.contains("shard")) results["shard"]["seconds"] = json_round(seconds, 3);  // merge drops it
     write_results(a.out, results);
+    if (!results.contains("shard")) write_crash_report(results, a.out);  // a shard's waits for the merge
   }
   summary_line(c.checked, seconds, c.failing);
   return c.failing == 0 && c.disagree == 0 ? 0 : 1;
@@ -305,17 +345,12 @@ int crash_merge_main(const MergeArgs& a) {
   std::vector<Json> shards;
   std::vector<std::string> names;
   for (const std::string& input : a.inputs) {
-    std::filesystem::path p = input;
-    if (std::filesystem::is_directory(p)) p /= "results.json";
-    std::ifstream in(p);
-    if (!in) throw std::runtime_error(p.string() + ": cannot be read");
-    std::stringstream text;
-    text << in.rdbuf();
-    shards.push_back(parse_json(text.str(), p.string()));
-    names.push_back(p.string());
+    shards.push_back(read_results(input));
+    names.push_back(std::filesystem::is_directory(input) ? input + "/results.json" : input);
   }
   const Json merged = merge_results(shards, names);
   write_results(a.out, merged);
+  write_crash_report(merged, a.out);
   const VerdictCount c = count_verdicts(merged);
   std::printf("merged %zu shards into %s\n", shards.size(), (std::filesystem::path(a.out) / "results.json").c_str());
   // Shards run side by side: the run took as long as the slowest.

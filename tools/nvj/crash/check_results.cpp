@@ -1,6 +1,9 @@
 #include "tools/nvj/crash/check_results.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace nvj::cli {
@@ -98,14 +101,18 @@ Json state_json(const RecordingIndex& index, const CheckedState& checked) {
   return j;
 }
 
-Json results_json(const std::string& recording, std::uint64_t recording_bytes, const RecordingIndex& index,
+Json results_json(const std::string& recording, std::uint64_t recording_bytes, const std::string& filesystem,
+                  const RecordingIndex& index,
                   const fscore::record::CheckOptions& o, const fscore::record::Enumeration& e, const Shard& shard,
                   Json states) {
   Json strategies = Json::object();
   for (std::size_t s = 0; s < fscore::record::kStrategies; ++s)
     strategies[fscore::record::to_string(static_cast<fscore::record::Strategy>(s))] =
         Json{{"states", e.by_strategy[s].states}, {"unique", e.by_strategy[s].unique}};
-  Json j{{"recording", Json{{"path", recording}, {"bytes", recording_bytes}, {"frames", index.end() + 1}}},
+  Json j{{"recording", Json{{"path", recording},
+                            {"bytes", recording_bytes},
+                            {"frames", index.end() + 1},
+                            {"filesystem", filesystem}}},
          {"options", Json{{"marks", o.points.marks},
                           {"persistence", o.points.persistence},
                           {"every", o.points.every},
@@ -147,6 +154,16 @@ VerdictCount count_verdicts(const Json& results) {
   return c;
 }
 
+Json read_results(const std::string& path) {
+  std::filesystem::path p = path;
+  if (std::filesystem::is_directory(p)) p /= "results.json";
+  std::ifstream in(p);
+  if (!in) throw std::runtime_error(p.string() + ": cannot be read");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_json(text.str(), p.string());
+}
+
 Json merge_results(const std::vector<Json>& shards, const std::vector<std::string>& names) {
   if (shards.empty()) throw std::runtime_error("no results to merge");
   const Json& first = shards.front();
@@ -163,8 +180,8 @@ Json merge_results(const std::vector<Json>& shards, const std::vector<std::strin
     for (const char* key : {"options", "enumeration"})
       if (s.at(key) != first.at(key))
         throw std::runtime_error(names[i] + ": its " + key + " differ from " + names[0] + "'s: not shards of one run");
-    if (s.at("recording").at("bytes") != first.at("recording").at("bytes") ||
-        s.at("recording").at("frames") != first.at("recording").at("frames"))
+    const auto differs = [&](const char* key) { return s.at("recording").at(key) != first.at("recording").at(key); };
+    if (differs("bytes") || differs("frames") || differs("filesystem"))
       throw std::runtime_error(names[i] + ": another recording than " + names[0] + "'s");
     const auto [index, n] = shard_of(i);
     if (n != count) throw std::runtime_error(names[i] + ": a shard of " + std::to_string(n) + ", not of " +

@@ -32,8 +32,10 @@ Json cause_json(const fscore::record::RecordingIndex& index, const fscore::recor
 // broken.
 bool verdicts_agree(const fscore::record::StateVerdict& a, const fscore::record::StateVerdict& b);
 
-// The whole document. `states` are state_json's, in ordinal order.
-Json results_json(const std::string& recording, std::uint64_t recording_bytes,
+// The whole document. `states` are state_json's, in ordinal order;
+// `filesystem` is the one on the data export (ext4: the states' verdicts
+// are the fast path's; xfs, btrfs: the kernel's).
+Json results_json(const std::string& recording, std::uint64_t recording_bytes, const std::string& filesystem,
                   const fscore::record::RecordingIndex& index, const fscore::record::CheckOptions& options,
                   const fscore::record::Enumeration& enumeration, const Shard& shard, Json states);
 
@@ -42,6 +44,10 @@ Json results_json(const std::string& recording, std::uint64_t recording_bytes,
 // checked exactly once. A std::runtime_error naming the first thing that
 // does not fit.
 Json merge_results(const std::vector<Json>& shards, const std::vector<std::string>& names);
+
+// A results.json read back: `path` is the file or the folder holding it.
+// Throws naming the file when it cannot be read or is not JSON.
+Json read_results(const std::string& path);
 
 // Verdict totals of a document's states: pass, fail, unreadable by the
 // fast path; how many the ground truth checked, failed, and disagreed on.

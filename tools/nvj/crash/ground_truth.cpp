@@ -15,6 +15,7 @@
 
 #include "common/unique_fd.h"
 #include "fscore/crc32c.h"
+#include "tools/nvj/host/filesystem_tools.h"
 #include "tools/nvj/host/loop_device.h"
 #include "tools/nvj/host/process.h"
 
@@ -106,10 +107,17 @@ void write_state_file(fscore::record::CrashImage& image, std::uint8_t device, co
     }
 }
 
-KernelCheck::KernelCheck(std::filesystem::path scratch, fscore::record::CrashImage& image, std::string mount_options)
-    : scratch_(std::move(scratch)), image_(image), mount_options_(std::move(mount_options)) {
+KernelCheck::KernelCheck(std::filesystem::path scratch, fscore::record::CrashImage& image, std::string filesystem,
+                         std::string mount_options)
+    : scratch_(std::move(scratch)),
+      image_(image),
+      filesystem_(std::move(filesystem)),
+      mount_options_(std::move(mount_options)) {
   if (::geteuid() != 0) throw std::runtime_error("the ground truth needs root (loop devices and mounts)");
-  if (which("e2fsck").empty()) throw std::runtime_error("the ground truth needs e2fsck (e2fsprogs)");
+  const std::string checker = fsck_command(filesystem_, "", "").front();
+  if (which(checker).empty())
+    throw std::runtime_error("the ground truth needs " + checker + " (" +
+                             (filesystem_ == "ext4" ? "e2fsprogs" : filesystem_ + "progs") + ")");
   try {
     std::filesystem::create_directories(scratch_);
     mount_point_ = scratch_ / "mnt";
@@ -154,9 +162,9 @@ StateVerdict KernelCheck::check(std::uint8_t data, std::optional<std::uint8_t> j
                                 const fscore::record::FactOracle& oracle) {
   write_state();
   StateVerdict v;
-  std::string options = mount_options_;
-  if (journal) options += (options.empty() ? "" : ",") + std::string("journal_path=") + loops_.at(*journal);
-  if (::mount(loops_.at(data).c_str(), mount_point_.c_str(), "ext4", 0, options.c_str()) != 0) {
+  const std::string log = journal ? loops_.at(*journal) : "";
+  const std::string options = mount_data(filesystem_, mount_options_, log);
+  if (::mount(loops_.at(data).c_str(), mount_point_.c_str(), filesystem_.c_str(), 0, options.c_str()) != 0) {
     v.verdict = Verdict::unreadable;
     v.error = "the kernel does not mount it: ";
     v.error += std::strerror(errno);  // appended: GCC 12 -O3 -Wrestrict misfires on "..." + std::string
@@ -169,14 +177,12 @@ StateVerdict KernelCheck::check(std::uint8_t data, std::optional<std::uint8_t> j
     v.error = std::string("reading it back: ") + e.what();
   }
   if (::umount2(mount_point_.c_str(), 0) != 0) throw sys_error("unmount " + mount_point_.string());
-  std::vector<std::string> fsck{"e2fsck", "-fn"};
-  if (journal) fsck.insert(fsck.end(), {"-j", loops_.at(*journal)});
-  fsck.push_back(loops_.at(data));
+  const std::vector<std::string> fsck = fsck_command(filesystem_, loops_.at(data), log);
   const RunResult r = run(fsck);
   if (v.verdict == Verdict::pass && !v.violations.empty()) v.verdict = Verdict::fail;
   if (r.status != 0) {  // damage e2fsck finds is named even where a fact broke too
     if (v.verdict == Verdict::pass) v.verdict = Verdict::unreadable;
-    v.error += (v.error.empty() ? "" : "; ") + std::string("e2fsck -fn exits ") + std::to_string(r.status) + ": " +
+    v.error += (v.error.empty() ? "" : "; ") + quote({fsck.begin(), fsck.end() - 1}) + " exits " + std::to_string(r.status) + ": " +
                first_lines(r.output, 6);
   }
   return v;

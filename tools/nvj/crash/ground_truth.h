@@ -1,13 +1,16 @@
 // The crash lab's ground truth: a crash state written to sparse files,
 // bound to loop devices, mounted by this host's kernel (which replays the
-// journal as after a real power cut), every fact read back through the
-// mount, unmounted, then `e2fsck -fn` on what the kernel left. What the fast
-// path (fscore/record/state_check.h) decides in process, this decides with
-// the real kernel and e2fsprogs; the two must agree.
+// journal or log as after a real power cut), every fact read back through
+// the mount, unmounted, then the filesystem's own checker on what the
+// kernel left (e2fsck -fn, xfs_repair -n, btrfs check --readonly:
+// host/filesystem_tools.h). What the fast path (fscore/record/state_check.h)
+// decides in process for ext4, this decides with the real kernel and
+// e2fsprogs, and the two must agree; for XFS and btrfs, which the fast path
+// does not read, it alone decides.
 //
 // The files and loop devices are made once and reused for every state: the
 // files are emptied (holes punched) and the state written into them, the
-// loop devices' caches dropped. Needs root, loop devices and e2fsck.
+// loop devices' caches dropped. Needs root, loop devices and the checker.
 #pragma once
 
 #include <filesystem>
@@ -37,14 +40,15 @@ class KernelCheck {
   // Makes `scratch` (files, mount point) and one sparse file and loop
   // device per export of `image`. Throws naming what failed (not root, no
   // loop devices), having undone what it did.
-  KernelCheck(std::filesystem::path scratch, fscore::record::CrashImage& image, std::string mount_options);
+  KernelCheck(std::filesystem::path scratch, fscore::record::CrashImage& image, std::string filesystem,
+              std::string mount_options);
   ~KernelCheck();
   KernelCheck(const KernelCheck&) = delete;
   KernelCheck& operator=(const KernelCheck&) = delete;
 
   // The state `image` holds now (before any replay into it: check this
   // before the fast path writes into the state). `data` is the
-  // filesystem's export, `journal` its external journal's.
+  // filesystem's export, `journal` its external journal's or log's.
   fscore::record::StateVerdict check(std::uint8_t data, std::optional<std::uint8_t> journal,
                                      const fscore::record::FactOracle& oracle);
 
@@ -57,6 +61,7 @@ class KernelCheck {
 
   std::filesystem::path scratch_;
   fscore::record::CrashImage& image_;
+  std::string filesystem_;
   std::string mount_options_;
   std::vector<std::filesystem::path> files_;
   std::vector<std::string> loops_;

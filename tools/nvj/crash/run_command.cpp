@@ -9,6 +9,8 @@
 #include <stdexcept>
 
 #include "common/command_line.h"
+#include "common/query_escape.h"
+#include "tools/nvj/host/filesystem_tools.h"
 #include "tools/nvj/host/process.h"
 #include "tools/nvj/host/teardown.h"
 #include "tools/nvj/testbed/testbed.h"
@@ -22,25 +24,36 @@ namespace {
 
 // The default layout: ext4 with its journal on an NVRAM device, its data
 // on a disk with a volatile write cache (what loses data if anything does).
-const std::vector<std::string> kDefaults{"data=256M", "journal=32M", "data-model=hdd", "journal-model=nvram"};
+// XFS the same with its log on the NVRAM device (mkfs.xfs wants 300 MiB of
+// data and 64 MiB of log at least), btrfs on the disk alone; both on blank
+// exports (fs=none) for mkfs.
+std::vector<std::string> default_parameters(const std::string& filesystem) {
+  if (filesystem == "xfs") return {"data=512M", "journal=64M", "data-model=hdd", "journal-model=nvram", "fs=none"};
+  if (filesystem == "btrfs") return {"data=256M", "journal=32M", "data-model=hdd", "journal-model=nvram", "fs=none"};
+  return {"data=256M", "journal=32M", "data-model=hdd", "journal-model=nvram"};
+}
 
 volatile std::sig_atomic_t g_interrupted = 0;
 void on_signal(int) { g_interrupted = 1; }
 
 // The defaults, each replaced by a parameter of the same key given.
-std::vector<std::string> parameters_over_defaults(const std::vector<std::string>& given) {
+std::vector<std::string> parameters_over_defaults(const std::string& filesystem, const std::vector<std::string>& given,
+                                                  const char* command) {
   std::vector<std::string> out;
   const auto key = [](const std::string& p) { return p.substr(0, p.find('=')); };
-  for (const std::string& d : kDefaults) {
+  for (const std::string& d : default_parameters(filesystem)) {
     bool replaced = false;
     for (const std::string& g : given) replaced = replaced || key(g) == key(d);
     if (!replaced) out.push_back(d);
   }
   for (const std::string& g : given) {
     if (g.find('=') == std::string::npos || g.front() == '=')
-      throw UsageError("nvj crash run: '" + g + "' is no PARAM=VALUE (the workload goes after --)");
+      throw UsageError(std::string(command) + ": '" + g + "' is no PARAM=VALUE (the workload goes after --)");
     if (key(g) == "record" || key(g) == "control")
-      throw UsageError("nvj crash run: " + key(g) + "= is its own to set");
+      throw UsageError(std::string(command) + ": " + key(g) + "= is its own to set");
+    if (filesystem != "ext4" && key(g) == "fs" && g != "fs=none")
+      throw UsageError(std::string(command) + ": " + g + " with --fs " + filesystem +
+                       ": the server builds ext4 only, and " + filesystem + " is made on blank exports (fs=none)");
     out.push_back(g);
   }
   return out;
@@ -49,9 +62,17 @@ std::vector<std::string> parameters_over_defaults(const std::vector<std::string>
 }  // namespace
 
 int crash_run_main(RunArgs a) {
-  if (a.workload.empty()) throw UsageError("nvj crash run: which workload? (nvj crash run [OPTION]... -- COMMAND [ARG]...)");
-  if (::geteuid() != 0) throw std::runtime_error("nvj crash run needs root: it attaches block devices and mounts them");
-  std::vector<std::string> params = parameters_over_defaults(a.parameters);
+  const char* command = a.record_only ? "nvj crash record" : "nvj crash run";
+  if (a.workload.empty())
+    throw UsageError(std::string(command) + ": which workload? (" + command + " [OPTION]... -- COMMAND [ARG]...)");
+  if (a.record_only && a.check.out.empty()) throw UsageError(std::string(command) + ": --out DIR is required (the recording goes there)");
+  if (!known_filesystem(a.filesystem)) throw UsageError(std::string(command) + ": --fs " + a.filesystem + ": ext4, xfs or btrfs");
+  if (a.vm && a.filesystem != "ext4")
+    throw UsageError(std::string(command) + ": --vm --fs " + a.filesystem +
+                     ": the guest has no mkfs for it; --vm runs on the ext4 the server builds");
+  if (::geteuid() != 0) throw std::runtime_error(std::string(command) + " needs root: it attaches block devices and mounts them");
+  std::vector<std::string> params = parameters_over_defaults(a.filesystem, a.parameters, command);
+  const bool ext4 = a.filesystem == "ext4";
 
   struct sigaction sa {};
   sa.sa_handler = on_signal;
@@ -67,7 +88,10 @@ int crash_run_main(RunArgs a) {
   const fs::path recording = fs::absolute(out / "recording.nvjrec");
   if (fs::exists(recording))
     throw std::runtime_error(recording.string() + " exists: a recording is never overwritten (another --out DIR?)");
-  params.push_back("record=" + recording.string());
+  // ext4 is there before the server serves, so the recording starts with
+  // it; XFS and btrfs are made on the attached exports, and the recording
+  // starts after mkfs (before_mount below), so that it starts with them.
+  if (ext4) params.push_back("record=" + recording.string());
 
   int status = 0;
   if (a.vm) {
@@ -82,11 +106,18 @@ int crash_run_main(RunArgs a) {
     if (g_interrupted != 0) throw std::runtime_error("interrupted");
     std::printf("== the workload exited with status %d; the guest unmounted and powered off\n", status);
   } else {
-    Testbed lab(TestbedOptions{run_dir, params, a.mount_options, [](const std::string& what) {
-                                 if (g_interrupted != 0) throw std::runtime_error("interrupted");
-                                 std::printf("== %s\n", what.c_str());
-                                 std::fflush(stdout);
-                               }});
+    TestbedOptions o{run_dir, params, a.mount_options, [](const std::string& what) {
+                       if (g_interrupted != 0) throw std::runtime_error("interrupted");
+                       std::printf("== %s\n", what.c_str());
+                       std::fflush(stdout);
+                     }};
+    o.filesystem = a.filesystem;
+    if (!ext4)
+      o.before_mount = [&recording](const Testbed& lab) {
+        std::printf("== recording from here on into %s\n", recording.c_str());
+        lab.post("/record/start?file=" + query_escape(recording.string()));
+      };
+    Testbed lab(std::move(o));
     std::printf("== running %s in %s\n", quote(a.workload).c_str(), lab.mount_point().c_str());
     std::fflush(stdout);
     SpawnOptions options;
@@ -101,6 +132,13 @@ int crash_run_main(RunArgs a) {
   }
   std::printf("== the recording: %s (%llu bytes)\n", recording.c_str(),
               static_cast<unsigned long long>(fs::file_size(recording)));
+  if (a.record_only) {
+    std::printf("check it with: nvj crash check %s%s\n", recording.c_str(),
+                a.mount_options.empty() ? "" : (" --mount-options " + a.mount_options).c_str());
+    if (!teardown.run()) return 1;
+    if (status != 0) std::printf("the workload failed (status %d): its facts stop where it did\n", status);
+    return status == 0 ? 0 : 1;
+  }
   a.check.recording = recording.string();
   a.check.out = out.string();
   a.check.mount_options = a.mount_options;

@@ -1,8 +1,10 @@
 // nvj crash run: the crash lab in one command. A server recording from its
 // start (record=), its exports attached to this host and the ext4 it built
-// mounted (or, with --vm, a QEMU guest booted on them: nvj vm), the
+// mounted (or, with --vm, a QEMU guest booted on them: nvj vm; or an XFS or
+// btrfs made on the attached exports, recorded from just after mkfs), the
 // workload run on it with its facts posted as marks, unmounted and taken
 // down, then every crash state checked (check_command.h) and reported.
+// nvj crash record is the same without the check.
 #pragma once
 
 #include <string>
@@ -20,6 +22,8 @@ struct RunArgs {
   bool keep = false;                    // leave the run folder (server log) behind
   bool vm = false;                      // in a QEMU guest (nvj vm) instead of on this host
   std::string kernel;                   // the guest's kernel ("": the distribution's)
+  std::string filesystem = "ext4";      // ext4 (the server's), xfs or btrfs (mkfs on this host)
+  bool record_only = false;             // nvj crash record: no check (needs check.out)
 };
 int crash_run_main(RunArgs args);
 

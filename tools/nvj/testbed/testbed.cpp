@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "tools/nvj/host/attach.h"
+#include "tools/nvj/host/filesystem_tools.h"
 #include "tools/nvj/client/control_client.h"
 
 namespace nvj::cli {
@@ -44,8 +45,18 @@ Testbed::Testbed(TestbedOptions options) : options_(std::move(options)) {
     if (data_device_.empty()) throw std::runtime_error("the server has no data export");
     mount_ = options_.run_dir / "mnt";
     fs::create_directories(mount_);
-    step("mounting the ext4 the server built on " + data_device_ +
-         (journal_device_.empty() ? " (journal inside)" : " (journal on " + journal_device_ + ")") +
+    if (options_.filesystem != "ext4") {
+      step("making " + options_.filesystem + " on " + data_device_ +
+           (options_.filesystem == "xfs" ? " (log on " + journal_device_ + ")" : ""));
+      make_filesystem();
+    }
+    if (options_.before_mount) options_.before_mount(*this);
+    step("mounting " + std::string(options_.filesystem == "ext4" ? "the ext4 the server built" : options_.filesystem) +
+         " on " + data_device_ +
+         (options_.filesystem == "btrfs" ? ""
+          : journal_device_.empty()      ? " (journal inside)"
+          : options_.filesystem == "xfs" ? " (log on " + journal_device_ + ")"
+                                         : " (journal on " + journal_device_ + ")") +
          (options_.mount_options.empty() ? "" : " with " + options_.mount_options));
     mount();
     teardown_.add("unmount " + mount_.string(), [this] {
@@ -67,14 +78,30 @@ void Testbed::post(const std::string& target) const {
   control_call(control_, "POST", target);
 }
 
+void Testbed::make_filesystem() const {
+  std::vector<std::string> argv;
+  if (options_.filesystem == "xfs") {
+    if (journal_device_.empty()) throw std::runtime_error("xfs: the server has no journal export for its log");
+    argv = {"mkfs.xfs", "-q", "-l", "logdev=" + journal_device_, data_device_};
+  } else if (options_.filesystem == "btrfs") {
+    argv = {"mkfs.btrfs", "-q", data_device_};
+  } else {
+    throw std::invalid_argument("no such filesystem: " + options_.filesystem + " (ext4, xfs, btrfs)");
+  }
+  const RunResult made = run(argv);
+  if (made.status != 0) throw std::runtime_error(quote(argv) + " failed (status " + std::to_string(made.status) + "): " + made.output);
+  // Everything mkfs wrote reaches the server before anything looks at it.
+  for (const std::string& device : {data_device_, journal_device_}) {
+    if (device.empty()) continue;
+    const RunResult flushed = run({"blockdev", "--flushbufs", device});
+    if (flushed.status != 0) throw std::runtime_error("blockdev --flushbufs " + device + ": " + flushed.output);
+  }
+}
+
 void Testbed::mount() {
   if (mounted_) return;
-  std::string opts = options_.mount_options;
-  if (!journal_device_.empty()) {
-    if (!opts.empty()) opts += ',';
-    opts += "journal_path=" + journal_device_;
-  }
-  if (::mount(data_device_.c_str(), mount_.c_str(), "ext4", 0, opts.c_str()) != 0)
+  const std::string opts = mount_data(options_.filesystem, options_.mount_options, journal_device_);
+  if (::mount(data_device_.c_str(), mount_.c_str(), options_.filesystem.c_str(), 0, opts.c_str()) != 0)
     throw std::runtime_error("mount " + data_device_ + " -o " + opts + ": " + std::strerror(errno));
   mounted_ = true;
 }
@@ -97,10 +124,7 @@ void Testbed::unmount() {
 
 RunResult Testbed::check() const {
   if (mounted_) throw std::logic_error("e2fsck of a mounted filesystem: unmount first");
-  std::vector<std::string> argv{"e2fsck", "-fn"};
-  if (!journal_device_.empty()) argv.insert(argv.end(), {"-j", journal_device_});
-  argv.push_back(data_device_);
-  return run(argv);
+  return run(fsck_command(options_.filesystem, data_device_, journal_device_));
 }
 
 bool Testbed::teardown() { return teardown_.run(); }

@@ -1,9 +1,11 @@
 // Testbed: one nvjournal server attached to this host and its filesystem
 // mounted, for as long as the object lives: start nbdkit with the given
 // parameters (and a control socket), attach the exports, mount the ext4 the
-// server built. Torn down newest first (unmount, detach, stop) by
-// teardown(), by the destructor, and after a failure half-way through.
-// Used by nvj demo and nvj experiment.
+// server built, or make an XFS (its log on the journal export) or a btrfs
+// (on the data export alone) on the attached exports and mount that. Torn
+// down newest first (unmount, detach, stop) by teardown(), by the
+// destructor, and after a failure half-way through. Used by nvj demo, nvj
+// experiment and nvj crash run.
 #pragma once
 
 #include <filesystem>
@@ -22,10 +24,18 @@ namespace nvj::cli {
 struct TestbedOptions {
   std::filesystem::path run_dir;        // created; the server's files, the mount point
   std::vector<std::string> parameters;  // the plugin's; control= is added
-  std::string mount_options;            // "data=journal"; journal_path= is added for an external journal
+  std::string mount_options;            // "data=journal"; journal_path= (ext4) or logdev= (xfs) is added
   // Called before each phase with what it is about to do ("attaching its
   // exports to this host"); may throw to give up (the lab is undone).
   std::function<void(const std::string&)> on_step;
+  // ext4: the one the server built (its parameters say how). xfs, btrfs:
+  // made here by mkfs.xfs -l logdev=JOURNAL or mkfs.btrfs on the exports
+  // as they are (give the server fs=none: mkfs refuses a disk that holds a
+  // filesystem already, and the Testbed never forces it).
+  std::string filesystem = "ext4";
+  // Called once the filesystem is made (synced to the server), before it is
+  // mounted (nvj crash run starts its recording there).
+  std::function<void(const class Testbed&)> before_mount = nullptr;
 };
 
 class Testbed {
@@ -48,11 +58,15 @@ class Testbed {
 
   void unmount();   // throws if the kernel refuses
   void mount();     // again, after unmount(), with the same options
-  // e2fsck -fn of the filesystem (with its external journal), after unmount().
+  // The filesystem's own checker, read-only, after unmount(): e2fsck -fn
+  // (with its external journal), xfs_repair -n (with its log), btrfs check
+  // --readonly.
   RunResult check() const;
   bool teardown();  // false if a step failed (each step says why on stderr)
 
  private:
+  void make_filesystem() const;
+
   TestbedOptions options_;
   std::string control_;
   std::unique_ptr<ServerProcess> server_;

@@ -1,0 +1,53 @@
+#include "fscore/fs_signature.h"
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+#include "fscore/endian.h"
+
+namespace fscore {
+
+namespace {
+
+constexpr std::uint64_t kExt4Magic = 1024 + 56;
+constexpr std::uint64_t kXfsLogStart = 48;
+constexpr std::uint64_t kBtrfsMagic = 65536 + 0x40;
+
+bool holds(const BlockSource& device, std::uint64_t offset, std::span<std::uint8_t> out) {
+  if (device.size() < offset + out.size()) return false;
+  device.read(offset, out);
+  return true;
+}
+
+}  // namespace
+
+const char* to_string(FsKind kind) {
+  switch (kind) {
+    case FsKind::ext4: return "ext4";
+    case FsKind::xfs: return "xfs";
+    case FsKind::btrfs: return "btrfs";
+    case FsKind::unknown: break;
+  }
+  return "unknown";
+}
+
+FsSignature identify_filesystem(const BlockSource& device) {
+  FsSignature s;
+  std::array<std::uint8_t, 56> xfs{};
+  if (holds(device, 0, xfs) && std::memcmp(xfs.data(), "XFSB", 4) == 0) {
+    s.kind = FsKind::xfs;
+    s.external_log = load_be<std::uint64_t>(xfs.data() + kXfsLogStart) == 0;
+    return s;
+  }
+  std::array<std::uint8_t, 2> ext4{};
+  if (holds(device, kExt4Magic, ext4) && load_le<std::uint16_t>(ext4.data()) == 0xEF53) {
+    s.kind = FsKind::ext4;
+    return s;
+  }
+  std::array<std::uint8_t, 8> btrfs{};
+  if (holds(device, kBtrfsMagic, btrfs) && std::memcmp(btrfs.data(), "_BHRfS_M", 8) == 0) s.kind = FsKind::btrfs;
+  return s;
+}
+
+}  // namespace fscore

@@ -1,0 +1,30 @@
+// Which filesystem a device holds, by the magic numbers of its superblock
+// (as blkid tells them apart), and for XFS whether its log is on another
+// device. The crash lab checks ext4 in process and hands XFS and btrfs to
+// the kernel: this says which. Pure.
+//
+//   ext4   0xEF53 (little-endian) at byte 1080 (the superblock at 1024,
+//          s_magic at 56 into it); ext2 and ext3 too
+//   xfs    "XFSB" at byte 0; sb_logstart (big-endian, at 48) is 0 when the
+//          log is external
+//   btrfs  "_BHRfS_M" at byte 65600 (the superblock at 64 KiB, magic at
+//          0x40 into it)
+#pragma once
+
+#include "fscore/block_io.h"
+
+namespace fscore {
+
+enum class FsKind { unknown, ext4, xfs, btrfs };
+const char* to_string(FsKind kind);  // "unknown", "ext4", "xfs", "btrfs"
+
+struct FsSignature {
+  FsKind kind = FsKind::unknown;
+  bool external_log = false;  // xfs: its log is on another device
+};
+
+// Reads at most the first 65608 bytes of `device`; a device too small for
+// a superblock holds none.
+FsSignature identify_filesystem(const BlockSource& device);
+
+}  // namespace fscore

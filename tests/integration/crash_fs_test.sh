@@ -1,0 +1,92 @@
+#!/bin/bash
+# The crash lab beyond ext4, on this host: nvj crash record --fs xfs (XFS
+# made on the attached exports, its log on the NVRAM export, recorded from
+# just after mkfs) and nvj crash check of the recording, and nvj crash run
+# --fs btrfs; every state is checked by the kernel (a mount, the facts read
+# back, then xfs_repair -n or btrfs check --readonly).
+#   - nvj writers --fsync each: its facts hold in every state, on both;
+#   - a script that posts a file fact without the fsync, on XFS: states
+#     fail on that file alone (the check can fail), exit 1;
+#   - bad input: --vm with XFS, a server parameter that builds ext4 under
+#     --fs xfs, nvj crash record without --out, --verify failing of an XFS
+#     recording: exit 2, naming what is wrong.
+source "$(dirname "$0")/lib.sh"
+require_kernel_lab
+command -v mkfs.xfs >/dev/null && command -v xfs_repair >/dev/null || skip "xfsprogs is not installed"
+command -v mkfs.btrfs >/dev/null || skip "btrfs-progs is not installed"
+grep -qw xfs /proc/filesystems || modprobe xfs 2>/dev/null || skip "this kernel has no xfs"
+grep -qw btrfs /proc/filesystems || modprobe btrfs 2>/dev/null || skip "this kernel has no btrfs"
+
+writers=("$NVJ" writers --tasks 6 --dirs 2 --chunks 4 --chunk-size 16K --fsync each w)
+
+# summary LOG : fails unless LOG's last line is the check's summary with
+# F failing (a number, or a pattern such as [1-9][0-9]*).
+summary() {
+  tail -n 1 "$1" | grep -Eq "^[1-9][0-9]* states checked in [0-9.]+ s \([0-9]+ states/s\), $2 failing$"
+}
+
+run_crash "$T/xfs-record.log" record --fs xfs --out "$T/xfs" -- "${writers[@]}"
+[ "$STATUS" = 0 ] || fail "nvj crash record --fs xfs exited $STATUS"
+grep -q "making xfs on .* (log on " "$T/xfs-record.log" || fail "XFS was not made with its log on the journal export"
+[ -s "$T/xfs/recording.nvjrec" ] || fail "no recording in --out"
+[ ! -e "$T/xfs/results.json" ] || fail "nvj crash record checked"
+status=0
+"$NVJ" crash check "$T/xfs/recording.nvjrec" --out "$T/xfs" >"$T/xfs-check.log" 2>&1 || status=$?
+cat "$T/xfs-check.log"
+[ "$status" = 0 ] || fail "nvj crash check of the XFS recording exited $status"
+summary "$T/xfs-check.log" 0 || fail "not every XFS state passed"
+check_json crash-results "$T/xfs/results.json"
+python3 - "$T/xfs/results.json" <<'PY' || fail "the XFS check is not what it says"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["recording"]["filesystem"] == "xfs", r["recording"]
+states = r["states"]
+after = [s for s in states if (s["last_mark"] or "").startswith(("fact prefix w/", "fact file w/"))]
+assert len(after) >= 10, f"only {len(after)} states after the writers' facts"
+assert all(s["verdict"] == "pass" and "ground_truth" not in s for s in states)
+PY
+grep -q "xfs_repair -n" "$T/xfs/table.md" || fail "the report does not say the kernel and xfs_repair checked"
+
+cat >"$T/liar.sh" <<'EOF2'
+#!/bin/sh
+set -e
+printf 'hello' >said-so
+"$NVJ" mark fact file said-so size 5 crc32c 9a71bb4c
+EOF2
+chmod +x "$T/liar.sh"
+export NVJ
+run_crash "$T/liar.log" run --fs xfs --out "$T/liar" -- "$T/liar.sh"
+[ "$STATUS" = 1 ] || fail "nvj crash run --fs xfs of a lying workload exited $STATUS, not 1"
+grep -q "said-so: expected 5 bytes, crc32c 9a71bb4c, found" "$T/liar.log" || fail "the broken fact is not named"
+summary "$T/liar.log" '[1-9][0-9]*' || fail "no failing XFS state counted"
+python3 - "$T/liar/results.json" <<'PY' || fail "the XFS states failed on something else"
+import json, sys
+r = json.load(open(sys.argv[1]))
+bad = [s for s in r["states"] if s["verdict"] != "pass"]
+assert bad and all(s["verdict"] == "fail" and [v["path"] for v in s["violations"]] == ["said-so"] for s in bad), bad[:3]
+assert all(s["last_mark"] == "fact file said-so size 5 crc32c 9a71bb4c" for s in bad)
+PY
+
+run_crash "$T/btrfs.log" run --fs btrfs --out "$T/btrfs" -- "${writers[@]}"
+[ "$STATUS" = 0 ] || fail "nvj crash run --fs btrfs exited $STATUS"
+summary "$T/btrfs.log" 0 || fail "not every btrfs state passed"
+check_json crash-results "$T/btrfs/results.json"
+python3 - "$T/btrfs/results.json" <<'PY' || fail "the btrfs check is not what it says"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["recording"]["filesystem"] == "btrfs", r["recording"]
+after = [s for s in r["states"] if (s["last_mark"] or "").startswith(("fact prefix w/", "fact file w/"))]
+assert len(after) >= 10, f"only {len(after)} states after the writers' facts"
+PY
+
+# expect_usage LOG PATTERN ARGS... : nvj ARGS exits 2 and says PATTERN.
+expect_usage() {
+  local log=$1 pattern=$2 status=0; shift 2
+  "$NVJ" "$@" >"$log" 2>&1 || status=$?
+  [ "$status" = 2 ] && grep -q -- "$pattern" "$log" || fail "nvj $*: exit $status, $(cat "$log")"
+}
+expect_usage "$T/e1" "the guest has no mkfs" crash run --vm --fs xfs -- true
+expect_usage "$T/e2" "fs=ext4 with --fs xfs" crash run --fs xfs fs=ext4 -- true
+expect_usage "$T/e3" "--out DIR is required" crash record -- true
+expect_usage "$T/e4" "the fast path reads ext4 only" crash check "$T/xfs/recording.nvjrec" --verify failing
+echo "PASS"

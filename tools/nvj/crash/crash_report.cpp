@@ -1,0 +1,160 @@
+#include "tools/nvj/crash/crash_report.h"
+
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "tools/nvj/crash/check_results.h"
+#include "tools/nvj/experiment/report.h"
+
+namespace nvj::cli {
+
+namespace {
+
+constexpr std::size_t kListed = 50;  // failing states described in table.md
+
+struct PointRow {
+  std::uint64_t frame = 0;
+  std::string mark;
+  std::uint64_t pass = 0, fail = 0, unreadable = 0;
+};
+
+// A cell of a Markdown table: no '|' or line ends.
+std::string cell(std::string text) {
+  for (char& c : text)
+    if (c == '|' || c == '\n') c = ' ';
+  return text.size() > 120 ? text.substr(0, 117) + "..." : text;
+}
+
+std::string state_verdict(const Json& s) {
+  const std::string fast = s.at("verdict").get<std::string>();
+  if (!s.contains("ground_truth")) return fast;
+  const std::string truth = s["ground_truth"].at("verdict").get<std::string>();
+  return fast == truth ? fast : fast + " (kernel: " + truth + ")";
+}
+
+std::string cause_text(const Json& s) {
+  if (!s.contains("cause")) return "";
+  const Json& k = s["cause"];
+  if (!k.at("found").get<bool>()) return "fails with every volatile write kept: not a lost write";
+  std::map<std::string, int> regions;
+  std::string writes;
+  for (const Json& d : k.at("dropped")) {
+    ++regions[d.at("export").get<std::string>() + " " + d.at("region").get<std::string>()];
+    writes += (writes.empty() ? "" : ", ") + std::to_string(d.at("length").get<std::uint64_t>()) + " B at " +
+              std::to_string(d.at("offset").get<std::uint64_t>()) + (d.at("acknowledged").get<bool>() ? " (acked)" : "");
+  }
+  std::string out = "drop " + std::to_string(k.at("dropped").size()) + ":";
+  for (const auto& [r, n] : regions) out += " " + std::to_string(n) + " " + r;
+  out += " [" + writes + "]";
+  if (!k.at("minimal").get<bool>()) out += ", not minimal";
+  if (k.contains("ground_truth")) out += ", kernel: " + k["ground_truth"].get<std::string>();
+  return out;
+}
+
+}  // namespace
+
+void write_crash_report(const Json& results, const std::filesystem::path& dir) {
+  const VerdictCount c = count_verdicts(results);
+  const Json& e = results.at("enumeration");
+  const std::string filesystem = results.at("recording").at("filesystem").get<std::string>();
+  const bool fast = filesystem == "ext4";
+  std::string md = "# Crash states of " + results.at("recording").at("path").get<std::string>() + " (" + filesystem +
+                   ")\n\n";
+  md += std::to_string(c.checked) + " unique states checked " +
+        (fast ? std::string("by the fast path")
+              : "by the kernel (a mount, then " + std::string(filesystem == "xfs" ? "xfs_repair -n" : "btrfs check --readonly") +
+                    ")") +
+        " (of " + std::to_string(e.at("states").get<std::uint64_t>()) + " enumerated";
+  md += e.at("merged_by_contents").get<bool>() ? ", identical contents checked once)" : ", none merged)";
+  md += ": " + std::to_string(c.pass) + " pass, " + std::to_string(c.fail) + " fail, " + std::to_string(c.unreadable) +
+        " unreadable.";
+  if (fast)
+    md += " The ground truth (kernel mount, e2fsck -fn) checked " + std::to_string(c.verified) + ", " +
+          std::to_string(c.verified_failing) + " failing, disagreeing with the fast path on " +
+          std::to_string(c.disagree) + ".";
+  md += " **" + std::to_string(c.failing) + " failing.**\n\n";
+  md += "| strategy | states | unique |\n|---|---:|---:|\n";
+  for (const auto& [name, n] : e.at("strategies").items())
+    md += "| " + name + " | " + std::to_string(n.at("states").get<std::uint64_t>()) + " | " +
+          std::to_string(n.at("unique").get<std::uint64_t>()) + " |\n";
+
+  std::map<std::uint64_t, PointRow> points;
+  for (const Json& s : results.at("states")) {
+    PointRow& p = points[s.at("point").get<std::uint64_t>()];
+    p.frame = s.at("frame").get<std::uint64_t>();
+    if (!s.at("last_mark").is_null()) p.mark = s["last_mark"].get<std::string>();
+    const std::string v = s.at("verdict").get<std::string>();
+    (v == "pass" ? p.pass : v == "fail" ? p.fail : p.unreadable) += 1;
+  }
+  std::string dat = "# point frame pass fail unreadable\n";
+  md += "\n## Crash points with failing states\n\n| point | after frame | last mark | pass | fail | unreadable |\n"
+        "|---:|---:|---|---:|---:|---:|\n";
+  std::size_t failing_points = 0;
+  for (const auto& [index, p] : points) {
+    dat += std::to_string(index) + " " + std::to_string(p.frame) + " " + std::to_string(p.pass) + " " +
+           std::to_string(p.fail) + " " + std::to_string(p.unreadable) + "\n";
+    if (p.fail + p.unreadable == 0) continue;
+    ++failing_points;
+    md += "| " + std::to_string(index) + " | " + std::to_string(p.frame) + " | " + cell(p.mark) + " | " +
+          std::to_string(p.pass) + " | " + std::to_string(p.fail) + " | " + std::to_string(p.unreadable) + " |\n";
+  }
+  if (failing_points == 0) md += "| | | (none) | | | |\n";
+
+  md += "\n## Failing states\n\n| state | point | strategy | dropped | verdict | what broke | cause |\n"
+        "|---:|---:|---|---:|---|---|---|\n";
+  std::size_t listed = 0;
+  for (const Json& s : results.at("states")) {
+    const bool failing = s.at("verdict") != "pass" || (s.contains("ground_truth") && s["ground_truth"].at("verdict") != "pass");
+    if (!failing) continue;
+    if (listed++ == kListed) {
+      md += "\n(" + std::to_string(c.failing - kListed) + " more in results.json.)\n";
+      break;
+    }
+    std::string broke;
+    const Json& v = s.contains("violations") ? s : s["ground_truth"];
+    if (v.contains("error")) broke = v["error"].get<std::string>();
+    if (v.contains("violations"))
+      for (const Json& f : v["violations"])
+        broke += (broke.empty() ? "" : "; ") + f.at("path").get<std::string>() + ": expected " +
+                 f.at("expected").get<std::string>() + ", found " + f.at("found").get<std::string>();
+    md += "| " + std::to_string(s.at("ordinal").get<std::uint64_t>()) + " | " +
+          std::to_string(s.at("point").get<std::uint64_t>()) + " | " + s.at("strategy").get<std::string>() + " | " +
+          std::to_string(s.at("volatile").get<std::uint64_t>() - s.at("kept").get<std::uint64_t>()) + " of " +
+          std::to_string(s.at("volatile").get<std::uint64_t>()) + " | " + state_verdict(s) + " | " + cell(broke) +
+          " | " + cell(cause_text(s)) + " |\n";
+  }
+  if (listed == 0) md += "| | | | | (none) | | |\n";
+  md += "\n![states by verdict at each crash point](states.png)\n";
+  write_report_file(dir, "table.md", md);
+  write_report_file(dir, "states.dat", dat);
+  plot(dir, "states",
+       "set title 'crash states by verdict at each crash point'\nset xlabel 'crash point (in the order of the run)'\n"
+       "set ylabel 'unique states checked'\nset style fill solid 0.8 noborder\nset boxwidth 1\nset key top left\n"
+       "set yrange [0:*]\n"
+       "plot 'states.dat' using 1:($3+$4+$5) with boxes lc rgb '#2e7d32' title 'pass', "
+       "'' using 1:($4+$5) with boxes lc rgb '#c62828' title 'fail', "
+       "'' using 1:5 with boxes lc rgb '#6a1b9a' title 'unreadable'");
+}
+
+int crash_report_main(const ReportArgs& a) {
+  const Json results = read_results(a.results);
+  if (results.contains("shard"))
+    throw std::runtime_error(a.results + ": the results of shard " + std::to_string(results["shard"].at("index").get<std::uint64_t>()) +
+                             " of " + std::to_string(results["shard"].at("count").get<std::uint64_t>()) +
+                             ": join every shard's with nvj crash merge, which writes the report");
+  std::filesystem::path dir = a.out;
+  if (dir.empty()) dir = std::filesystem::is_directory(a.results) ? std::filesystem::path(a.results)
+                                                                 : std::filesystem::path(a.results).parent_path();
+  if (dir.empty()) dir = ".";
+  std::filesystem::create_directories(dir);
+  write_crash_report(results, dir);
+  const VerdictCount c = count_verdicts(results);
+  std::printf("%s: table.md, states.dat, states.png, states.svg\n", dir.c_str());
+  std::printf("%llu states checked, %llu failing\n", static_cast<unsigned long long>(c.checked),
+              static_cast<unsigned long long>(c.failing));
+  return 0;
+}
+
+}  // namespace nvj::cli

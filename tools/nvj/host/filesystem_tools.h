@@ -1,0 +1,24 @@
+// The three filesystems the lab mounts (ext4, xfs, btrfs) as this host's
+// tools take them: the mount's data (its options with the external journal
+// or log added) and the read-only check after it. Shared by the Testbed
+// and the crash lab's ground truth, so that both mount and check alike.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace nvj::cli {
+
+// True for "ext4", "xfs" and "btrfs".
+bool known_filesystem(const std::string& filesystem);
+
+// `options` with the external journal or log on `log` added: journal_path=
+// for ext4, logdev= for xfs; btrfs has none (and `log` is ignored), nor has
+// a filesystem whose `log` is "".
+std::string mount_data(const std::string& filesystem, const std::string& options, const std::string& log);
+
+// The filesystem's own checker, changing nothing: e2fsck -fn [-j LOG],
+// xfs_repair -n [-l LOG], btrfs check --readonly. Exit status 0: clean.
+std::vector<std::string> fsck_command(const std::string& filesystem, const std::string& data, const std::string& log);
+
+}  // namespace nvj::cli
