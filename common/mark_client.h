@@ -28,15 +28,21 @@ class MarkError : public std::runtime_error {
 // `target` is a control socket, or a character device: a serial line to
 // the host (nvj vm gives its guest /dev/ttyS1). On a serial line the mark
 // goes as one line, "nvj-mark " and the label percent-encoded
-// (query_escape), the line set raw at 115200 baud; it returns once the line
-// has left the guest (tcdrain). The host relays each such line as POST
-// /mark (post_escaped_mark), so the mark lands after the call that made its
-// fact durable, never before.
+// (query_escape), the line set raw at 115200 baud and held (flock) until
+// the host answers: it relays each such line as POST /mark
+// (post_escaped_mark) and answers "nvj-marked" once the server has it, or
+// "nvj-mark-refused " and why. So it returns once the mark is in the
+// server's recording, from a guest as from the host: a fact that says more
+// lands after the call that made it durable, one that says less (posted
+// before a change) before that change's writes.
 void post_mark(const std::string& target, std::string_view label,
                std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
-// What a serial line's "nvj-mark " lines carry after that prefix.
+// What a serial line's "nvj-mark " lines carry after that prefix, and the
+// host's answers.
 inline constexpr std::string_view kSerialMarkPrefix = "nvj-mark ";
+inline constexpr std::string_view kSerialMarked = "nvj-marked";
+inline constexpr std::string_view kSerialRefused = "nvj-mark-refused ";
 
 // POST /mark with a label already percent-encoded (what follows "nvj-mark "
 // on a serial line); the same errors as post_mark.

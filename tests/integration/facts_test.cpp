@@ -14,11 +14,15 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/mark_client.h"
@@ -88,6 +92,13 @@ struct FactLab {
   std::vector<Fact> facts() {
     control_json(control, "POST", "/record/stop");
     return recorded_facts(recording);
+  }
+  // The labels of the marks the server has taken so far (GET /stats).
+  std::vector<std::string> marks() const {
+    const auto stats = control_json(control, "GET", "/stats");  // kept: the loop walks inside it
+    std::vector<std::string> out;
+    for (const auto& m : stats.at("marks")) out.push_back(m.at("label"));
+    return out;
   }
 };
 
@@ -188,31 +199,69 @@ TEST_CASE("a workload whose facts cannot be posted fails, naming why", "[facts]"
   CHECK_THAT(r.output, Catch::Contains("is not a folder"));
 }
 
-TEST_CASE("marks written to a serial line reach the server through the host's relay, in order", "[facts]") {
+namespace {
+
+// QEMU's part: the bytes between the guest's serial line (a pty's master
+// stands for it) and the host's Unix socket, both ways, until stopped.
+class SerialPump {
+ public:
+  SerialPump(int master, int line) : master_(master), line_(line), thread_([this] { run(); }) {}
+  ~SerialPump() {
+    stop_ = true;
+    thread_.join();
+  }
+  SerialPump(const SerialPump&) = delete;
+  SerialPump& operator=(const SerialPump&) = delete;
+  std::string from_guest() {
+    std::lock_guard lock(mutex_);
+    return from_guest_;
+  }
+
+ private:
+  void run() {
+    char buf[512];
+    while (!stop_) {
+      pollfd p[2] = {{master_, POLLIN, 0}, {line_, POLLIN, 0}};
+      if (::poll(p, 2, 20) <= 0) continue;
+      if (p[0].revents & POLLIN) {
+        const ssize_t n = ::read(master_, buf, sizeof buf);
+        if (n > 0) {
+          {
+            std::lock_guard lock(mutex_);
+            from_guest_.append(buf, static_cast<std::size_t>(n));
+          }
+          if (::write(line_, buf, static_cast<std::size_t>(n)) != n) return;
+        }
+      }
+      if (p[1].revents & POLLIN) {
+        const ssize_t n = ::read(line_, buf, sizeof buf);
+        if (n <= 0) return;
+        if (::write(master_, buf, static_cast<std::size_t>(n)) != n) return;
+      }
+    }
+  }
+
+  int master_, line_;
+  std::atomic<bool> stop_{false};
+  std::mutex mutex_;
+  std::string from_guest_;
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_CASE("marks written to a serial line reach the server through the host's relay before post_mark returns", "[facts]") {
   FactLab lab;
-  // The guest's side: a pty stands for /dev/ttyS1; post_mark writes the line raw.
+  // The guest's side: a pty stands for /dev/ttyS1; post_mark writes the
+  // line raw and waits for the relay's answer.
   const int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
   REQUIRE(master >= 0);
   REQUIRE(::grantpt(master) == 0);
   REQUIRE(::unlockpt(master) == 0);
   const std::string slave = ::ptsname(master);
-  nvj::post_mark(slave, "fact entry . first");
-  nvj::post_mark(slave, "fact file my%20mail size 3 crc32c 0badf00d");
-  std::string line_bytes;
-  char buf[512];
-  while (line_bytes.size() < 80) {
-    pollfd p{master, POLLIN, 0};
-    if (::poll(&p, 1, 2000) <= 0) break;
-    const ssize_t n = ::read(master, buf, sizeof buf);
-    if (n <= 0) break;
-    line_bytes.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(master);
-  CHECK(line_bytes ==
-        "nvj-mark fact%20entry%20.%20first\nnvj-mark fact%20file%20my%2520mail%20size%203%20crc32c%200badf00d\n");
-
   // The host's side: QEMU's socket stands for a listening one; the relay
-  // posts the marks, drops other lines, and ends when the line closes.
+  // posts the marks, answers each, drops other lines, and ends when the
+  // line closes.
   const std::string sock = lab.dir.file("serial.sock");
   const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un address{};
@@ -223,17 +272,69 @@ TEST_CASE("marks written to a serial line reach the server through the host's re
   nvj::cli::FactRelay relay(sock, lab.control);
   const int line = ::accept(listener, nullptr, nullptr);
   REQUIRE(line >= 0);
-  const std::string sent = "[    1.234] boot noise\r\n" + line_bytes + "\r\n";
-  REQUIRE(::write(line, sent.data(), sent.size()) == static_cast<ssize_t>(sent.size()));
+  const std::string noise = "[    1.234] boot noise\r\n";
+  REQUIRE(::write(line, noise.data(), noise.size()) == static_cast<ssize_t>(noise.size()));
+  {
+    SerialPump pump(master, line);
+    nvj::post_mark(slave, "fact entry . first");
+    CHECK(lab.marks() == std::vector<std::string>{"fact entry . first"});  // returned: the server has it already
+    nvj::post_mark(slave, "fact file my%20mail size 3 crc32c 0badf00d");
+    CHECK(lab.marks().size() == 2);
+    CHECK(pump.from_guest() ==
+          "nvj-mark fact%20entry%20.%20first\nnvj-mark fact%20file%20my%2520mail%20size%203%20crc32c%200badf00d\n");
+  }
   ::close(line);
   ::close(listener);
   relay.finish();
   CHECK(relay.relayed() == 2);
   CHECK(relay.ignored() == 1);
   CHECK(relay.error().empty());
+
+  // Nobody answers (no relay on the line): post_mark gives up, saying so.
+  try {
+    nvj::post_mark(slave, "fact entry . second", std::chrono::milliseconds(300));
+    FAIL("post_mark returned without an answer");
+  } catch (const nvj::MarkError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("no answer from the host in 300 ms"));
+  }
+  ::close(master);
   const std::vector<Fact> facts = lab.facts();
   REQUIRE(facts.size() == 2);
   CHECK(facts[0] == Fact{FactKind::entry, ".", "first", 0, 0});
   CHECK(facts[1] == Fact{FactKind::file, "my mail", "", 3, 0x0badf00d});
   CHECK(lab.server->stop() == 0);
+}
+
+TEST_CASE("a mark the server does not take is refused back to the guest, naming why", "[facts]") {
+  TempDir dir;
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  REQUIRE(master >= 0);
+  REQUIRE(::grantpt(master) == 0);
+  REQUIRE(::unlockpt(master) == 0);
+  const std::string slave = ::ptsname(master);
+  const std::string sock = dir.file("serial.sock");
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, sock.c_str(), sizeof address.sun_path - 1);
+  REQUIRE(::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::listen(listener, 1) == 0);
+  nvj::cli::FactRelay relay(sock, dir.file("no-server.ctl"));
+  const int line = ::accept(listener, nullptr, nullptr);
+  REQUIRE(line >= 0);
+  {
+    SerialPump pump(master, line);
+    try {
+      nvj::post_mark(slave, "fact entry . lost");
+      FAIL("post_mark returned though the server never had the mark");
+    } catch (const nvj::MarkError& e) {
+      CHECK_THAT(e.what(), Catch::Contains("the host did not post it") && Catch::Contains("no-server.ctl"));
+    }
+  }
+  ::close(line);
+  ::close(listener);
+  ::close(master);
+  relay.finish();
+  CHECK(relay.relayed() == 0);
+  CHECK_THAT(relay.error(), Catch::Contains("no-server.ctl"));
 }

@@ -80,11 +80,23 @@ void FactRelay::run() {
         if (!line.empty()) ++ignored_;
         continue;
       }
+      std::string answer = std::string(kSerialMarked) + "\n";
       try {
         post_escaped_mark(control_, std::string_view(line).substr(at + kSerialMarkPrefix.size()));
         ++relayed_;
       } catch (const std::exception& e) {
         set_error(e.what());
+        std::string why = e.what();
+        for (char& c : why)
+          if (c == '\n' || c == '\r') c = ' ';
+        answer = std::string(kSerialRefused) + why + "\n";
+      }
+      // The guest waits for it: it goes on only once the mark is posted.
+      for (std::size_t sent = 0; sent < answer.size();) {
+        const ssize_t w = ::send(fd.get(), answer.data() + sent, answer.size() - sent, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;  // the line has closed: nobody is waiting
+        sent += static_cast<std::size_t>(w);
       }
     }
   }

@@ -2,10 +2,15 @@
 // serves the guest's second serial port (/dev/ttyS1) on a Unix socket; the
 // relay connects to it and posts every "nvj-mark LABEL" line the guest's
 // workloads write (common/mark_client.h) to the server's control socket as
-// POST /mark, in the order they arrive, on a thread of its own. A guest
-// writes a fact only after the call that made it durable has returned, so
-// the mark reaches the server's recording after that call's flush: late,
-// never early. Other lines are counted and dropped.
+// POST /mark, in the order they arrive, on a thread of its own, and answers
+// each on the same line ("nvj-marked", or "nvj-mark-refused " and why) once
+// the server has it: the guest's post_mark waits for that answer. A guest
+// writes a fact that says more only after the call that made it durable has
+// returned, so the mark reaches the server's recording after that call's
+// flush (late, never early); one that says less before the call that
+// changes what is there, which it makes only after the answer, so the mark
+// is in the recording before that call's writes. Other lines are counted
+// and dropped.
 #pragma once
 
 #include <atomic>
