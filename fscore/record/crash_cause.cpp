@@ -25,16 +25,14 @@ namespace {
 
 class Minimizer {
  public:
-  Minimizer(const CauseInputs& in, const CrashPoint& point, std::uint64_t budget)
-      : in_(in), point_(point), budget_(budget) {}
+  Minimizer(const CauseInputs& in, const CrashPoint& point, const CrashState& state, std::uint64_t budget)
+      : in_(in), point_(point), state_(state), budget_(budget) {}
 
-  // Whether dropping exactly `drop` (and keeping every other volatile change) fails.
+  // Whether dropping exactly `drop` (and keeping every other volatile
+  // change, the torn one torn) fails.
   bool fails(const std::vector<std::size_t>& drop) {
     ++checks_;
-    std::vector<std::size_t> kept;
-    std::set_difference(point_.volatile_changes.begin(), point_.volatile_changes.end(), drop.begin(), drop.end(),
-                        std::back_inserter(kept));
-    in_.image.set_state(kept);
+    in_.image.set_state(kept_without(point_, state_, drop), state_.torn);
     auto& fs = in_.image.exported(in_.data);
     auto* journal = in_.journal ? &in_.image.exported(*in_.journal) : nullptr;
     return check_ext4_state(fs, fs, journal, journal, in_.oracle, in_.now, in_.cache).verdict != Verdict::pass;
@@ -45,6 +43,7 @@ class Minimizer {
  private:
   const CauseInputs& in_;
   const CrashPoint& point_;
+  const CrashState& state_;
   std::uint64_t budget_;
   std::uint64_t checks_ = 0;
 };
@@ -109,19 +108,45 @@ std::vector<Region> classify(const CauseInputs& in, const CrashPoint& point, con
   return regions;
 }
 
+// The paths whose facts break with only `dropped` dropped (the torn write
+// torn).
+std::vector<std::string> paths_broken(const CauseInputs& in, const CrashPoint& point, const CrashState& state,
+                                      const std::vector<std::size_t>& dropped) {
+  in.image.set_state(kept_without(point, state, dropped), state.torn);
+  auto& fs = in.image.exported(in.data);
+  auto* journal = in.journal ? &in.image.exported(*in.journal) : nullptr;
+  std::vector<std::string> broken;
+  for (const auto& v : check_ext4_state(fs, fs, journal, journal, in.oracle, in.now, in.cache).violations)
+    broken.push_back(v.path);
+  return broken;
+}
+
 }  // namespace
+
+std::vector<std::size_t> kept_without(const CrashPoint& point, const CrashState& state,
+                                      const std::vector<std::size_t>& dropped) {
+  std::vector<std::size_t> kept = without(point.volatile_changes, dropped);
+  if (state.torn) kept = without(kept, {state.torn->change});
+  return kept;
+}
 
 CrashCause minimize_cause(const CauseInputs& in, const CrashPoint& point, const CrashState& state, std::uint64_t budget) {
   CrashCause cause;
-  Minimizer m(in, point, budget);
+  Minimizer m(in, point, state, budget);
   std::vector<std::size_t> dropped = without(point.volatile_changes, state.kept);
-  std::vector<std::string> broken;
-  // Does a lost write break it at all? Kept everything: still failing means no.
+  if (state.torn) dropped = without(dropped, {state.torn->change});
+  // Does a lost write break it at all? Kept everything (the torn write
+  // torn): still failing means no, or that the tear alone does.
   if (dropped.empty() || m.fails({})) {
     cause.checks = m.checks();
+    if (state.torn) {
+      cause.found = cause.torn = true;
+      cause.torn_region = classify(in, point, {state.torn->change}, paths_broken(in, point, state, {})).front();
+    }
     return cause;
   }
   cause.found = true;
+  cause.torn = state.torn.has_value();
   std::size_t n = 2;
   while (dropped.size() >= 2 && !m.spent()) {
     bool reduced = false;
@@ -150,19 +175,19 @@ CrashCause minimize_cause(const CauseInputs& in, const CrashPoint& point, const 
   }
   cause.minimal = !m.spent();
   // The facts the cause breaks, for the data region: from dropping it alone.
-  {
-    std::vector<std::size_t> kept;
-    std::set_difference(point.volatile_changes.begin(), point.volatile_changes.end(), dropped.begin(), dropped.end(),
-                        std::back_inserter(kept));
-    in.image.set_state(kept);
-    auto& fs = in.image.exported(in.data);
-    auto* journal = in.journal ? &in.image.exported(*in.journal) : nullptr;
-    for (const auto& v : check_ext4_state(fs, fs, journal, journal, in.oracle, in.now, in.cache).violations)
-      broken.push_back(v.path);
-  }
+  const std::vector<std::string> broken = paths_broken(in, point, state, dropped);
   cause.checks = m.checks();
   cause.dropped = dropped;
-  cause.regions = classify(in, point, dropped, broken);
+  if (state.torn) {
+    std::vector<std::size_t> with_torn = dropped;
+    with_torn.push_back(state.torn->change);
+    std::vector<Region> regions = classify(in, point, with_torn, broken);
+    cause.torn_region = regions.back();
+    regions.pop_back();
+    cause.regions = regions;
+  } else {
+    cause.regions = classify(in, point, dropped, broken);
+  }
   return cause;
 }
 

@@ -4,7 +4,10 @@
 // then complements, then finer) with the fast path as the test. A state
 // that fails with every volatile change kept has no such set: its cause is
 // not a lost write (a fact the workload made too early, or damage the
-// writes themselves carry). Each change of the cause is put in a region:
+// writes themselves carry). A torn state's torn write stays torn in every
+// try: the cause is the dropped writes with that tear, or the tear alone
+// (found, nothing dropped) when it breaks the state with every other
+// volatile change kept. Each change of the cause is put in a region:
 //   journal     the journal export, or the internal journal's blocks;
 //   checkpoint  a block the journal logged, written home (the state's
 //               journal replay writes it);
@@ -36,7 +39,14 @@ struct CrashCause {
   std::vector<Region> regions;        // of each
   std::uint64_t checks = 0;           // fast-path checks spent
   bool minimal = true;                // false: the budget ran out first (a smaller set may exist)
+  bool torn = false;                  // the state's torn write, torn, is part of it
+  Region torn_region = Region::other;  // of that write
 };
+
+// The volatile changes a try keeps whole: all of the point's but `dropped`
+// and the state's torn write (sorted, as `dropped` must be).
+std::vector<std::size_t> kept_without(const CrashPoint& point, const CrashState& state,
+                                      const std::vector<std::size_t>& dropped);
 
 struct CauseInputs {
   const RecordingIndex& index;

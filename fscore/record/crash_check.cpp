@@ -53,7 +53,7 @@ Enumeration CrashChecker::walk(const std::function<void(StateContext&)>& visit) 
     const std::size_t marks = point.last_mark == kNoMark ? 0 : point.last_mark + 1;
     for (; next_mark < marks; ++next_mark)
       if (facts_[next_mark]) oracle.add(*facts_[next_mark]);
-    image.set_state(state.kept);
+    image.set_state(state.kept, state.torn);
     StateContext context{mine, state, point, image, data, journal, oracle};
     visit(context);
   });

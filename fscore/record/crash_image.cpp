@@ -35,22 +35,25 @@ void CrashImage::advance(std::uint64_t sequence) {
   }
 }
 
-void CrashImage::set_state(const std::vector<std::size_t>& kept) {
+void CrashImage::set_state(const std::vector<std::size_t>& kept, const std::optional<TornWrite>& torn) {
   for (auto& e : exports_) {
     e->kept_.clear();
     e->written_.clear();
   }
   written_bytes_.clear();
   next_write_ = kWrittenSequences;
-  for (const std::size_t i : kept) {  // in the recording's order: a later one wins
-    const IndexedChange& c = index_.changes().at(i);
-    Export& e = *exports_.at(c.device);
-    const std::uint8_t* data = bytes_of(c);
-    e.durable_.each(c.offset, c.length, [&](std::uint64_t from, std::uint64_t to, std::uint64_t sequence) {
-      if (sequence < c.sequence)
-        e.kept_.put(from, to - from, c.sequence, data == nullptr ? nullptr : data + (from - c.offset));
-    });
-  }
+  for (const std::size_t i : kept) keep(i, index_.changes().at(i).length);  // in the recording's order: a later one wins
+  if (torn) keep(torn->change, std::min<std::uint64_t>(torn->bytes, index_.changes().at(torn->change).length));
+}
+
+void CrashImage::keep(std::size_t i, std::uint64_t length) {
+  const IndexedChange& c = index_.changes().at(i);
+  Export& e = *exports_.at(c.device);
+  const std::uint8_t* data = bytes_of(c);
+  e.durable_.each(c.offset, length, [&](std::uint64_t from, std::uint64_t to, std::uint64_t sequence) {
+    if (sequence < c.sequence)
+      e.kept_.put(from, to - from, c.sequence, data == nullptr ? nullptr : data + (from - c.offset));
+  });
 }
 
 void CrashImage::Export::read(std::uint64_t offset, std::span<std::uint8_t> bytes) const {

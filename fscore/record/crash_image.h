@@ -19,6 +19,7 @@
 #include "fscore/block_io.h"
 #include "fscore/record/piece_map.h"
 #include "fscore/record/recording_index.h"
+#include "fscore/record/torn_write.h"
 
 namespace fscore::record {
 
@@ -32,8 +33,9 @@ class CrashImage {
   // contents. Sequences only grow.
   void advance(std::uint64_t sequence);
   // The state: the durable contents with `kept` (indices in changes(), in
-  // the recording's order) on top. Forgets what the last state wrote.
-  void set_state(const std::vector<std::size_t>& kept);
+  // the recording's order) on top, and the first bytes of `torn` (sent
+  // after them) on top of those. Forgets what the last state wrote.
+  void set_state(const std::vector<std::size_t>& kept, const std::optional<TornWrite>& torn = std::nullopt);
 
   // One export of the current state.
   class Export final : public BlockSource, public BlockSink {
@@ -64,6 +66,10 @@ class CrashImage {
 
  private:
   const RecordingIndex& index_;
+  // Puts the first `length` bytes of change `i` over the durable contents
+  // where it was sent later.
+  void keep(std::size_t i, std::uint64_t length);
+
   std::vector<std::unique_ptr<Export>> exports_;
   std::size_t next_durable_ = 0;  // in durable_order()
   std::vector<std::unique_ptr<std::uint8_t[]>> written_bytes_;

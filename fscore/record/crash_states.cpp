@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -91,13 +93,19 @@ class Prints {
     }
   }
 
-  // The durable contents with `kept` on top, each in the recording's order.
-  std::uint64_t of(const std::vector<std::size_t>& kept) {
+  // The durable contents with `kept` on top, each in the recording's order,
+  // and the first bytes of `torn` (sent after them) on top of those.
+  std::uint64_t of(const std::vector<std::size_t>& kept, const std::optional<TornWrite>& torn) {
     if (!on_) return ++unique_;
     std::uint64_t print = print_;
     winners_.clear();
     for (const std::size_t i : kept)  // in the recording's order: a later one wins
       for (const auto& [key, hash] : sectors_[i]) winners_[key] = {index_.changes()[i].sequence, hash};
+    if (torn) {
+      const auto& sectors = sectors_[torn->change];
+      for (std::size_t k = 0; k < torn->bytes / kSector && k < sectors.size(); ++k)
+        winners_[sectors[k].first] = {index_.changes()[torn->change].sequence, sectors[k].second};
+    }
     for (const auto& [key, winner] : winners_) {
       const auto it = durable_.find(key);
       const std::uint64_t durable_sequence = it == durable_.end() ? 0 : it->second.first;
@@ -137,6 +145,16 @@ std::uint64_t random_bits(std::uint64_t& state) {
 
 }  // namespace
 
+std::vector<std::uint64_t> torn_cuts(std::uint64_t offset, std::uint64_t length, std::uint64_t unit, unsigned most) {
+  std::vector<std::uint64_t> cuts;
+  if (length == 0 || unit == 0 || most == 0) return cuts;
+  const std::uint64_t first = (offset / unit + 1) * unit;            // the first boundary after its start
+  const std::uint64_t inside = (offset + length - 1) / unit - offset / unit;  // boundaries strictly inside
+  const std::uint64_t m = std::min<std::uint64_t>(most, inside);
+  for (std::uint64_t i = 1; i <= m; ++i) cuts.push_back(first + (i * (inside + 1) / (m + 1) - 1) * unit - offset);
+  return cuts;
+}
+
 std::uint64_t fingerprint_of(const ReplayedExports& exports, std::size_t count) {
   std::uint64_t print = 0;
   std::uint8_t sector[kSector];
@@ -158,6 +176,7 @@ const char* to_string(Strategy strategy) {
     case Strategy::keep2: return "keep2";
     case Strategy::prefix: return "prefix";
     case Strategy::random: return "random";
+    case Strategy::torn: return "torn";
   }
   return "unknown";
 }
@@ -165,6 +184,9 @@ const char* to_string(Strategy strategy) {
 Enumeration enumerate_crash_states(const RecordingIndex& index, const std::vector<CrashPoint>& points,
                                    const StrategyOptions& options,
                                    const std::function<void(const CrashState&)>& visit) {
+  if (options.torn_unit == 0 || options.torn_unit % kSector != 0)
+    throw std::invalid_argument("the atomic unit of torn writes must be a multiple of 512 bytes, not " +
+                                std::to_string(options.torn_unit));
   Enumeration e;
   Prints prints(index);
   e.fingerprints = prints.on();
@@ -172,7 +194,7 @@ Enumeration enumerate_crash_states(const RecordingIndex& index, const std::vecto
   CrashState state;
   const auto offer = [&](Strategy strategy) {
     state.strategy = strategy;
-    state.fingerprint = prints.of(state.kept);
+    state.fingerprint = prints.of(state.kept, state.torn);
     StrategyCount& count = e.by_strategy[static_cast<std::size_t>(strategy)];
     ++count.states;
     ++e.states;
@@ -219,6 +241,16 @@ Enumeration enumerate_crash_states(const RecordingIndex& index, const std::vecto
         if ((bits >> (i % 64) & 1) != 0) state.kept.push_back(v[i]);
       }
       offer(Strategy::random);
+    }
+    for (std::size_t j = 0; options.torn > 0 && j < v.size(); ++j) {
+      const IndexedChange& c = index.changes()[v[j]];
+      if (c.kind != FrameKind::write) continue;
+      state.kept.assign(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(j));
+      for (const std::uint64_t bytes : torn_cuts(c.offset, c.length, options.torn_unit, options.torn)) {
+        state.torn = TornWrite{v[j], bytes};
+        offer(Strategy::torn);
+      }
+      state.torn.reset();
     }
   }
   return e;

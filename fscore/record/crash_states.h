@@ -10,6 +10,13 @@
 //   prefix   the first i volatile changes in the order they were sent (a
 //            cache that drains in order), for 0 < i < all
 //   random   seeded random subsets, each change kept with probability 1/2
+//   torn     for each volatile write that spans more than one atomic unit
+//            (a multiple of 512 bytes: the device's addresses, not the
+//            write's, set the units' boundaries), the volatile changes sent
+//            before it kept and it kept in part: its first units, up to a
+//            boundary, cut at up to `torn` boundaries spread evenly over it
+//            (a cache that drains in order, the power lost in the middle of
+//            a write); later ones dropped
 //
 // States with the same contents are enumerated once, the first time: each
 // state's fingerprint is a 64-bit hash of what every 512-byte sector of
@@ -25,16 +32,18 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "fscore/record/crash_points.h"
 #include "fscore/record/recording_index.h"
 #include "fscore/record/replayed_exports.h"
+#include "fscore/record/torn_write.h"
 
 namespace fscore::record {
 
-enum class Strategy : std::uint8_t { none, all, keep1, keep2, prefix, random };
-inline constexpr std::size_t kStrategies = 6;
+enum class Strategy : std::uint8_t { none, all, keep1, keep2, prefix, random, torn };
+inline constexpr std::size_t kStrategies = 7;
 const char* to_string(Strategy strategy);
 
 struct StrategyOptions {
@@ -44,12 +53,15 @@ struct StrategyOptions {
   bool prefix = true;
   unsigned random = 0;  // random subsets per point
   std::uint64_t seed = 1;
+  unsigned torn = 0;    // cuts per volatile write (0: no torn states)
+  std::uint64_t torn_unit = 512;  // the atomic unit, bytes: a multiple of 512
 };
 
 struct CrashState {
   std::size_t point = 0;  // index in the points
   Strategy strategy = Strategy::none;
-  std::vector<std::size_t> kept;  // indices in changes() of the volatile changes kept, in order
+  std::vector<std::size_t> kept;  // indices in changes() of the volatile changes kept whole, in order
+  std::optional<TornWrite> torn;  // a volatile write kept in part, sent after every one of `kept`
   std::uint64_t fingerprint = 0;  // of its contents
   bool first = true;              // no earlier state had these contents
 };
@@ -66,13 +78,19 @@ struct Enumeration {
   bool fingerprints = true;  // false: changes off 512-byte sectors or too many, nothing merged
 };
 
+// Where a torn write of [offset, offset + length) may be cut: at most
+// `most` of the atomic units' boundaries inside it, spread evenly, as bytes
+// kept from its start, in order (all of them when it has no more).
+std::vector<std::uint64_t> torn_cuts(std::uint64_t offset, std::uint64_t length, std::uint64_t unit, unsigned most);
+
 // The fingerprint of what `exports` hold, computed from scratch, sector by
 // sector: what a state's fingerprint is kept equal to (exports sized in
 // whole sectors).
 std::uint64_t fingerprint_of(const ReplayedExports& exports, std::size_t count);
 
 // Enumerates the states of every point, calling `visit` for each (may be
-// empty, to count only); a checker checks those that come `first`.
+// empty, to count only); a checker checks those that come `first`. Throws
+// std::invalid_argument for a torn_unit that is not a multiple of 512.
 Enumeration enumerate_crash_states(const RecordingIndex& index, const std::vector<CrashPoint>& points,
                                    const StrategyOptions& options,
                                    const std::function<void(const CrashState&)>& visit);

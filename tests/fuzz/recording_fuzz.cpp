@@ -63,6 +63,7 @@ void check(const rec::RecordingIndex& index) {
   rec::StrategyOptions o;
   o.keep = 1;
   o.random = 2;
+  o.torn = 2;
   const rec::Enumeration e = rec::enumerate_crash_states(index, points, o, {});
   expect(e.unique <= e.states && e.unique >= 1, "unique states out of bounds");
   g_outcome.states += e.states;

@@ -78,6 +78,7 @@ TEST_CASE("a crash image reads back every state of random recordings as replayin
     StrategyOptions o;
     o.random = 3;
     o.seed = static_cast<std::uint64_t>(round);
+    o.torn = 2;
     CrashImage image(index);
     std::map<std::uint64_t, Bytes> named;  // identity -> the bytes it named
     REQUIRE(image.count() == 2);
@@ -85,7 +86,7 @@ TEST_CASE("a crash image reads back every state of random recordings as replayin
     CHECK_FALSE(image.find("nope"));
     enumerate_crash_states(index, points, o, [&](const CrashState& s) {
       image.advance(points[s.point].sequence);
-      image.set_state(s.kept);
+      image.set_state(s.kept, s.torn);
       const ReplayedExports r = replay_state(index, points[s.point], s);
       CAPTURE(round, s.point, to_string(s.strategy));
       for (std::uint8_t d = 0; d < 2; ++d) {

@@ -126,6 +126,44 @@ TEST_CASE("each strategy tries its subsets, and states with the same contents ar
   CHECK(first == 8);
 }
 
+TEST_CASE("torn writes are cut at the atomic units' boundaries inside them, spread evenly", "[crash]") {
+  CHECK(torn_cuts(0, 2048, 512, 1) == std::vector<std::uint64_t>{1024});  // of 512, 1024, 1536: the middle
+  CHECK(torn_cuts(0, 2048, 512, 2) == std::vector<std::uint64_t>{512, 1024});
+  CHECK(torn_cuts(0, 2048, 512, 3) == std::vector<std::uint64_t>{512, 1024, 1536});
+  CHECK(torn_cuts(0, 2048, 512, 9) == std::vector<std::uint64_t>{512, 1024, 1536});  // no more than there are
+  CHECK(torn_cuts(512, 2048, 1024, 5) == std::vector<std::uint64_t>{512, 1536});  // the device's boundaries, 1024 and 2048
+  CHECK(torn_cuts(0, 512, 512, 4).empty());   // one unit: it cannot tear
+  CHECK(torn_cuts(0, 4096, 4096, 4).empty());
+  CHECK(torn_cuts(100, 1000, 512, 4) == std::vector<std::uint64_t>{412, 924});  // off sectors: at 512 and 1024
+  CHECK(torn_cuts(0, 2048, 512, 0).empty());
+
+  // Three volatile writes: the first of 4 sectors, then one of 1, then one
+  // of 2. Each that can tear does, the ones before it kept whole.
+  Writer w;
+  w.write(0, 1, 0, 2048, 'a');
+  w.write(0, 2, 4096, 512, 'b');
+  w.write(0, 3, 8192, 1024, 'c');
+  w.e.mark(w.out, 1, "m");
+  const Bytes bytes = w.finish();
+  const RecordingIndex index(bytes);
+  const auto points = crash_points(index, {true, false, 0});
+  REQUIRE(points.size() == 2);
+  StrategyOptions o;
+  o.none = o.all = o.prefix = false;
+  o.keep = 0;
+  o.torn = 2;
+  std::vector<CrashState> states;
+  const Enumeration e = enumerate_crash_states(index, points, o, [&](const CrashState& s) { states.push_back(s); });
+  CHECK(e.by_strategy[static_cast<std::size_t>(Strategy::torn)].states == 6);  // per point: 2 of the first, 1 of the last
+  REQUIRE(states.size() == 6);
+  CHECK((states[0].kept.empty() && states[0].torn->change == 0 && states[0].torn->bytes == 512));
+  CHECK((states[1].kept.empty() && states[1].torn->change == 0 && states[1].torn->bytes == 1024));
+  CHECK((states[2].kept == std::vector<std::size_t>{0, 1} && states[2].torn->change == 2 && states[2].torn->bytes == 512));
+  CHECK(e.unique == 3);  // the end point's states are the mark's
+  o.torn_unit = 1000;
+  CHECK_THROWS_WITH(enumerate_crash_states(index, points, o, {}), Catch::Contains("multiple of 512"));
+}
+
 TEST_CASE("fingerprints agree with the replayed contents over random recordings", "[crash]") {
   // Random recordings (random_recording.h): every state's fingerprint is
   // compared with a hash of what the exports hold when it is replayed.
@@ -138,6 +176,7 @@ TEST_CASE("fingerprints agree with the replayed contents over random recordings"
     StrategyOptions o;
     o.random = 4;
     o.seed = static_cast<std::uint64_t>(round);
+    o.torn = 3;
     std::map<std::uint64_t, std::uint32_t> content_of;  // fingerprint -> contents' crc
     std::map<std::uint32_t, std::uint64_t> print_of;    // contents' crc -> fingerprint
     enumerate_crash_states(index, points, o, [&](const CrashState& s) {

@@ -79,7 +79,8 @@ inline Bytes random_recording(std::mt19937_64& rng, std::uint64_t sectors = 16, 
 }
 
 // What the exports hold in state `s` at `point`: the base, then in the
-// recording's order each change durable at the point or kept.
+// recording's order each change durable at the point or kept, and the torn
+// one's first bytes.
 inline ReplayedExports replay_state(const RecordingIndex& index, const CrashPoint& point, const CrashState& s) {
   ReplayedExports r(index.exports());
   for (const IndexedBase& b : index.bases()) {
@@ -94,13 +95,14 @@ inline ReplayedExports replay_state(const RecordingIndex& index, const CrashPoin
   for (std::size_t i = 0; i < index.changes().size(); ++i) {
     const IndexedChange& c = index.changes()[i];
     const bool kept = std::find(s.kept.begin(), s.kept.end(), i) != s.kept.end();
-    if (c.sequence > point.sequence || !(kept || c.durable <= point.sequence)) continue;
+    const bool torn = s.torn && s.torn->change == i && c.durable > point.sequence;
+    if (c.sequence > point.sequence || !(kept || torn || c.durable <= point.sequence)) continue;
     Frame f;
     f.kind = c.kind;
     f.device = c.device;
     f.offset = c.offset;
-    f.length = c.length;
-    f.data = c.data;
+    f.length = torn ? s.torn->bytes : c.length;
+    f.data = torn ? c.data.subspan(0, s.torn->bytes) : c.data;
     r.apply(f);
   }
   return r;

@@ -143,6 +143,18 @@ void enumeration_options(Command& c, std::uint64_t& every, bool& no_marks, bool&
       .value_name("K");
   c.count("--random", strategies.random, 0u, 1000000u, "random subsets per crash point (default 0)").value_name("N");
   c.count("--seed", strategies.seed, 0, ~std::uint64_t{0}, "seed of the random subsets (default 1)").value_name("N");
+  c.count("--torn", strategies.torn, 0u, 1024u, "torn states per volatile write: cuts at atomic units (default 0)")
+      .value_name("N");
+  c.size("--torn-unit", strategies.torn_unit, 512, std::uint64_t{1} << 20,
+         "the atomic unit torn writes are cut at, a multiple of 512 (default 512)")
+      .value_name("SIZE");
+}
+
+// A usage error unless the atomic unit is whole sectors.
+void check_torn_unit(const fscore::record::StrategyOptions& strategies, const char* command) {
+  if (strategies.torn_unit % 512 != 0)
+    throw UsageError(std::string(command) + ": --torn-unit " + std::to_string(strategies.torn_unit) +
+                     ": the atomic unit is whole 512-byte sectors (512, 4096, ...)");
 }
 
 constexpr const char* kCheckText = R"(Check every crash state of RECORDING with contents no earlier state had, by
@@ -150,7 +162,11 @@ the fast path: the state built in place over the recording, the journal
 replayed as e2fsck replays it, and every fact marked before its crash point
 read back from the filesystem. Prints the states per strategy first, each
 failing state (the first 10), and last one line: N states checked in S s
-(R states/s), F failing. Exit status 1 when a state fails.
+(R states/s), F failing. Exit status 1 when a state fails. --out DIR writes
+results.json and the report (table.md, states.png, states.svg). An XFS or
+btrfs recording (the filesystem is told from the recording) is checked by
+the kernel alone: each state mounted, its facts read back, then xfs_repair -n
+or btrfs check --readonly.
 
 A shard: --shard I/N checks the states in blocks of 64 by ordinal whose
 block number is I modulo N. Without
@@ -260,7 +276,8 @@ CommandRun declare_crash(Command& app) {
   checks.describe(kCheckText);
   checks.add("RECORDING", check->recording, "the recording (record=FILE)").value_name("FILE");
   check_options(checks, *check);
-  checks.add("--mount-options", check->mount_options, "the ground truth's mount options (journal_path= is added)")
+  checks.add("--mount-options", check->mount_options,
+             "the ground truth's mount options (journal_path= or logdev= is added)")
       .value_name("OPTIONS");
 
   Command runs = app.subcommand("run", "record a workload on this host and check its crash states");
@@ -294,7 +311,11 @@ CommandRun declare_crash(Command& app) {
   merges.add("RESULTS", merge->inputs, "each shard's results.json, or its folder").value_name("PATH");
   merges.add("--out", merge->out, "the folder for the merged results.json (required)").value_name("DIR");
 
-  return [a, check, merge, run, record, report, image, states, checks, merges, runs, records, reports, images] {
+  return [a, check, merge, run, record, report, image, checks, merges, runs, records, reports, images] {
+    check_torn_unit(a->strategies, "nvj crash states");
+    check_torn_unit(check->options.strategies, "nvj crash check");
+    check_torn_unit(run->check.options.strategies, "nvj crash run");
+    check_torn_unit(image->check.options.strategies, "nvj crash image");
     if (runs.parsed()) return crash_run_main(*run);
     if (records.parsed()) return crash_run_main(*record);
     if (reports.parsed()) {

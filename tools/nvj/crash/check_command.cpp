@@ -70,11 +70,18 @@ void describe_failure(const Json& s) {
                       std::to_string(s["frame"].get<std::uint64_t>()) + ")";
   if (!s["last_mark"].is_null()) where += ", after mark '" + s["last_mark"].get<std::string>() + "'";
   const std::uint64_t volatile_changes = s["volatile"].get<std::uint64_t>();
-  std::printf("%s: state %llu at %s, %s, %llu of %llu volatile changes dropped\n",
+  const bool torn = s.contains("torn");
+  std::printf("%s: state %llu at %s, %s, %llu of %llu volatile changes dropped%s\n",
               s["verdict"].get<std::string>().c_str(), static_cast<unsigned long long>(s["ordinal"].get<std::uint64_t>()),
               where.c_str(), s["strategy"].get<std::string>().c_str(),
-              static_cast<unsigned long long>(volatile_changes - s["kept"].get<std::uint64_t>()),
-              static_cast<unsigned long long>(volatile_changes));
+              static_cast<unsigned long long>(volatile_changes - s["kept"].get<std::uint64_t>() - (torn ? 1 : 0)),
+              static_cast<unsigned long long>(volatile_changes),
+              torn ? (", one torn: " + std::to_string(s["torn"]["kept_bytes"].get<std::uint64_t>()) + " of the " +
+                      std::to_string(s["torn"]["length"].get<std::uint64_t>()) + " bytes at " +
+                      std::to_string(s["torn"]["offset"].get<std::uint64_t>()) + " of " +
+                      s["torn"]["export"].get<std::string>() + " kept")
+                         .c_str()
+                   : "");
   describe_verdict(s, "  ");
   if (s.contains("cause")) {
     const Json& k = s["cause"];
@@ -87,10 +94,16 @@ void describe_failure(const Json& s) {
                    " write of " + std::to_string(d["length"].get<std::uint64_t>()) + " bytes at " +
                    std::to_string(d["offset"].get<std::uint64_t>()) + " of " + d["export"].get<std::string>() + " (" +
                    d["region"].get<std::string>() + ")";
-      std::printf("  cause: dropping %zu write%s breaks it%s: %s%s\n", k["dropped"].size(),
-                  k["dropped"].size() == 1 ? "" : "s", k["minimal"].get<bool>() ? "" : " (not minimal: the budget ran out)",
-                  regions.c_str(),
-                  k.contains("ground_truth") ? (" (the kernel: " + k["ground_truth"].get<std::string>() + ")").c_str() : "");
+      const std::string torn_part =
+          k.contains("torn") ? "the torn write (" + k["torn"].get<std::string>() + ")" : std::string();
+      if (k["dropped"].empty())
+        std::printf("  cause: %s alone breaks it%s\n", torn_part.c_str(),
+                    k.contains("ground_truth") ? (" (the kernel: " + k["ground_truth"].get<std::string>() + ")").c_str() : "");
+      else
+        std::printf("  cause: dropping %zu write%s%s breaks it%s: %s%s\n", k["dropped"].size(),
+                    k["dropped"].size() == 1 ? "" : "s", torn_part.empty() ? "" : (" with " + torn_part).c_str(),
+                    k["minimal"].get<bool>() ? "" : " (not minimal: the budget ran out)", regions.c_str(),
+                    k.contains("ground_truth") ? (" (the kernel: " + k["ground_truth"].get<std::string>() + ")").c_str() : "");
     }
   }
   if (s.contains("ground_truth")) {
@@ -249,7 +262,7 @@ int crash_check_main(const CheckArgs& a) {
     if (wants_ground_truth(verify, a.sample, options.strategies.seed, passed, c.ordinal)) {
       if (!kernel) kernel = start_kernel_check(scratch, c.image, a, filesystem, verify);
       if (kernel) {
-        c.image.set_state(c.state.kept);  // the state as it was, before the fast path's replay
+        c.image.set_state(c.state.kept, c.state.torn);  // the state as it was, before the fast path's replay
         const fscore::record::StateVerdict truth = kernel->check(c.data, c.journal, c.oracle);
         j["ground_truth"] = verdict_json(truth);
         j["agree"] = verdicts_agree(checked.verdict, truth);
@@ -261,10 +274,7 @@ int crash_check_main(const CheckArgs& a) {
       const fscore::record::CrashCause cause = fscore::record::minimize_cause(in, c.point, c.state);
       j["cause"] = cause_json(index, cause);
       if (cause.found && kernel) {  // confirmed: the kernel's verdict with only those writes dropped
-        std::vector<std::size_t> kept;
-        std::set_difference(c.point.volatile_changes.begin(), c.point.volatile_changes.end(), cause.dropped.begin(),
-                            cause.dropped.end(), std::back_inserter(kept));
-        c.image.set_state(kept);
+        c.image.set_state(fscore::record::kept_without(c.point, c.state, cause.dropped), c.state.torn);
         j["cause"]["ground_truth"] = fscore::record::to_string(kernel->check(c.data, c.journal, c.oracle).verdict);
       }
     }
@@ -333,9 +343,10 @@ int crash_image_main(const ImageArgs& a) {
     }
     const auto& p = c.point;
     const std::string mark = p.last_mark == fscore::record::kNoMark ? "" : ", after mark '" + index.marks()[p.last_mark].label + "'";
-    std::printf("  crash point %zu (after frame %llu%s), strategy %s, %zu of %zu volatile changes kept\n",
+    std::printf("  crash point %zu (after frame %llu%s), strategy %s, %zu of %zu volatile changes kept%s\n",
                 c.state.point, static_cast<unsigned long long>(p.sequence), mark.c_str(),
-                fscore::record::to_string(c.state.strategy), c.state.kept.size(), p.volatile_changes.size());
+                fscore::record::to_string(c.state.strategy), c.state.kept.size(), p.volatile_changes.size(),
+                c.state.torn ? (", one more torn after " + std::to_string(c.state.torn->bytes) + " bytes").c_str() : "");
   });
   std::printf("the journal is not replayed: mount it (ext4 replays it) or run e2fsck on it, as after a power cut\n");
   return 0;

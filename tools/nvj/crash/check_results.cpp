@@ -62,7 +62,9 @@ Json cause_json(const RecordingIndex& index, const fscore::record::CrashCause& c
     c["region"] = fscore::record::to_string(cause.regions[i]);
     dropped.push_back(std::move(c));
   }
-  return Json{{"found", cause.found}, {"minimal", cause.minimal}, {"checks", cause.checks}, {"dropped", dropped}};
+  Json j{{"found", cause.found}, {"minimal", cause.minimal}, {"checks", cause.checks}, {"dropped", dropped}};
+  if (cause.torn) j["torn"] = fscore::record::to_string(cause.torn_region);
+  return j;
 }
 
 bool verdicts_agree(const fscore::record::StateVerdict& a, const fscore::record::StateVerdict& b) {
@@ -85,6 +87,11 @@ Json state_json(const RecordingIndex& index, const CheckedState& checked) {
          {"volatile", p.volatile_changes.size()},
          {"kept", s.kept.size()},
          {"verdict", fscore::record::to_string(v.verdict)}};
+  if (s.torn) {
+    Json torn = change_json(index, index.changes()[s.torn->change]);
+    torn["kept_bytes"] = s.torn->bytes;
+    j["torn"] = std::move(torn);
+  }
   if (v.verdict == fscore::record::Verdict::pass) return j;
   Json violations = Json::array();
   for (const auto& f : v.violations)
@@ -93,6 +100,7 @@ Json state_json(const RecordingIndex& index, const CheckedState& checked) {
   if (!v.error.empty()) j["error"] = v.error;
   Json kept = Json::array(), dropped = Json::array();
   for (const std::size_t i : p.volatile_changes) {
+    if (s.torn && i == s.torn->change) continue;  // in "torn"
     const bool is_kept = std::binary_search(s.kept.begin(), s.kept.end(), i);
     (is_kept ? kept : dropped).push_back(change_json(index, index.changes()[i]));
   }
@@ -121,7 +129,9 @@ Json results_json(const std::string& recording, std::uint64_t recording_bytes, c
                           {"keep", o.strategies.keep},
                           {"prefix", o.strategies.prefix},
                           {"random", o.strategies.random},
-                          {"seed", o.strategies.seed}}},
+                          {"seed", o.strategies.seed},
+                          {"torn", o.strategies.torn},
+                          {"torn_unit", o.strategies.torn_unit}}},
          {"enumeration", Json{{"states", e.states},
                               {"unique", e.unique},
                               {"merged_by_contents", e.fingerprints},
