@@ -25,6 +25,21 @@ summary() {
   tail -n 1 "$1" | grep -Eq "^[1-9][0-9]* states checked in [0-9.]+ s \([0-9]+ states/s\), $2 failing$"
 }
 
+# all_pass RESULTS FS : RESULTS (valid) is FS's, and every state passed by
+# the kernel alone, at least 10 of them after the writers' facts.
+all_pass() {
+  check_json crash-results "$1" || return 1  # (set -e does not hold in a function called before ||)
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["recording"]["filesystem"] == sys.argv[2], r["recording"]
+states = r["states"]
+after = [s for s in states if (s["last_mark"] or "").startswith(("fact prefix w/", "fact file w/"))]
+assert len(after) >= 10, f"only {len(after)} states after the writers' facts"
+assert all(s["verdict"] == "pass" and "ground_truth" not in s for s in states)
+PY
+}
+
 run_crash "$T/xfs-record.log" record --fs xfs --out "$T/xfs" -- "${writers[@]}"
 [ "$STATUS" = 0 ] || fail "nvj crash record --fs xfs exited $STATUS"
 grep -q "making xfs on .* (log on " "$T/xfs-record.log" || fail "XFS was not made with its log on the journal export"
@@ -35,16 +50,7 @@ status=0
 cat "$T/xfs-check.log"
 [ "$status" = 0 ] || fail "nvj crash check of the XFS recording exited $status"
 summary "$T/xfs-check.log" 0 || fail "not every XFS state passed"
-check_json crash-results "$T/xfs/results.json"
-python3 - "$T/xfs/results.json" <<'PY' || fail "the XFS check is not what it says"
-import json, sys
-r = json.load(open(sys.argv[1]))
-assert r["recording"]["filesystem"] == "xfs", r["recording"]
-states = r["states"]
-after = [s for s in states if (s["last_mark"] or "").startswith(("fact prefix w/", "fact file w/"))]
-assert len(after) >= 10, f"only {len(after)} states after the writers' facts"
-assert all(s["verdict"] == "pass" and "ground_truth" not in s for s in states)
-PY
+all_pass "$T/xfs/results.json" xfs || fail "the XFS check is not what it says"
 grep -q "xfs_repair -n" "$T/xfs/table.md" || fail "the report does not say the kernel and xfs_repair checked"
 
 cat >"$T/liar.sh" <<'EOF2'
@@ -70,14 +76,7 @@ PY
 run_crash "$T/btrfs.log" run --fs btrfs --out "$T/btrfs" -- "${writers[@]}"
 [ "$STATUS" = 0 ] || fail "nvj crash run --fs btrfs exited $STATUS"
 summary "$T/btrfs.log" 0 || fail "not every btrfs state passed"
-check_json crash-results "$T/btrfs/results.json"
-python3 - "$T/btrfs/results.json" <<'PY' || fail "the btrfs check is not what it says"
-import json, sys
-r = json.load(open(sys.argv[1]))
-assert r["recording"]["filesystem"] == "btrfs", r["recording"]
-after = [s for s in r["states"] if (s["last_mark"] or "").startswith(("fact prefix w/", "fact file w/"))]
-assert len(after) >= 10, f"only {len(after)} states after the writers' facts"
-PY
+all_pass "$T/btrfs/results.json" btrfs || fail "the btrfs check is not what it says"
 
 # expect_usage LOG PATTERN ARGS... : nvj ARGS exits 2 and says PATTERN.
 expect_usage() {

@@ -248,34 +248,60 @@ class SerialPump {
   std::thread thread_;
 };
 
+// The guest's serial line and QEMU's socket for it: a pty, whose slave
+// stands for the guest's /dev/ttyS1, and a listening Unix socket that the
+// relay connects to (accept() once it is started). Closes what is open.
+struct SerialLine {
+  explicit SerialLine(std::string socket_path) : socket(std::move(socket_path)) {
+    master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    REQUIRE(master >= 0);
+    REQUIRE(::grantpt(master) == 0);
+    REQUIRE(::unlockpt(master) == 0);
+    slave = ::ptsname(master);
+    listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, socket.c_str(), sizeof address.sun_path - 1);
+    REQUIRE(::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+    REQUIRE(::listen(listener, 1) == 0);
+  }
+  ~SerialLine() {
+    close_host();
+    if (master >= 0) ::close(master);
+  }
+  SerialLine(const SerialLine&) = delete;
+  SerialLine& operator=(const SerialLine&) = delete;
+  void accept() {
+    line = ::accept(listener, nullptr, nullptr);
+    REQUIRE(line >= 0);
+  }
+  // QEMU has gone: the relay sees the line close.
+  void close_host() {
+    for (int* fd : {&line, &listener})
+      if (*fd >= 0) {
+        ::close(*fd);
+        *fd = -1;
+      }
+  }
+  std::string socket, slave;
+  int master = -1, listener = -1, line = -1;
+};
+
 }  // namespace
 
 TEST_CASE("marks written to a serial line reach the server through the host's relay before post_mark returns", "[facts]") {
   FactLab lab;
-  // The guest's side: a pty stands for /dev/ttyS1; post_mark writes the
-  // line raw and waits for the relay's answer.
-  const int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-  REQUIRE(master >= 0);
-  REQUIRE(::grantpt(master) == 0);
-  REQUIRE(::unlockpt(master) == 0);
-  const std::string slave = ::ptsname(master);
-  // The host's side: QEMU's socket stands for a listening one; the relay
-  // posts the marks, answers each, drops other lines, and ends when the
-  // line closes.
-  const std::string sock = lab.dir.file("serial.sock");
-  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, sock.c_str(), sizeof address.sun_path - 1);
-  REQUIRE(::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
-  REQUIRE(::listen(listener, 1) == 0);
-  nvj::cli::FactRelay relay(sock, lab.control);
-  const int line = ::accept(listener, nullptr, nullptr);
-  REQUIRE(line >= 0);
+  // The guest's side: post_mark writes the line raw and waits for the
+  // relay's answer. The host's side: the relay posts the marks, answers
+  // each, drops other lines, and ends when the line closes.
+  SerialLine serial(lab.dir.file("serial.sock"));
+  const std::string& slave = serial.slave;
+  nvj::cli::FactRelay relay(serial.socket, lab.control);
+  serial.accept();
   const std::string noise = "[    1.234] boot noise\r\n";
-  REQUIRE(::write(line, noise.data(), noise.size()) == static_cast<ssize_t>(noise.size()));
+  REQUIRE(::write(serial.line, noise.data(), noise.size()) == static_cast<ssize_t>(noise.size()));
   {
-    SerialPump pump(master, line);
+    SerialPump pump(serial.master, serial.line);
     nvj::post_mark(slave, "fact entry . first");
     CHECK(lab.marks() == std::vector<std::string>{"fact entry . first"});  // returned: the server has it already
     nvj::post_mark(slave, "fact file my%20mail size 3 crc32c 0badf00d");
@@ -283,8 +309,7 @@ TEST_CASE("marks written to a serial line reach the server through the host's re
     CHECK(pump.from_guest() ==
           "nvj-mark fact%20entry%20.%20first\nnvj-mark fact%20file%20my%2520mail%20size%203%20crc32c%200badf00d\n");
   }
-  ::close(line);
-  ::close(listener);
+  serial.close_host();
   relay.finish();
   CHECK(relay.relayed() == 2);
   CHECK(relay.ignored() == 1);
@@ -297,7 +322,6 @@ TEST_CASE("marks written to a serial line reach the server through the host's re
   } catch (const nvj::MarkError& e) {
     CHECK_THAT(e.what(), Catch::Contains("no answer from the host in 300 ms"));
   }
-  ::close(master);
   const std::vector<Fact> facts = lab.facts();
   REQUIRE(facts.size() == 2);
   CHECK(facts[0] == Fact{FactKind::entry, ".", "first", 0, 0});
@@ -307,33 +331,19 @@ TEST_CASE("marks written to a serial line reach the server through the host's re
 
 TEST_CASE("a mark the server does not take is refused back to the guest, naming why", "[facts]") {
   TempDir dir;
-  const int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-  REQUIRE(master >= 0);
-  REQUIRE(::grantpt(master) == 0);
-  REQUIRE(::unlockpt(master) == 0);
-  const std::string slave = ::ptsname(master);
-  const std::string sock = dir.file("serial.sock");
-  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, sock.c_str(), sizeof address.sun_path - 1);
-  REQUIRE(::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
-  REQUIRE(::listen(listener, 1) == 0);
-  nvj::cli::FactRelay relay(sock, dir.file("no-server.ctl"));
-  const int line = ::accept(listener, nullptr, nullptr);
-  REQUIRE(line >= 0);
+  SerialLine serial(dir.file("serial.sock"));
+  nvj::cli::FactRelay relay(serial.socket, dir.file("no-server.ctl"));
+  serial.accept();
   {
-    SerialPump pump(master, line);
+    SerialPump pump(serial.master, serial.line);
     try {
-      nvj::post_mark(slave, "fact entry . lost");
+      nvj::post_mark(serial.slave, "fact entry . lost");
       FAIL("post_mark returned though the server never had the mark");
     } catch (const nvj::MarkError& e) {
       CHECK_THAT(e.what(), Catch::Contains("the host did not post it") && Catch::Contains("no-server.ctl"));
     }
   }
-  ::close(line);
-  ::close(listener);
-  ::close(master);
+  serial.close_host();
   relay.finish();
   CHECK(relay.relayed() == 0);
   CHECK_THAT(relay.error(), Catch::Contains("no-server.ctl"));
