@@ -145,7 +145,12 @@ void write_crash_report(const Json& results, const std::filesystem::path& dir) {
   md += "\n![states by verdict at each crash point](states.png)\n";
   write_report_file(dir, "table.md", md);
   write_report_file(dir, "states.dat", dat);
+  // The points' own range (gnuplot's autoscale rounds it out to the next tics).
+  const std::uint64_t last = points.empty() ? 0 : points.rbegin()->first;
+  std::string range = "set xrange [-1:";
+  range.append(std::to_string(last + 1)).append("]\n");
   plot(dir, "states",
+       range +
        "set title 'crash states by verdict at each crash point'\nset xlabel 'crash point (in the order of the run)'\n"
        "set ylabel 'unique states checked'\nset style fill solid 0.8 noborder\nset boxwidth 1\nset key top left\n"
        "set yrange [0:*]\n"
