@@ -7,7 +7,7 @@
 #   - nvj writers --fsync each: its facts hold in every state, on both;
 #   - a script that posts a file fact without the fsync, on XFS: states
 #     fail on that file alone (the check can fail), exit 1;
-#   - bad input: --vm with XFS, a server parameter that builds ext4 under
+#   - bad input: a filesystem the lab does not make, a server parameter that builds ext4 under
 #     --fs xfs, nvj crash record without --out, --verify failing of an XFS
 #     recording: exit 2, naming what is wrong.
 source "$(dirname "$0")/lib.sh"
@@ -84,7 +84,7 @@ expect_usage() {
   "$NVJ" "$@" >"$log" 2>&1 || status=$?
   [ "$status" = 2 ] && grep -q -- "$pattern" "$log" || fail "nvj $*: exit $status, $(cat "$log")"
 }
-expect_usage "$T/e1" "the guest has no mkfs" crash run --vm --fs xfs -- true
+expect_usage "$T/e1" "--fs=zfs: expected ext4, xfs or btrfs" crash run --fs zfs -- true
 expect_usage "$T/e2" "fs=ext4 with --fs xfs" crash run --fs xfs fs=ext4 -- true
 expect_usage "$T/e3" "--out DIR is required" crash record -- true
 expect_usage "$T/e4" "the fast path reads ext4 only" crash check "$T/xfs/recording.nvjrec" --verify failing

@@ -21,6 +21,7 @@
 #include "tools/nvj/vm/guest_init.h"
 #include "tools/nvj/vm/guest_kernel.h"
 #include "tools/nvj/vm/guest_tools.h"
+#include "tools/nvj/vm/initramfs.h"
 #include "tools/nvj/vm/qemu.h"
 #include "tools/nvj/vm/vm_session.h"
 
@@ -113,7 +114,13 @@ TEST_CASE("the guest runs the command's words exactly as given", "[vm]") {
   plan.mount_options = "data=journal";
   const std::string config = guest_config(plan);
   CHECK_THAT(config, Catch::Contains("NVJ_TOKEN='0123abcd'") && Catch::Contains("NVJ_JOURNAL=yes") &&
-                         Catch::Contains("NVJ_MOUNT_OPTIONS='data=journal'") && Catch::Contains("NVJ_CRASH=no"));
+                         Catch::Contains("NVJ_MOUNT_OPTIONS='data=journal'") && Catch::Contains("NVJ_CRASH=no") &&
+                         Catch::Contains("NVJ_FS='ext4'"));
+  plan.filesystem = "xfs";
+  CHECK_THAT(guest_config(plan), Catch::Contains("NVJ_FS='xfs'"));
+  CHECK(guest_module_names("xfs").back() == "xfs");
+  CHECK(guest_module_names("btrfs").back() == "btrfs");
+  CHECK(guest_module_names().back() == "ext4");
   CHECK(new_token().size() == 16);
   CHECK(new_token() != new_token());
   CHECK_THAT(guest_init_script(), Catch::StartsWith("#!/bin/busybox sh\n"));

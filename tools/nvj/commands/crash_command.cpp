@@ -206,7 +206,8 @@ the workload does.
 With --fs xfs, an XFS made here with its log on the NVRAM export (defaults
 data=512M journal=64M fs=none), with --fs btrfs a btrfs on the data export
 (fs=none): recorded from just after mkfs and checked by the kernel alone
-(mount, then xfs_repair -n or btrfs check --readonly on every state).
+(mount, then xfs_repair -n or btrfs check --readonly on every state); with
+--vm too, the filesystem made here before the guest boots on it.
 
 With --vm, a QEMU guest (as nvj vm) mounts the filesystem at /mnt and runs
 COMMAND there, with the guest's programs (busybox, and nvj-workload:

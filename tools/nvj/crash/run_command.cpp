@@ -6,12 +6,16 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 
 #include "common/command_line.h"
 #include "common/query_escape.h"
+#include "tools/nvj/client/control_client.h"
+#include "tools/nvj/host/attach.h"
 #include "tools/nvj/host/filesystem_tools.h"
 #include "tools/nvj/host/process.h"
+#include "tools/nvj/host/server_process.h"
 #include "tools/nvj/host/teardown.h"
 #include "tools/nvj/testbed/testbed.h"
 #include "tools/nvj/vm/vm_session.h"
@@ -59,6 +63,41 @@ std::vector<std::string> parameters_over_defaults(const std::string& filesystem,
   return out;
 }
 
+// For a guest on XFS or btrfs, which has no mkfs: a server started here on
+// blank exports, the filesystem made on them through this host's block
+// layer (attached, mkfs, detached), then the recording started. The guest
+// boots on that server (VmOptions::server); teardown stops it.
+// `server` outlives `teardown`, which stops it unless it was stopped.
+void start_server_with_filesystem(const fs::path& run_dir, std::vector<std::string> params,
+                                  const std::string& filesystem, const fs::path& recording, Teardown& teardown,
+                                  std::unique_ptr<ServerProcess>& server, std::string& control) {
+  control = (run_dir / "control.sock").string();
+  params.push_back("control=" + control);
+  std::printf("== starting nbdkit nvjournal %s\n", quote(params).c_str());
+  server = std::make_unique<ServerProcess>(ServerOptions{run_dir / "server", params, "", {}, {}, false});
+  teardown.add("stop the server", [&server] {
+    if (!server || server->pid() <= 0) return;  // stopped already, after the guest
+    if (const int status = server->stop(); status != 0)
+      throw std::runtime_error("nbdkit exited with status " + std::to_string(status) + ": " + server->log());
+  });
+  const fs::path state = run_dir / "attach";
+  std::string data, log;
+  try {
+    for (const auto& e : attach(AttachOptions{server->socket(), state, {"data", "journal"}, AttachMethod::automatic, {}}))
+      (e.name == "data" ? data : log) = e.device;
+    std::printf("== making %s on the exports, attached to this host (%s%s)\n", filesystem.c_str(), data.c_str(),
+                filesystem == "xfs" ? (", log on " + log).c_str() : "");
+    std::fflush(stdout);
+    make_filesystem(filesystem, data, log);
+  } catch (...) {
+    if (fs::exists(state / "attach.log")) detach(state);
+    throw;
+  }
+  detach(state);
+  std::printf("== recording from here on into %s\n", recording.c_str());
+  control_call(control, "POST", "/record/start?file=" + query_escape(recording.string()));
+}
+
 }  // namespace
 
 int crash_run_main(RunArgs a) {
@@ -67,9 +106,6 @@ int crash_run_main(RunArgs a) {
     throw UsageError(std::string(command) + ": which workload? (" + command + " [OPTION]... -- COMMAND [ARG]...)");
   if (a.record_only && a.check.out.empty()) throw UsageError(std::string(command) + ": --out DIR is required (the recording goes there)");
   if (!known_filesystem(a.filesystem)) throw UsageError(std::string(command) + ": --fs " + a.filesystem + ": ext4, xfs or btrfs");
-  if (a.vm && a.filesystem != "ext4")
-    throw UsageError(std::string(command) + ": --vm --fs " + a.filesystem +
-                     ": the guest has no mkfs for it; --vm runs on the ext4 the server builds");
   if (::geteuid() != 0) throw std::runtime_error(std::string(command) + " needs root: it attaches block devices and mounts them");
   std::vector<std::string> params = parameters_over_defaults(a.filesystem, a.parameters, command);
   const bool ext4 = a.filesystem == "ext4";
@@ -80,6 +116,7 @@ int crash_run_main(RunArgs a) {
   sigaction(SIGTERM, &sa, nullptr);
 
   const fs::path run_dir = fs::path("/run/nvjournal") / ("crash-" + std::to_string(::getpid()));
+  std::unique_ptr<ServerProcess> vm_server;  // --vm on XFS or btrfs: the server made here
   Teardown teardown;
   fs::create_directories(run_dir);
   if (!a.keep) teardown.add("remove " + run_dir.string(), [run_dir] { fs::remove_all(run_dir); });
@@ -96,8 +133,13 @@ int crash_run_main(RunArgs a) {
   int status = 0;
   if (a.vm) {
     VmOptions o;
-    o.parameters = params;
     o.mount_options = a.mount_options;
+    o.filesystem = a.filesystem;
+    if (ext4)
+      o.parameters = params;
+    else
+      start_server_with_filesystem(run_dir, params, a.filesystem, recording, teardown, vm_server, o.control);
+    if (vm_server) o.server = vm_server->socket();
     o.kernel = a.kernel;
     o.command = a.workload;
     std::printf("== booting a guest on the exports to run %s (nvj vm)\n", quote(a.workload).c_str());
@@ -105,6 +147,11 @@ int crash_run_main(RunArgs a) {
     status = run_vm(o);
     if (g_interrupted != 0) throw std::runtime_error("interrupted");
     std::printf("== the workload exited with status %d; the guest unmounted and powered off\n", status);
+    if (vm_server) {
+      control_call(o.control, "POST", "/record/stop");
+      if (const int stopped = vm_server->stop(); stopped != 0)
+        throw std::runtime_error("nbdkit exited with status " + std::to_string(stopped) + ": " + vm_server->log());
+    }
   } else {
     TestbedOptions o{run_dir, params, a.mount_options, [](const std::string& what) {
                        if (g_interrupted != 0) throw std::runtime_error("interrupted");

@@ -1,7 +1,8 @@
 // nvj crash run: the crash lab in one command. A server recording from its
 // start (record=), its exports attached to this host and the ext4 it built
 // mounted (or, with --vm, a QEMU guest booted on them: nvj vm; or an XFS or
-// btrfs made on the attached exports, recorded from just after mkfs), the
+// btrfs made on the attached exports, recorded from just after mkfs, and
+// mounted here or in the guest), the
 // workload run on it with its facts posted as marks, unmounted and taken
 // down, then every crash state checked (check_command.h) and reported.
 // nvj crash record is the same without the check.

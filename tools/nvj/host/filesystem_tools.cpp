@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "tools/nvj/host/process.h"
+
 namespace nvj::cli {
 
 bool known_filesystem(const std::string& filesystem) {
@@ -28,6 +30,26 @@ std::vector<std::string> fsck_command(const std::string& filesystem, const std::
   }
   argv.push_back(data);
   return argv;
+}
+
+void make_filesystem(const std::string& filesystem, const std::string& data, const std::string& log) {
+  std::vector<std::string> argv;
+  if (filesystem == "xfs") {
+    if (log.empty()) throw std::runtime_error("xfs: no journal export for its log");
+    argv = {"mkfs.xfs", "-q", "-l", "logdev=" + log, data};
+  } else if (filesystem == "btrfs") {
+    argv = {"mkfs.btrfs", "-q", data};
+  } else {
+    throw std::invalid_argument("mkfs of " + filesystem + ": xfs or btrfs (the server builds ext4)");
+  }
+  const RunResult made = run(argv);
+  if (made.status != 0)
+    throw std::runtime_error(quote(argv) + " failed (status " + std::to_string(made.status) + "): " + made.output);
+  for (const std::string& device : {data, log}) {
+    if (device.empty()) continue;
+    const RunResult flushed = run({"blockdev", "--flushbufs", device});
+    if (flushed.status != 0) throw std::runtime_error("blockdev --flushbufs " + device + ": " + flushed.output);
+  }
 }
 
 }  // namespace nvj::cli

@@ -17,6 +17,14 @@ bool known_filesystem(const std::string& filesystem);
 // a filesystem whose `log` is "".
 std::string mount_data(const std::string& filesystem, const std::string& options, const std::string& log);
 
+// Makes `filesystem` on block devices that hold none: mkfs.xfs -l
+// logdev=LOG DATA (xfs needs `log`), mkfs.btrfs DATA, never forced (mkfs
+// refuses a device that holds a filesystem); then flushes both devices'
+// caches (blockdev --flushbufs), so that the server has every byte before
+// anything looks at it. ext4 is the server's to build. Throws naming the
+// command and its output.
+void make_filesystem(const std::string& filesystem, const std::string& data, const std::string& log);
+
 // The filesystem's own checker, changing nothing: e2fsck -fn [-j LOG],
 // xfs_repair -n [-l LOG], btrfs check --readonly. Exit status 0: clean.
 std::vector<std::string> fsck_command(const std::string& filesystem, const std::string& data, const std::string& log);

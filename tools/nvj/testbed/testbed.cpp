@@ -48,7 +48,7 @@ Testbed::Testbed(TestbedOptions options) : options_(std::move(options)) {
     if (options_.filesystem != "ext4") {
       step("making " + options_.filesystem + " on " + data_device_ +
            (options_.filesystem == "xfs" ? " (log on " + journal_device_ + ")" : ""));
-      make_filesystem();
+      make_filesystem(options_.filesystem, data_device_, journal_device_);
     }
     if (options_.before_mount) options_.before_mount(*this);
     step("mounting " + std::string(options_.filesystem == "ext4" ? "the ext4 the server built" : options_.filesystem) +
@@ -76,26 +76,6 @@ std::string Testbed::get(const std::string& target) const {
 
 void Testbed::post(const std::string& target) const {
   control_call(control_, "POST", target);
-}
-
-void Testbed::make_filesystem() const {
-  std::vector<std::string> argv;
-  if (options_.filesystem == "xfs") {
-    if (journal_device_.empty()) throw std::runtime_error("xfs: the server has no journal export for its log");
-    argv = {"mkfs.xfs", "-q", "-l", "logdev=" + journal_device_, data_device_};
-  } else if (options_.filesystem == "btrfs") {
-    argv = {"mkfs.btrfs", "-q", data_device_};
-  } else {
-    throw std::invalid_argument("no such filesystem: " + options_.filesystem + " (ext4, xfs, btrfs)");
-  }
-  const RunResult made = run(argv);
-  if (made.status != 0) throw std::runtime_error(quote(argv) + " failed (status " + std::to_string(made.status) + "): " + made.output);
-  // Everything mkfs wrote reaches the server before anything looks at it.
-  for (const std::string& device : {data_device_, journal_device_}) {
-    if (device.empty()) continue;
-    const RunResult flushed = run({"blockdev", "--flushbufs", device});
-    if (flushed.status != 0) throw std::runtime_error("blockdev --flushbufs " + device + ": " + flushed.output);
-  }
 }
 
 void Testbed::mount() {

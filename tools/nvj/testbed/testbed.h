@@ -65,8 +65,6 @@ class Testbed {
   bool teardown();  // false if a step failed (each step says why on stderr)
 
  private:
-  void make_filesystem() const;
-
   TestbedOptions options_;
   std::string control_;
   std::unique_ptr<ServerProcess> server_;

@@ -26,6 +26,7 @@ std::string shell_script(const std::vector<std::string>& argv) {
 std::string guest_config(const GuestPlan& plan) {
   return "NVJ_TOKEN=" + shell_quote(plan.token) + "\n" +                      //
          "NVJ_JOURNAL=" + (plan.journal ? "yes" : "no") + "\n" +              //
+         "NVJ_FS=" + shell_quote(plan.filesystem) + "\n" +                   //
          "NVJ_MOUNT_OPTIONS=" + shell_quote(plan.mount_options) + "\n" +      //
          "NVJ_CRASH=" + (plan.crash ? "yes" : "no") + "\n" +                  //
          "NVJ_CRASH_WAIT=" + std::to_string(plan.crash_wait_seconds) + "\n" +  //
@@ -51,7 +52,7 @@ std::string new_token() {
 // the console.
 std::string guest_init_script() {
   return R"INIT(#!/bin/busybox sh
-# nvj vm's guest init: modules, the server's ext4 at /mnt, one step, markers.
+# nvj vm's guest init: modules, the filesystem at /mnt, one step, markers.
 /bin/busybox mount -t proc proc /proc
 /bin/busybox --install -s
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
@@ -80,14 +81,19 @@ wait_disk() {
 }
 wait_disk /dev/vda
 options=$NVJ_MOUNT_OPTIONS
-if [ "$NVJ_JOURNAL" = yes ]; then
+# The journal or log on the second disk: ext4's journal_path=, XFS's
+# logdev=; btrfs has none.
+if [ "$NVJ_JOURNAL" = yes ] && [ "$NVJ_FS" != btrfs ]; then
   wait_disk /dev/vdb
-  options="${options:+$options,}journal_path=/dev/vdb"
+  case "$NVJ_FS" in
+    xfs) options="${options:+$options,}logdev=/dev/vdb" ;;
+    *) options="${options:+$options,}journal_path=/dev/vdb" ;;
+  esac
 fi
-mount -t ext4 ${options:+-o "$options"} /dev/vda /mnt || fail "mount -t ext4 ${options:+-o $options} /dev/vda /mnt"
+mount -t "$NVJ_FS" ${options:+-o "$options"} /dev/vda /mnt || fail "mount -t $NVJ_FS ${options:+-o $options} /dev/vda /mnt"
 # What the kernel said while mounting (journal recovery among it): the
 # console is quiet, the log is not.
-dmesg | grep -E 'EXT4-fs|JBD2' | while read -r line; do say "kernel $line"; done
+dmesg | grep -E 'EXT4-fs|JBD2|XFS|BTRFS' | while read -r line; do say "kernel $line"; done
 
 cd /mnt
 # The command's marks (nvj-workload's facts, any nvj mark) reach the host's

@@ -18,7 +18,8 @@ namespace nvj::cli {
 // resolved from modules.dep): virtio over PCI, virtio disks, ext4 and
 // jbd2, and crc32c, which metadata_csum needs and which nothing loads
 // without modprobe.
-const std::vector<std::string>& guest_module_names();
+// With "xfs" or "btrfs", that filesystem's module too.
+std::vector<std::string> guest_module_names(const std::string& filesystem = "ext4");
 
 struct InitramfsContents {
   std::vector<GuestModule> modules;  // in loading order

@@ -155,7 +155,7 @@ class VmRun {
     if (!o_.kernel.empty()) kernel_ = pick_kernel(o_);
     tools_ = find_guest_tools(!kernel_);
     if (!kernel_) kernel_ = pick_kernel(o_);
-    modules_ = resolve_modules(kernel_->modules, guest_module_names());
+    modules_ = resolve_modules(kernel_->modules, guest_module_names(o_.filesystem));
     if (!tools_.workload_note.empty()) say(tools_.workload_note + ": the guest has no nvj-workload");
     if (o_.verbose) say("kernel " + kernel_->version + " (" + kernel_->image.string() + ")");
   }
@@ -215,6 +215,7 @@ class VmRun {
     plan_.token = new_token();
     plan_.journal = has_journal_;
     plan_.mount_options = o_.mount_options;
+    plan_.filesystem = o_.filesystem;
     plan_.crash = o_.crash;
     plan_.crash_wait_seconds = static_cast<unsigned>(o_.timeout.count());
     plan_.command = o_.command;

@@ -24,6 +24,7 @@ struct VmOptions {
   unsigned cpus = 1;
   std::chrono::seconds timeout{300};    // per boot
   std::string mount_options;
+  std::string filesystem = "ext4";  // on the exports already: ext4, xfs (its log on the journal export), btrfs
   bool crash = false;
   std::string policy, seed;             // of the power cut ("" = the server's defaults)
   bool console = false;                 // the whole console, not only the command's output
