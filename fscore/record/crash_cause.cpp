@@ -37,6 +37,14 @@ class Minimizer {
     auto* journal = in_.journal ? &in_.image.exported(*in_.journal) : nullptr;
     return check_ext4_state(fs, fs, journal, journal, in_.oracle, in_.now, in_.cache).verdict != Verdict::pass;
   }
+  // Whether it fails with every volatile change kept whole, the torn one too.
+  bool fails_whole() {
+    ++checks_;
+    in_.image.set_state(point_.volatile_changes);
+    auto& fs = in_.image.exported(in_.data);
+    auto* journal = in_.journal ? &in_.image.exported(*in_.journal) : nullptr;
+    return check_ext4_state(fs, fs, journal, journal, in_.oracle, in_.now, in_.cache).verdict != Verdict::pass;
+  }
   bool spent() const { return checks_ >= budget_; }
   std::uint64_t checks() const { return checks_; }
 
@@ -138,11 +146,12 @@ CrashCause minimize_cause(const CauseInputs& in, const CrashPoint& point, const 
   // Does a lost write break it at all? Kept everything (the torn write
   // torn): still failing means no, or that the tear alone does.
   if (dropped.empty() || m.fails({})) {
-    cause.checks = m.checks();
-    if (state.torn) {
+    // The tear is the cause only if keeping that write whole mends it.
+    if (state.torn && !m.fails_whole()) {
       cause.found = cause.torn = true;
       cause.torn_region = classify(in, point, {state.torn->change}, paths_broken(in, point, state, {})).front();
     }
+    cause.checks = m.checks();
     return cause;
   }
   cause.found = true;

@@ -7,7 +7,9 @@
 // writes themselves carry). A torn state's torn write stays torn in every
 // try: the cause is the dropped writes with that tear, or the tear alone
 // (found, nothing dropped) when it breaks the state with every other
-// volatile change kept. Each change of the cause is put in a region:
+// volatile change kept and keeping that write whole mends it (else, as
+// above, no lost or torn write is the cause). Each change of the cause is
+// put in a region:
 //   journal     the journal export, or the internal journal's blocks;
 //   checkpoint  a block the journal logged, written home (the state's
 //               journal replay writes it);

@@ -17,22 +17,6 @@ source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 command -v curl >/dev/null || skip "curl is not installed"
 
-# The CRC-32C facts carry (Castagnoli, reflected, as ext4's), of a file.
-crc32c() {
-  python3 - "$1" <<'PY'
-import sys
-table = []
-for i in range(256):
-    c = i
-    for _ in range(8):
-        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-    table.append(c)
-crc = 0xFFFFFFFF
-for b in open(sys.argv[1], "rb").read():
-    crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
-print("%08x" % (crc ^ 0xFFFFFFFF))
-PY
-}
 
 rec="$T/run.nvjrec"
 start_server s data=128M journal=16M data-model=hdd journal-model=nvram "control=$T/c.ctl" "record=$rec"

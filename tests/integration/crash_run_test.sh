@@ -14,7 +14,9 @@
 #     state fails, torn ones neither (cut at 4 KiB, and at 512 bytes), by
 #     the fast path and by the kernel, where Debian 12's kernel in a guest
 #     loses fsynced rewrites (crash_vm_test.sh); a unit that is not whole
-#     sectors is refused;
+#     sectors is refused; a tear that alone breaks a fact (an O_DIRECT
+#     overwrite said durable without its flush) is named as the cause, in
+#     the file's data, the kernel agreeing;
 #   - bad input: no workload, a parameter that is no PARAM=VALUE, an --out
 #     that holds a recording already: exit 2 or 1, naming what is wrong.
 source "$(dirname "$0")/lib.sh"
@@ -102,6 +104,36 @@ status=0
 "$NVJ" crash check "$T/overwrite/recording.nvjrec" --torn 2 --torn-unit 512 --verify none >"$T/torn512.log" || status=$?
 [ "$status" = 0 ] || fail "torn at 512 bytes: exit $status"
 grep -Eq '^torn +[1-9][0-9]* +[1-9][0-9]*$' "$T/torn512.log" || fail "no torn states at 512 bytes"
+# A tear that alone breaks a fact: a file's blocks written and fsynced,
+# then overwritten in place by one O_DIRECT write (no metadata changes) and
+# said durable without the flush. Kept whole, the write holds the fact;
+# torn, it does not, and the cause names the tear, in the file's data.
+head -c 65536 /dev/urandom >"$T/new.bin"
+cat >"$T/tear.sh" <<EOF2
+#!/bin/sh
+set -e
+dd if=/dev/zero of=f bs=65536 count=1 conv=fsync status=none
+sync
+dd if="$T/new.bin" of=f bs=65536 count=1 oflag=direct conv=notrunc status=none
+"\$NVJ" mark fact file f size 65536 crc32c $(crc32c "$T/new.bin")
+EOF2
+chmod +x "$T/tear.sh"
+run_crash "$T/tear.log" run --out "$T/tear" --verify failing --torn 2 -- "$T/tear.sh"
+[ "$STATUS" = 1 ] || fail "a fact broken by a tear: exit $STATUS, not 1"
+python3 - "$T/tear/results.json" <<'PY' || fail "the tear is not named as the cause"
+import json, sys
+r = json.load(open(sys.argv[1]))
+after = [s for s in r["states"] if s["last_mark"]]
+assert any(s["strategy"] == "all" and s["verdict"] == "pass" for s in after), "kept whole, the write should hold the fact"
+torn = [s for s in after if s["strategy"] == "torn" and s["verdict"] == "fail"]
+alone = [s for s in torn if s["cause"]["found"] and not s["cause"]["dropped"]]
+assert alone, "no state whose tear alone breaks the fact"
+for s in alone:
+    assert s["cause"]["torn"] == "data" and s["cause"]["ground_truth"] == "fail", s["cause"]
+    assert 0 < s["torn"]["kept_bytes"] < s["torn"]["length"] and s["ground_truth"]["verdict"] == "fail", s
+print(f"{len(alone)} torn states whose tear alone breaks the fact, the kernel agreeing")
+PY
+
 status=0
 "$NVJ" crash check "$T/overwrite/recording.nvjrec" --torn 2 --torn-unit 1000 >"$T/e5" 2>&1 || status=$?
 [ "$status" = 2 ] && grep -q "whole 512-byte sectors" "$T/e5" || fail "--torn-unit 1000: exit $status, $(cat "$T/e5")"

@@ -185,6 +185,24 @@ run_experiment() {
   experiment_leftovers "$pid"
 }
 
+# crc32c FILE : the CRC-32C that facts carry (Castagnoli, reflected, as
+# ext4's) of FILE, in hex.
+crc32c() {
+  python3 - "$1" <<'PY'
+import sys
+table = []
+for i in range(256):
+    c = i
+    for _ in range(8):
+        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    table.append(c)
+crc = 0xFFFFFFFF
+for b in open(sys.argv[1], "rb").read():
+    crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
+print("%08x" % (crc ^ 0xFFFFFFFF))
+PY
+}
+
 # run_crash LOG COMMAND ARGS... : nvj crash COMMAND (run or record) ARGS in
 # the background (its PID names its run folder), shown; sets STATUS; fails
 # if it left anything behind.
