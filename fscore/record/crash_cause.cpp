@@ -23,6 +23,13 @@ const char* to_string(Region region) {
 
 namespace {
 
+// The fast path's verdict on the state `in.image` holds now.
+StateVerdict check_image(const CauseInputs& in) {
+  auto& fs = in.image.exported(in.data);
+  auto* journal = in.journal ? &in.image.exported(*in.journal) : nullptr;
+  return check_ext4_state(fs, fs, journal, journal, in.oracle, in.now, in.cache);
+}
+
 class Minimizer {
  public:
   Minimizer(const CauseInputs& in, const CrashPoint& point, const CrashState& state, std::uint64_t budget)
@@ -33,17 +40,13 @@ class Minimizer {
   bool fails(const std::vector<std::size_t>& drop) {
     ++checks_;
     in_.image.set_state(kept_without(point_, state_, drop), state_.torn);
-    auto& fs = in_.image.exported(in_.data);
-    auto* journal = in_.journal ? &in_.image.exported(*in_.journal) : nullptr;
-    return check_ext4_state(fs, fs, journal, journal, in_.oracle, in_.now, in_.cache).verdict != Verdict::pass;
+    return check_image(in_).verdict != Verdict::pass;
   }
   // Whether it fails with every volatile change kept whole, the torn one too.
   bool fails_whole() {
     ++checks_;
     in_.image.set_state(point_.volatile_changes);
-    auto& fs = in_.image.exported(in_.data);
-    auto* journal = in_.journal ? &in_.image.exported(*in_.journal) : nullptr;
-    return check_ext4_state(fs, fs, journal, journal, in_.oracle, in_.now, in_.cache).verdict != Verdict::pass;
+    return check_image(in_).verdict != Verdict::pass;
   }
   bool spent() const { return checks_ >= budget_; }
   std::uint64_t checks() const { return checks_; }
@@ -121,11 +124,8 @@ std::vector<Region> classify(const CauseInputs& in, const CrashPoint& point, con
 std::vector<std::string> paths_broken(const CauseInputs& in, const CrashPoint& point, const CrashState& state,
                                       const std::vector<std::size_t>& dropped) {
   in.image.set_state(kept_without(point, state, dropped), state.torn);
-  auto& fs = in.image.exported(in.data);
-  auto* journal = in.journal ? &in.image.exported(*in.journal) : nullptr;
   std::vector<std::string> broken;
-  for (const auto& v : check_ext4_state(fs, fs, journal, journal, in.oracle, in.now, in.cache).violations)
-    broken.push_back(v.path);
+  for (const auto& v : check_image(in).violations) broken.push_back(v.path);
   return broken;
 }
 

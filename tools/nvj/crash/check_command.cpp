@@ -237,48 +237,45 @@ int crash_check_main(const CheckArgs& a) {
   std::uint64_t shown = 0, minimized = 0;
   fscore::record::ContentCache cache;
   const fscore::record::Enumeration enumeration = checker.walk([&](fscore::record::StateContext& c) {
-    auto& fs = c.image.exported(c.data);
-    auto* journal = c.journal ? &c.image.exported(*c.journal) : nullptr;
     CheckedState checked;
     checked.ordinal = c.ordinal;
     checked.state = &c.state;
     checked.point = &c.point;
+    Json j;
+    bool failing = false;  // by either check
     if (!fast) {  // the kernel's verdict is the state's
       if (!kernel) kernel = start_kernel_check(scratch, c.image, a, filesystem, verify);
       const std::optional<std::uint8_t> log = signature.external_log ? c.journal : std::nullopt;
       checked.verdict = kernel->check(c.data, log, c.oracle);
-      Json j = state_json(index, checked);
-      if (checked.verdict.verdict != fscore::record::Verdict::pass && shown++ < kShownFailures) {
-        progress.finish();
-        describe_failure(j);
+      j = state_json(index, checked);
+      failing = checked.verdict.verdict != fscore::record::Verdict::pass;
+    } else {
+      auto& fs = c.image.exported(c.data);
+      auto* journal = c.journal ? &c.image.exported(*c.journal) : nullptr;
+      checked.verdict = fscore::record::check_ext4_state(fs, fs, journal, journal, c.oracle, options.now, &cache);
+      j = state_json(index, checked);
+      const bool passed = checked.verdict.verdict == fscore::record::Verdict::pass;
+      if (wants_ground_truth(verify, a.sample, options.strategies.seed, passed, c.ordinal)) {
+        if (!kernel) kernel = start_kernel_check(scratch, c.image, a, filesystem, verify);
+        if (kernel) {
+          c.image.set_state(c.state.kept, c.state.torn);  // the state as it was, before the fast path's replay
+          const fscore::record::StateVerdict truth = kernel->check(c.data, c.journal, c.oracle);
+          j["ground_truth"] = verdict_json(truth);
+          j["agree"] = verdicts_agree(checked.verdict, truth);
+        }
       }
-      states.push_back(std::move(j));
-      progress.update(states.size(), shown);
-      return;
-    }
-    checked.verdict = fscore::record::check_ext4_state(fs, fs, journal, journal, c.oracle, options.now, &cache);
-    Json j = state_json(index, checked);
-    const bool passed = checked.verdict.verdict == fscore::record::Verdict::pass;
-    if (wants_ground_truth(verify, a.sample, options.strategies.seed, passed, c.ordinal)) {
-      if (!kernel) kernel = start_kernel_check(scratch, c.image, a, filesystem, verify);
-      if (kernel) {
-        c.image.set_state(c.state.kept, c.state.torn);  // the state as it was, before the fast path's replay
-        const fscore::record::StateVerdict truth = kernel->check(c.data, c.journal, c.oracle);
-        j["ground_truth"] = verdict_json(truth);
-        j["agree"] = verdicts_agree(checked.verdict, truth);
+      if (checked.verdict.verdict == fscore::record::Verdict::fail && minimized < a.minimize) {
+        ++minimized;
+        const fscore::record::CauseInputs in{index, c.image, c.data, c.journal, c.oracle, &cache, options.now};
+        const fscore::record::CrashCause cause = fscore::record::minimize_cause(in, c.point, c.state);
+        j["cause"] = cause_json(index, cause);
+        if (cause.found && kernel) {  // confirmed: the kernel's verdict with only those writes dropped
+          c.image.set_state(fscore::record::kept_without(c.point, c.state, cause.dropped), c.state.torn);
+          j["cause"]["ground_truth"] = fscore::record::to_string(kernel->check(c.data, c.journal, c.oracle).verdict);
+        }
       }
+      failing = !passed || (j.contains("ground_truth") && j["ground_truth"]["verdict"] != "pass");
     }
-    if (checked.verdict.verdict == fscore::record::Verdict::fail && minimized < a.minimize) {
-      ++minimized;
-      const fscore::record::CauseInputs in{index, c.image, c.data, c.journal, c.oracle, &cache, options.now};
-      const fscore::record::CrashCause cause = fscore::record::minimize_cause(in, c.point, c.state);
-      j["cause"] = cause_json(index, cause);
-      if (cause.found && kernel) {  // confirmed: the kernel's verdict with only those writes dropped
-        c.image.set_state(fscore::record::kept_without(c.point, c.state, cause.dropped), c.state.torn);
-        j["cause"]["ground_truth"] = fscore::record::to_string(kernel->check(c.data, c.journal, c.oracle).verdict);
-      }
-    }
-    const bool failing = !passed || (j.contains("ground_truth") && j["ground_truth"]["verdict"] != "pass");
     if (failing && shown++ < kShownFailures) {
       progress.finish();
       describe_failure(j);

@@ -6,10 +6,6 @@
 
 namespace nvj::cli {
 
-bool known_filesystem(const std::string& filesystem) {
-  return filesystem == "ext4" || filesystem == "xfs" || filesystem == "btrfs";
-}
-
 std::string mount_data(const std::string& filesystem, const std::string& options, const std::string& log) {
   if (log.empty() || filesystem == "btrfs") return options;
   return options + (options.empty() ? "" : ",") + (filesystem == "xfs" ? "logdev=" : "journal_path=") + log;

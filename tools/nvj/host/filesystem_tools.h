@@ -9,9 +9,6 @@
 
 namespace nvj::cli {
 
-// True for "ext4", "xfs" and "btrfs".
-bool known_filesystem(const std::string& filesystem);
-
 // `options` with the external journal or log on `log` added: journal_path=
 // for ext4, logdev= for xfs; btrfs has none (and `log` is ignored), nor has
 // a filesystem whose `log` is "".
