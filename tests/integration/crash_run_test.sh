@@ -18,7 +18,9 @@
 #     overwrite said durable without its flush) is named as the cause, in
 #     the file's data, the kernel agreeing;
 #   - bad input: no workload, a parameter that is no PARAM=VALUE, an --out
-#     that holds a recording already: exit 2 or 1, naming what is wrong.
+#     that holds a recording already, nvj crash report without RESULTS or
+#     of a missing file, --torn past its bound: exit 2 or 1, naming what is
+#     wrong.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 
@@ -144,6 +146,15 @@ status=0
 status=0
 "$NVJ" crash run data -- true >"$T/e2" 2>&1 || status=$?
 [ "$status" = 2 ] && grep -q "'data' is no PARAM=VALUE" "$T/e2" || fail "a bad parameter: exit $status, $(cat "$T/e2")"
+status=0
+"$NVJ" crash report >"$T/e6" 2>&1 || status=$?
+[ "$status" = 2 ] && grep -q "which RESULTS" "$T/e6" || fail "nvj crash report without RESULTS: exit $status, $(cat "$T/e6")"
+status=0
+"$NVJ" crash report "$T/no-such/results.json" >"$T/e7" 2>&1 || status=$?
+[ "$status" = 1 ] && grep -q "no-such/results.json: cannot be read" "$T/e7" || fail "nvj crash report of a missing file: exit $status, $(cat "$T/e7")"
+status=0
+"$NVJ" crash check "$T/good/recording.nvjrec" --torn 5000 >"$T/e8" 2>&1 || status=$?
+[ "$status" = 2 ] && grep -q -- "--torn=5000: expected a whole number" "$T/e8" || fail "--torn 5000: exit $status, $(cat "$T/e8")"
 status=0
 "$NVJ" crash run --out "$T/good" -- true >"$T/e3" 2>&1 || status=$?
 [ "$status" = 1 ] && grep -q "recording.nvjrec exists" "$T/e3" || fail "an --out in use: exit $status, $(cat "$T/e3")"
