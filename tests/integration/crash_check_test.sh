@@ -5,7 +5,10 @@
 # facts, and a file whose fact is posted without the fsync that would make
 # it true (a workload that lies, on purpose). Every crash state is checked by
 # the fast path and by the ground truth (a kernel mount, e2fsck -fn):
-#   - the two agree on every state, thousands of them;
+#   - the two agree on every state, thousands of them, while another
+#     process keeps making mount namespaces (each copies the mounts there
+#     are as it starts, and would keep a state mounted after the ground
+#     truth unmounts it);
 #   - the writers' facts hold in every state (this kernel keeps what fsync
 #     made durable);
 #   - the lie is caught: states after its mark fail on that file alone, by
@@ -16,6 +19,7 @@
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 command -v curl >/dev/null || skip "curl is not installed"
+command -v unshare >/dev/null || skip "unshare is not installed (util-linux)"
 
 
 rec="$T/run.nvjrec"
@@ -35,8 +39,24 @@ detach a
 curl -sf -X POST --unix-socket "$T/c.ctl" http://lab/record/stop >/dev/null
 stop_server "$SERVER_PID"
 
+# A mount namespace made every 0.2 s, each living 0.2 s, until killed.
+namespace_maker() {
+  local child=
+  trap '[ -z "$child" ] || kill "$child" 2>/dev/null; exit 0' TERM
+  while :; do
+    unshare --mount --propagation private sleep 0.2 &
+    child=$!
+    wait "$child" || true
+  done
+}
+namespace_maker &
+maker=$!
+_servers+=("$maker")
+
 status=0
 "$NVJ" crash check "$rec" --every 3 --verify all --scratch "$T/scratch" --out "$T/all" >"$T/all.log" || status=$?
+kill "$maker"
+wait "$maker" || true
 cat "$T/all.log"
 [ "$status" = 1 ] || fail "nvj crash check exited $status, not 1 (a state breaks a fact)"
 check_json crash-results "$T/all/results.json"

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "fscore/crc32c.h"
 #include "tools/nvj/host/filesystem_tools.h"
 #include "tools/nvj/host/loop_device.h"
+#include "tools/nvj/host/mount_namespace.h"
 #include "tools/nvj/host/process.h"
 
 namespace nvj::cli {
@@ -118,6 +120,10 @@ KernelCheck::KernelCheck(std::filesystem::path scratch, fscore::record::CrashIma
   if (which(checker).empty())
     throw std::runtime_error("the ground truth needs " + checker + " (" +
                              (filesystem_ == "ext4" ? "e2fsprogs" : filesystem_ + "progs") + ")");
+  // The states are mounted where no other process can copy the mount and
+  // so keep the filesystem mounted after we unmount it.
+  if (std::string why; !enter_private_mount_namespace(why))
+    std::fprintf(stderr, "nvj crash check: the ground truth mounts in this mount namespace (%s)\n", why.c_str());
   try {
     std::filesystem::create_directories(scratch_);
     mount_point_ = scratch_ / "mnt";
@@ -177,6 +183,11 @@ StateVerdict KernelCheck::check(std::uint8_t data, std::optional<std::uint8_t> j
     v.error = std::string("reading it back: ") + e.what();
   }
   if (::umount2(mount_point_.c_str(), 0) != 0) throw sys_error("unmount " + mount_point_.string());
+  // Checked only once the kernel has let go: a filesystem still mounted
+  // elsewhere is mid-journal, and its checker's verdict would be wrong.
+  std::vector<std::string> held{loops_.at(data)};
+  if (journal) held.push_back(loops_.at(*journal));
+  wait_until_released(held, 10000);
   const std::vector<std::string> fsck = fsck_command(filesystem_, loops_.at(data), log);
   const RunResult r = run(fsck);
   if (v.verdict == Verdict::pass && !v.violations.empty()) v.verdict = Verdict::fail;

@@ -10,7 +10,10 @@
 //
 // The files and loop devices are made once and reused for every state: the
 // files are emptied (holes punched) and the state written into them, the
-// loop devices' caches dropped. Needs root, loop devices and the checker.
+// loop devices' caches dropped. The mounts are made in a mount namespace of
+// the process's own (host/mount_namespace.h), and the checker runs only once
+// the kernel has let go of the devices. Needs root, loop devices and the
+// checker.
 #pragma once
 
 #include <filesystem>
