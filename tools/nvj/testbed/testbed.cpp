@@ -10,6 +10,7 @@
 
 #include "tools/nvj/host/attach.h"
 #include "tools/nvj/host/filesystem_tools.h"
+#include "tools/nvj/host/mount_namespace.h"
 #include "tools/nvj/client/control_client.h"
 
 namespace nvj::cli {
@@ -100,6 +101,11 @@ void Testbed::unmount() {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   mounted_ = false;
+  // Unmounted here is not unmounted: a mount namespace another process
+  // made meanwhile keeps the filesystem alive, its last writes unsent.
+  std::vector<std::string> devices{data_device_};
+  if (!journal_device_.empty()) devices.push_back(journal_device_);
+  wait_until_released(devices, 10000);
 }
 
 RunResult Testbed::check() const {
