@@ -23,8 +23,10 @@ const char* to_string(Region region) {
 
 namespace {
 
-// The fast path's verdict on the state `in.image` holds now.
+// The verdict on the state `in.image` holds now: the judge's, or the fast
+// path's.
 StateVerdict check_image(const CauseInputs& in) {
+  if (in.judge) return in.judge();
   auto& fs = in.image.exported(in.data);
   auto* journal = in.journal ? &in.image.exported(*in.journal) : nullptr;
   return check_ext4_state(fs, fs, journal, journal, in.oracle, in.now, in.cache);
@@ -80,25 +82,27 @@ std::vector<Region> classify(const CauseInputs& in, const CrashPoint& point, con
   in.image.set_state(point.volatile_changes);
   auto& fs = in.image.exported(in.data);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> journal_bytes, home_bytes, data_bytes;
-  try {
-    const ext4::ImageInfo info = ext4::read_image(fs);
-    const std::uint64_t bs = info.block_size;
-    for (const auto& run : info.journal_runs) journal_bytes.emplace_back(run.start * bs, (run.start + run.count) * bs);
-    if (info.journal != ext4::JournalKind::kNone) {
-      auto* jx = in.journal ? &in.image.exported(*in.journal) : nullptr;
-      ext4::ImageAccess access{fs, fs};
-      std::optional<ext4::ImageAccess> journal_access;
-      if (info.journal == ext4::JournalKind::kExternal && jx != nullptr) journal_access.emplace(ext4::ImageAccess{*jx, *jx});
-      const ext4::ReplayReport r = ext4::replay_journal_like_e2fsck(access, journal_access ? &*journal_access : nullptr, in.now);
-      for (const std::uint64_t b : r.result.written) home_bytes.emplace_back(b * bs, (b + 1) * bs);
+  if (!in.judge) {  // ext4: the journal's blocks, the replay's and the broken files'
+    try {
+      const ext4::ImageInfo info = ext4::read_image(fs);
+      const std::uint64_t bs = info.block_size;
+      for (const auto& run : info.journal_runs) journal_bytes.emplace_back(run.start * bs, (run.start + run.count) * bs);
+      if (info.journal != ext4::JournalKind::kNone) {
+        auto* jx = in.journal ? &in.image.exported(*in.journal) : nullptr;
+        ext4::ImageAccess access{fs, fs};
+        std::optional<ext4::ImageAccess> journal_access;
+        if (info.journal == ext4::JournalKind::kExternal && jx != nullptr) journal_access.emplace(ext4::ImageAccess{*jx, *jx});
+        const ext4::ReplayReport r = ext4::replay_journal_like_e2fsck(access, journal_access ? &*journal_access : nullptr, in.now);
+        for (const std::uint64_t b : r.result.written) home_bytes.emplace_back(b * bs, (b + 1) * bs);
+      }
+      const ext4::TreeReader tree(fs);
+      for (const std::string& path : broken_paths)
+        if (const auto found = tree.lookup(path))
+          if ((found->inode.mode & ext4::kModeTypeMask) == ext4::kModeRegular)
+            for (const ext4::Extent& x : tree.extents(found->inode, found->inode.size))
+              data_bytes.emplace_back(x.physical * bs, (x.physical + x.length) * bs);
+    } catch (const std::exception&) {  // an unreadable state: what could be placed is placed
     }
-    const ext4::TreeReader tree(fs);
-    for (const std::string& path : broken_paths)
-      if (const auto found = tree.lookup(path))
-        if ((found->inode.mode & ext4::kModeTypeMask) == ext4::kModeRegular)
-          for (const ext4::Extent& x : tree.extents(found->inode, found->inode.size))
-            data_bytes.emplace_back(x.physical * bs, (x.physical + x.length) * bs);
-  } catch (const std::exception&) {  // an unreadable state: what could be placed is placed
   }
   const auto hits = [](const auto& ranges, std::uint64_t from, std::uint64_t to) {
     return std::any_of(ranges.begin(), ranges.end(), [&](const auto& r) { return overlaps(from, to, r.first, r.second); });

@@ -1,7 +1,9 @@
 // The cause of a failing crash state, minimized: the smallest set of its
 // dropped writes (the volatile changes it did not keep) that still breaks a
 // fact when only they are dropped, found by delta debugging (ddmin: halves,
-// then complements, then finer) with the fast path as the test. A state
+// then complements, then finer) with the fast path as the test (or, for a
+// filesystem the fast path does not read, a judge the caller gives: the
+// kernel's mount and checker). A state
 // that fails with every volatile change kept has no such set: its cause is
 // not a lost write (a fact the workload made too early, or damage the
 // writes themselves carry). A torn state's torn write stays torn in every
@@ -9,7 +11,8 @@
 // (found, nothing dropped) when it breaks the state with every other
 // volatile change kept and keeping that write whole mends it (else, as
 // above, no lost or torn write is the cause). Each change of the cause is
-// put in a region:
+// put in a region (with a judge, journal or other only: the filesystem is
+// not read):
 //   journal     the journal export, or the internal journal's blocks;
 //   checkpoint  a block the journal logged, written home (the state's
 //               journal replay writes it);
@@ -22,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +33,7 @@
 #include "fscore/record/crash_points.h"
 #include "fscore/record/crash_states.h"
 #include "fscore/record/fact_oracle.h"
+#include "fscore/record/state_check.h"
 
 namespace fscore::record {
 
@@ -58,9 +63,13 @@ struct CauseInputs {
   const FactOracle& oracle;
   ContentCache* cache = nullptr;
   std::uint32_t now = 0;
+  // The test of each try, on the state `image` holds: the ext4 fast path
+  // when empty.
+  std::function<StateVerdict()> judge;
 };
 
-// `state` failed at `point`. At most `budget` checks. Leaves `image` holding
+// `state` failed at `point`. At most `budget` checks (tries of the fast path
+// or the judge). Leaves `image` holding
 // the state with every volatile change kept (set_state again to reuse it).
 CrashCause minimize_cause(const CauseInputs& in, const CrashPoint& point, const CrashState& state,
                           std::uint64_t budget = 400);

@@ -205,9 +205,16 @@ Enumeration enumerate_crash_states(const RecordingIndex& index, const std::vecto
     }
     if (visit) visit(state);
   };
+  std::size_t marks_seen = kNoMark;  // the last mark before the states in `seen`
   for (std::size_t p = 0; p < points.size(); ++p) {
     const std::vector<std::size_t>& v = points[p].volatile_changes;
     prints.advance(points[p].sequence);
+    // A mark may bring a fact: the states before it were checked without
+    // it, so a state after it is new even with their contents.
+    if (points[p].last_mark != marks_seen) {
+      seen.clear();
+      marks_seen = points[p].last_mark;
+    }
     state.point = p;
     state.kept.clear();
     if (options.none) offer(Strategy::none);

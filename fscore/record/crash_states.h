@@ -18,7 +18,9 @@
 //            (a cache that drains in order, the power lost in the middle of
 //            a write); later ones dropped
 //
-// States with the same contents are enumerated once, the first time: each
+// States with the same contents are enumerated once between two marks, the
+// first time (a mark may bring a fact, which the states before it were
+// not checked against, so after it the same contents are a new state): each
 // state's fingerprint is a 64-bit hash of what every 512-byte sector of
 // every export holds, kept up to date as the points go by (no image is
 // built). A recording with a change or base not on 512-byte sectors, or

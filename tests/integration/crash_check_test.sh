@@ -111,7 +111,21 @@ status=0
 cat "$T/merge.log"
 [ "$status" = 1 ] || fail "nvj crash merge exited $status, not 1"
 check_json crash-results "$T/s0/results.json" "$T/s1/results.json"
-cmp "$T/one/results.json" "$T/merged/results.json" || fail "the merged shards differ from the unsharded run"
+if ! cmp "$T/one/results.json" "$T/merged/results.json"; then
+  python3 - "$T/one/results.json" "$T/merged/results.json" <<'PY' || true
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+for key in a:
+    if key != "states" and a[key] != b.get(key):
+        print(f"{key}: {a[key]} against {b.get(key)}")
+for x, y in zip(a["states"], b["states"]):
+    if x != y:
+        print("first state that differs:", json.dumps(x), json.dumps(y), sep="\n")
+        break
+PY
+  tail -n 5 "$T/one.log" "$T/s0.log" "$T/s1.log"
+  fail "the merged shards differ from the unsharded run"
+fi
 if "$NVJ" crash merge --out "$T/m2" "$T/s0" "$T/s0" >"$T/m2.log" 2>&1; then fail "a shard given twice was merged"; fi
 grep -q "given twice" "$T/m2.log" || fail "merge did not say the shard was given twice: $(cat "$T/m2.log")"
 

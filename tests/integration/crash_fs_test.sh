@@ -7,6 +7,9 @@
 #   - nvj writers --fsync each: its facts hold in every state, on both;
 #   - a script that posts a file fact without the fsync, on XFS: states
 #     fail on that file alone (the check can fail), exit 1;
+#   - an overwrite in place said durable without the flush, on XFS, torn
+#     states too: the cause of a state that drops it, minimized with the
+#     kernel as the test, is that one write; of a torn one, the tear alone;
 #   - bad input: a filesystem the lab does not make, a server parameter that builds ext4 under
 #     --fs xfs, nvj crash record without --out, --verify failing of an XFS
 #     recording: exit 2, naming what is wrong.
@@ -71,6 +74,40 @@ r = json.load(open(sys.argv[1]))
 bad = [s for s in r["states"] if s["verdict"] != "pass"]
 assert bad and all(s["verdict"] == "fail" and [v["path"] for v in s["violations"]] == ["said-so"] for s in bad), bad[:3]
 assert all(s["last_mark"] == "fact file said-so size 5 crc32c 9a71bb4c" for s in bad)
+PY
+
+# A cause minimized by the kernel alone: a file's blocks written and
+# fsynced, then overwritten in place by one O_DIRECT write of 64 KiB (no
+# metadata changes) and said durable without the flush.
+head -c 65536 /dev/urandom >"$T/new.bin"
+cat >"$T/overwrite.sh" <<EOF2
+#!/bin/sh
+set -e
+dd if=/dev/zero of=f bs=65536 count=1 conv=fsync status=none
+dd if="$T/new.bin" of=f bs=65536 count=1 oflag=direct conv=notrunc status=none
+"\$NVJ" mark fact file f size 65536 crc32c $(crc32c "$T/new.bin")
+EOF2
+chmod +x "$T/overwrite.sh"
+run_crash "$T/overwrite.log" run --fs xfs --torn 2 --out "$T/overwrite" -- "$T/overwrite.sh"
+[ "$STATUS" = 1 ] || fail "an unflushed overwrite said durable, on XFS: exit $STATUS, not 1"
+grep -q "causes are minimized with the kernel as the test" "$T/overwrite.log" || fail "the check does not say how causes are minimized"
+python3 - "$T/overwrite/results.json" <<'PY' || fail "the kernel's minimized causes are not the overwrite"
+import json, sys
+r = json.load(open(sys.argv[1]))
+bad = [s for s in r["states"] if s["verdict"] != "pass"]
+assert bad and all([v["path"] for v in s["violations"]] == ["f"] for s in bad), bad[:3]
+dropped = [s for s in bad if s["strategy"] == "none"]
+assert dropped, "the state that drops the overwrite is not among the failing ones"
+for s in dropped:
+    c = s["cause"]
+    assert c["found"] and c["ground_truth"] == "fail" and c["checks"] >= 1, c
+    assert [(d["export"], d["kind"], d["length"], d["region"]) for d in c["dropped"]] == [("data", "write", 65536, "other")], c
+torn = [s for s in bad if s["strategy"] == "torn"]
+assert torn, "no torn state fails"
+for s in torn:
+    c = s["cause"]
+    assert c["found"] and not c["dropped"] and c["torn"] == "other" and c["ground_truth"] == "fail", c
+print(f"{len(dropped)} states dropping the overwrite and {len(torn)} torn, each cause minimized by the kernel")
 PY
 
 run_crash "$T/btrfs.log" run --fs btrfs --out "$T/btrfs" -- "${writers[@]}"
