@@ -184,7 +184,7 @@ const char* to_string(Strategy strategy) {
 Enumeration enumerate_crash_states(const RecordingIndex& index, const std::vector<CrashPoint>& points,
                                    const StrategyOptions& options,
                                    const std::function<void(const CrashState&)>& visit) {
-  if (options.torn_unit == 0 || options.torn_unit % kSector != 0)
+  if (options.torn_unit % kSector != 0)
     throw std::invalid_argument("the atomic unit of torn writes must be a multiple of 512 bytes, not " +
                                 std::to_string(options.torn_unit));
   Enumeration e;
@@ -253,7 +253,8 @@ Enumeration enumerate_crash_states(const RecordingIndex& index, const std::vecto
       const IndexedChange& c = index.changes()[v[j]];
       if (c.kind != FrameKind::write) continue;
       state.kept.assign(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(j));
-      for (const std::uint64_t bytes : torn_cuts(c.offset, c.length, options.torn_unit, options.torn)) {
+      const std::uint64_t unit = options.torn_unit != 0 ? options.torn_unit : index.exports().at(c.device).atomic_unit;
+      for (const std::uint64_t bytes : torn_cuts(c.offset, c.length, unit, options.torn)) {
         state.torn = TornWrite{v[j], bytes};
         offer(Strategy::torn);
       }

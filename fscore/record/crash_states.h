@@ -11,7 +11,8 @@
 //            cache that drains in order), for 0 < i < all
 //   random   seeded random subsets, each change kept with probability 1/2
 //   torn     for each volatile write that spans more than one atomic unit
-//            (a multiple of 512 bytes: the device's addresses, not the
+//            (its export's, from the recording, unless one is given for
+//            all; a multiple of 512 bytes: the device's addresses, not the
 //            write's, set the units' boundaries), the volatile changes sent
 //            before it kept and it kept in part: its first units, up to a
 //            boundary, cut at up to `torn` boundaries spread evenly over it
@@ -56,7 +57,7 @@ struct StrategyOptions {
   unsigned random = 0;  // random subsets per point
   std::uint64_t seed = 1;
   unsigned torn = 0;    // cuts per volatile write (0: no torn states)
-  std::uint64_t torn_unit = 512;  // the atomic unit, bytes: a multiple of 512
+  std::uint64_t torn_unit = 0;  // the atomic unit, bytes: a multiple of 512; 0: each export's, from the recording
 };
 
 struct CrashState {

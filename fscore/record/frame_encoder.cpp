@@ -69,11 +69,15 @@ void FrameEncoder::header(Buffer& out, const std::vector<ExportInfo>& exports) {
   store_le<std::uint32_t>(fixed.data() + 12, static_cast<std::uint32_t>(exports.size()));
   for (const ExportInfo& e : exports) {
     if (e.name.empty() || e.name.size() > 255) throw std::invalid_argument("recording: an export's name has 1 to 255 bytes");
+    if (e.atomic_unit == 0 || e.atomic_unit % 512 != 0)
+      throw std::invalid_argument("recording: " + e.name + "'s atomic unit is " + std::to_string(e.atomic_unit) +
+                                  " bytes, not whole 512-byte sectors");
     const std::size_t at = fixed.size();
-    fixed.resize(at + 12 + e.name.size());
+    fixed.resize(at + 16 + e.name.size());
     store_le<std::uint64_t>(fixed.data() + at, e.size);
     store_le<std::uint32_t>(fixed.data() + at + 8, static_cast<std::uint32_t>(e.name.size()));
     std::memcpy(fixed.data() + at + 12, e.name.data(), e.name.size());
+    store_le<std::uint32_t>(fixed.data() + at + 12 + e.name.size(), e.atomic_unit);
   }
   frame(out, FrameKind::header, kNoExport, 0, fixed.data(), fixed.size(), nullptr, 0);
   exports_ = exports.size();

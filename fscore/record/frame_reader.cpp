@@ -87,9 +87,10 @@ void FrameReader::decode(Frame& f, std::span<const std::uint8_t> payload) {
     if (f.sequence != 0 || f.device != kNoExport) fail(f.at, f.sequence, "a second header");
     need(16, false);
     version_ = load_le<std::uint32_t>(p + 8);
-    if (version_ != kVersion)
-      fail(f.at, f.sequence, "version " + std::to_string(version_) + "; this nvjournal reads version " +
+    if (version_ != 1 && version_ != kVersion)
+      fail(f.at, f.sequence, "version " + std::to_string(version_) + "; this nvjournal reads versions 1 to " +
                                  std::to_string(kVersion));
+    const std::size_t unit_bytes = version_ >= 2 ? 4 : 0;  // each export's atomic unit, after its name
     const std::uint32_t count = load_le<std::uint32_t>(p + 12);
     if (count == 0 || count > kMaxExports) fail(f.at, f.sequence, std::to_string(count) + " exports (1 to 8)");
     std::size_t at = 16;
@@ -101,8 +102,16 @@ void FrameReader::decode(Frame& f, std::span<const std::uint8_t> payload) {
       if (name == 0 || name > 255 || n - at - 12 < name)
         fail(f.at, f.sequence, "export " + std::to_string(i) + "'s name length " + std::to_string(name));
       e.name.assign(reinterpret_cast<const char*>(p + at + 12), name);
-      exports_.push_back(std::move(e));
       at += 12 + name;
+      if (unit_bytes > 0) {
+        if (n - at < unit_bytes) fail(f.at, f.sequence, "the header ends inside export " + std::to_string(i));
+        e.atomic_unit = load_le<std::uint32_t>(p + at);
+        if (e.atomic_unit == 0 || e.atomic_unit % 512 != 0)
+          fail(f.at, f.sequence, "export " + std::to_string(i) + "'s atomic unit " + std::to_string(e.atomic_unit) +
+                                     " (whole 512-byte sectors)");
+        at += unit_bytes;
+      }
+      exports_.push_back(std::move(e));
     }
     if (at != n) fail(f.at, f.sequence, std::to_string(n - at) + " bytes after the header's exports");
     allow_flags(0);

@@ -19,7 +19,9 @@
 // its end frame is truncated. Payloads:
 //
 //   header      magic (8) "NVJREC\r\n", version u32, export count u32, then per
-//               export: size u64, name length u32, the name (UTF-8)
+//               export: size u64, name length u32, the name (UTF-8), and
+//               (version 2) its atomic unit u32: the bytes its model lands
+//               whole at a power cut, a multiple of 512 (version 1: 512)
 //   base        offset u64, the bytes: what the export held there when the
 //               recording started (only allocated ranges: the rest is zeroes)
 //   write       id u64, offset u64, the bytes; flags: kFua
@@ -53,7 +55,7 @@
 namespace fscore::record {
 
 inline constexpr std::string_view kMagic{"NVJREC\r\n", 8};
-inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kVersion = 2;  // what is written; 1 is read too
 
 inline constexpr std::size_t kFrameHeaderBytes = 16;
 inline constexpr std::size_t kFrameTrailerBytes = 4;
@@ -92,6 +94,7 @@ const char* to_string(FrameKind kind);
 struct ExportInfo {
   std::string name;
   std::uint64_t size = 0;
+  std::uint32_t atomic_unit = 512;  // bytes, a multiple of 512
 };
 
 }  // namespace fscore::record

@@ -167,11 +167,11 @@ ControlReply route_control(Lab& lab, std::string_view method, std::string_view t
                        {"volatile_kept", r.volatile_kept},
                        {"volatile_lost", r.volatile_lost},
                        {"in_flight", r.in_flight},
-                       {"bytes_lost", r.bytes_lost}};
-    return json(200, {{"policy", to_string(policy.kind)},
-                      {"seed", policy.seed},
-                      {"torn", policy.atomic_unit},
-                      {"exports", std::move(exports)}});
+                       {"bytes_lost", r.bytes_lost},
+                       {"torn", r.atomic_unit}};
+    Json answer{{"policy", to_string(policy.kind)}, {"seed", policy.seed}, {"exports", std::move(exports)}};
+    if (policy.atomic_unit) answer["torn"] = *policy.atomic_unit;  // given; each export says what it used
+    return json(200, answer);
   }
   if (path == "/power-on") {
     if (method != "POST") return wrong_method("POST");

@@ -271,8 +271,9 @@ void Device::reset_stats() {
 
 void Device::enable_power_loss(std::uint64_t log_limit) { log_ = std::make_unique<WriteLog>(log_limit); }
 
-CrashReport Device::cut_power(const CrashPolicy& policy) {
+CrashReport Device::cut_power(CrashPolicy policy) {
   if (!log_) throw std::invalid_argument(name_ + ": power loss is not enabled");
+  if (!policy.atomic_unit) policy.atomic_unit = atomic_unit();  // the model's, as it is before the cut
   std::unique_lock power(power_mutex_);
   powered_ = false;
   ++power_epoch_;
@@ -306,6 +307,11 @@ void Device::set_model(std::unique_ptr<TimingModel> model) {
 std::string Device::model_description() const {
   std::lock_guard lock(base_.model_mutex);
   return base_.model ? base_.model->describe() : "none";
+}
+
+std::uint64_t Device::atomic_unit() const {
+  std::lock_guard lock(base_.model_mutex);
+  return base_.model ? base_.model->atomic_unit() : 512;
 }
 
 std::string Device::describe() const {

@@ -58,6 +58,9 @@ class Device {
   std::string describe() const;
   // "hdd: 7200 rpm, ..." or "none".
   std::string model_description() const;
+  // What lands whole at a power cut, bytes: the model's atomic unit, or a
+  // sector (512) without a model.
+  std::uint64_t atomic_unit() const;
 
   // Changes the timing model at run time (nullptr: none). The durability
   // rule is fixed when the server starts, so a model whose cache would change
@@ -99,7 +102,7 @@ class Device {
   void enable_power_loss(std::uint64_t log_limit);
   void reset_stats();
   bool power_loss_enabled() const { return log_ != nullptr; }
-  CrashReport cut_power(const CrashPolicy& policy);
+  CrashReport cut_power(CrashPolicy policy);
   void power_on();
   bool powered() const;
 

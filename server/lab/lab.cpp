@@ -148,7 +148,8 @@ Recorder::Status Lab::start_recording(const std::string& path) {
     throw std::invalid_argument("a recording is running (" + recorders_.back()->status().path +
                                 "): stop it first (POST /record/stop)");
   std::vector<fscore::record::ExportInfo> exports;
-  for (const auto& d : devices_) exports.push_back({d->name(), d->size()});
+  for (const auto& d : devices_)
+    exports.push_back({d->name(), d->size(), static_cast<std::uint32_t>(d->atomic_unit())});
   auto recorder = std::make_unique<Recorder>(Recorder::Options{path, record_buffer_}, exports);
   {
     // One moment of every export: all their changes wait while the bases

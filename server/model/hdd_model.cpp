@@ -24,6 +24,7 @@ HddModel::Params HddModel::parse(const ModelSpec& spec, std::uint64_t device_siz
   p.interface_rate = in.size("interface", p.interface_rate);
   p.overhead = in.duration("overhead", p.overhead);
   p.seed = in.count("seed", p.seed, 0, ~0ull);
+  p.atomic = in.atomic_unit(p.atomic);
   in.finish();
   if (g.rate_outer == 0 || g.rate_inner == 0 || g.rate_inner > g.rate_outer)
     throw std::invalid_argument("hdd: rate-outer and rate-inner must be above 0, the inner no faster than the outer");

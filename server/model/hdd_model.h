@@ -25,6 +25,7 @@
 //   interface=SIZE        link rate per second (SATA 6 Gb/s), default 550M
 //   overhead=DURATION     command overhead, default 50us
 //   seed=N                initial platter angle, default 1
+//   atomic=SIZE           what lands whole at a power cut, default 512 (a sector)
 #pragma once
 
 #include <cstdint>
@@ -46,6 +47,7 @@ class HddModel final : public TimingModel {
     std::uint64_t interface_rate = 550ull << 20;
     Nanos overhead = 50 * kMicro;
     std::uint64_t seed = 1;
+    std::uint64_t atomic = 512;
   };
   static Params parse(const ModelSpec& spec, std::uint64_t device_size);
 
@@ -53,6 +55,7 @@ class HddModel final : public TimingModel {
   IoTiming submit(const IoRequest& request, Nanos now) override;
   std::string describe() const override;
   bool volatile_cache() const override { return p_.cache; }
+  std::uint64_t atomic_unit() const override { return p_.atomic; }
   std::unique_ptr<TimingModel> restarted() const override { return std::make_unique<HddModel>(p_); }
 
   const HddGeometry& geometry() const { return geometry_; }

@@ -61,6 +61,13 @@ std::uint64_t ModelParams::size(std::string_view key, std::uint64_t fallback) {
   }
 }
 
+std::uint64_t ModelParams::atomic_unit(std::uint64_t fallback) {
+  const std::uint64_t unit = size("atomic", fallback);
+  if (unit == 0 || unit % 512 != 0 || unit > (1u << 20))
+    bad("atomic", "whole 512-byte sectors (512, 4096, ...) up to 1M, not " + std::to_string(unit) + " bytes");
+  return unit;
+}
+
 std::uint64_t ModelParams::count(std::string_view key, std::uint64_t fallback, std::uint64_t min, std::uint64_t max) {
   const std::string* v = take(key);
   if (v == nullptr) return fallback;

@@ -33,6 +33,9 @@ class ModelParams {
   std::uint64_t size(std::string_view key, std::uint64_t fallback);  // bytes, or bytes per second
   std::uint64_t count(std::string_view key, std::uint64_t fallback, std::uint64_t min, std::uint64_t max);
   bool on_off(std::string_view key, bool fallback);
+  // The device's atomic unit (atomic=SIZE): whole 512-byte sectors, at most
+  // 1 MiB. What a power cut keeps of a write in flight, a unit at a time.
+  std::uint64_t atomic_unit(std::uint64_t fallback);
   // Any of `keys` (aliases, e.g. "latency" for both read and write).
   bool has(std::string_view key) const { return spec_.params.contains(key); }
 

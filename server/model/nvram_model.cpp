@@ -15,6 +15,7 @@ NvramModel::Params NvramModel::parse(const ModelSpec& spec) {
   p.write_latency = in.duration("write-latency", p.write_latency);
   p.bandwidth = in.size("bandwidth", p.bandwidth);
   p.channels = in.count("channels", p.channels, 1, 1024);
+  p.atomic = in.atomic_unit(p.atomic);
   in.finish();
   return p;
 }

@@ -9,6 +9,7 @@
 //   write-latency=DURATION  default 2us
 //   bandwidth=SIZE          bytes per second over the link, 0 = unlimited; default 2G
 //   channels=N              requests served at once, default 4
+//   atomic=SIZE             what lands whole at a power cut, default 512
 #pragma once
 
 #include <vector>
@@ -25,6 +26,7 @@ class NvramModel final : public TimingModel {
     Nanos write_latency = 2 * kMicro;
     std::uint64_t bandwidth = std::uint64_t{2} << 30;
     std::uint64_t channels = 4;
+    std::uint64_t atomic = 512;
   };
   static Params parse(const ModelSpec& spec);
 
@@ -32,6 +34,7 @@ class NvramModel final : public TimingModel {
   IoTiming submit(const IoRequest& request, Nanos now) override;
   std::string describe() const override;
   bool volatile_cache() const override { return false; }
+  std::uint64_t atomic_unit() const override { return p_.atomic; }
   std::unique_ptr<TimingModel> restarted() const override { return std::make_unique<NvramModel>(p_); }
 
  private:

@@ -17,6 +17,7 @@ SsdModel::Params SsdModel::parse(const ModelSpec& spec) {
   p.bandwidth = in.size("bandwidth", p.bandwidth);
   p.cache = in.on_off("cache", p.cache);
   p.cache_size = in.size("cache-size", p.cache_size);
+  p.atomic = in.atomic_unit(p.atomic);
   in.finish();
   if (p.page == 0) throw std::invalid_argument("ssd: page must be above 0");
   if (p.cache && p.cache_size == 0) throw std::invalid_argument("ssd: cache-size must be above 0 with cache=on");

@@ -14,6 +14,8 @@
 //   bandwidth=SIZE            link bytes per second, 0 = unlimited; default 3G
 //   cache=on|off              default on
 //   cache-size=SIZE           default 1G
+//   atomic=SIZE               what lands whole at a power cut, default 4K (the
+//                             mapping unit: a 4 KiB write is all or nothing)
 #pragma once
 
 #include <vector>
@@ -35,6 +37,7 @@ class SsdModel final : public TimingModel {
     std::uint64_t bandwidth = 3ull << 30;
     bool cache = true;
     std::uint64_t cache_size = 1ull << 30;
+    std::uint64_t atomic = 4096;
   };
   static Params parse(const ModelSpec& spec);
 
@@ -42,6 +45,7 @@ class SsdModel final : public TimingModel {
   IoTiming submit(const IoRequest& request, Nanos now) override;
   std::string describe() const override;
   bool volatile_cache() const override { return p_.cache; }
+  std::uint64_t atomic_unit() const override { return p_.atomic; }
   std::unique_ptr<TimingModel> restarted() const override { return std::make_unique<SsdModel>(p_); }
 
  private:

@@ -53,6 +53,9 @@ class TimingModel {
   virtual std::string describe() const = 0;
   // True if acknowledged writes sit in a volatile cache until a flush.
   virtual bool volatile_cache() const = 0;
+  // The bytes a write lands in whole at a power cut (atomic=SIZE): a
+  // multiple of 512.
+  virtual std::uint64_t atomic_unit() const = 0;
   // The same device just powered on: same parameters, empty cache, idle.
   virtual std::unique_ptr<TimingModel> restarted() const = 0;
 };

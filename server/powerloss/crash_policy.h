@@ -5,10 +5,12 @@
 //   random   each survives or not, by a seeded coin
 //   reorder  a seeded random subset survives, landing in a shuffled order
 // Writes in flight at the cut (not yet acknowledged) are torn: each atomic
-// unit of them survives or not by the coin (torn=0: the whole write, or none).
+// unit of them survives or not by the coin (the device model's unit unless
+// given; torn=0: the whole write, or none).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace nvj {
@@ -17,7 +19,7 @@ struct CrashPolicy {
   enum class Kind { all, random, reorder };
   Kind kind = Kind::all;
   std::uint64_t seed = 1;
-  std::uint64_t atomic_unit = 512;  // bytes; 0 = whole writes
+  std::optional<std::uint64_t> atomic_unit;  // bytes; 0 = whole writes; unset: each device's own
 
   // From "all", "random", "reorder"; throws std::invalid_argument.
   static Kind parse_kind(const std::string& text);
@@ -31,6 +33,7 @@ struct CrashReport {
   std::uint64_t volatile_lost = 0;
   std::uint64_t in_flight = 0;    // torn
   std::uint64_t bytes_lost = 0;   // of volatile and in-flight writes
+  std::uint64_t atomic_unit = 0;  // what writes in flight were torn at (0: whole)
 };
 
 }  // namespace nvj

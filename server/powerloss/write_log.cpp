@@ -75,6 +75,7 @@ void WriteLog::prune() {
 CrashReport WriteLog::cut(Store& store, const CrashPolicy& policy) {
   std::lock_guard lock(mutex_);
   CrashReport report;
+  report.atomic_unit = policy.atomic_unit.value_or(512);
   // Back to the state before the first write in the log.
   for (auto it = entries_.rbegin(); it != entries_.rend(); ++it)
     store.write(it->before.data(), static_cast<std::uint32_t>(it->before.size()), it->offset, false);
@@ -117,8 +118,8 @@ CrashReport WriteLog::cut(Store& store, const CrashPolicy& policy) {
     }
     // In flight: torn at the atomic unit.
     ++report.in_flight;
-    const std::uint32_t unit =
-        policy.atomic_unit == 0 ? size : static_cast<std::uint32_t>(std::min<std::uint64_t>(policy.atomic_unit, size));
+    const std::uint64_t atomic = report.atomic_unit;
+    const std::uint32_t unit = atomic == 0 ? size : static_cast<std::uint32_t>(std::min<std::uint64_t>(atomic, size));
     for (std::uint32_t at = 0; at < size; at += unit) {
       const std::uint32_t len = std::min(unit, size - at);
       if (coin())

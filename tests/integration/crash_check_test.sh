@@ -100,11 +100,14 @@ if "$NVJ" crash image "$rec" --state 999999999 --out "$T/none" >"$T/none.log" 2>
 grep -q "no state 999999999" "$T/none.log" || fail "the missing state is not named: $(cat "$T/none.log")"
 
 # Two shards, merged: the same bytes as one run (the ground truth on the
-# failing states and a sample of the others, as by default); the second
-# shard from Slurm's variables.
-"$NVJ" crash check "$rec" --out "$T/one" >"$T/one.log" || true
-"$NVJ" crash check "$rec" --shard 0/2 --out "$T/s0" >"$T/s0.log" || true
-SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_COUNT=2 "$NVJ" crash check "$rec" --out "$T/s1" >"$T/s1.log" || true
+# failing states and a sample of the others, as by default; the causes of
+# the first 20 failing states, which each shard minimizes for its own first
+# 20 and the merge trims to all shards' first 20); the second shard from
+# Slurm's variables.
+"$NVJ" crash check "$rec" --minimize 20 --out "$T/one" >"$T/one.log" || true
+"$NVJ" crash check "$rec" --minimize 20 --shard 0/2 --out "$T/s0" >"$T/s0.log" || true
+SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_COUNT=2 "$NVJ" crash check "$rec" --minimize 20 \
+  --out "$T/s1" >"$T/s1.log" || true
 grep -q "shard 1 of 2 (from Slurm)" "$T/s1.log" || fail "the shard was not taken from Slurm's variables"
 status=0
 "$NVJ" crash merge --out "$T/merged" "$T/s0" "$T/s1/results.json" >"$T/merge.log" || status=$?
@@ -126,6 +129,16 @@ PY
   tail -n 5 "$T/one.log" "$T/s0.log" "$T/s1.log"
   fail "the merged shards differ from the unsharded run"
 fi
+python3 - "$T/merged/results.json" <<'PY' || fail "the causes are not those of the first 20 failing states"
+import json, sys
+merged = json.load(open(sys.argv[1]))
+failing = [s for s in merged["states"] if s["verdict"] == "fail"]
+assert len(failing) > 20, f"only {len(failing)} failing states"
+assert all("cause" in s for s in failing[:20]) and not any("cause" in s for s in failing[20:])
+PY
+"$NVJ" crash check "$rec" --minimize 5 --shard 1/2 --out "$T/s1-other" >/dev/null || true
+if "$NVJ" crash merge --out "$T/m3" "$T/s0" "$T/s1-other" >"$T/m3.log" 2>&1; then fail "shards checked with other options were merged"; fi
+grep -q "options differ" "$T/m3.log" || fail "merge did not say the options differ: $(cat "$T/m3.log")"
 if "$NVJ" crash merge --out "$T/m2" "$T/s0" "$T/s0" >"$T/m2.log" 2>&1; then fail "a shard given twice was merged"; fi
 grep -q "given twice" "$T/m2.log" || fail "merge did not say the shard was given twice: $(cat "$T/m2.log")"
 

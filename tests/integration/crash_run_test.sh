@@ -109,7 +109,9 @@ grep -Eq '^torn +[1-9][0-9]* +[1-9][0-9]*$' "$T/torn512.log" || fail "no torn st
 # A tear that alone breaks a fact: a file's blocks written and fsynced,
 # then overwritten in place by one O_DIRECT write (no metadata changes) and
 # said durable without the flush. Kept whole, the write holds the fact;
-# torn, it does not, and the cause names the tear, in the file's data.
+# torn, it does not, and the cause names the tear, in the file's data. The
+# data disk is an SSD: the recording carries its atomic unit (4 KiB), and
+# the tears fall on it.
 head -c 65536 /dev/urandom >"$T/new.bin"
 cat >"$T/tear.sh" <<EOF2
 #!/bin/sh
@@ -120,13 +122,16 @@ dd if="$T/new.bin" of=f bs=65536 count=1 oflag=direct conv=notrunc status=none
 "\$NVJ" mark fact file f size 65536 crc32c $(crc32c "$T/new.bin")
 EOF2
 chmod +x "$T/tear.sh"
-run_crash "$T/tear.log" run --out "$T/tear" --verify failing --torn 2 -- "$T/tear.sh"
+run_crash "$T/tear.log" run --out "$T/tear" --verify failing --torn 2 data-model=ssd -- "$T/tear.sh"
 [ "$STATUS" = 1 ] || fail "a fact broken by a tear: exit $STATUS, not 1"
 python3 - "$T/tear/results.json" <<'PY' || fail "the tear is not named as the cause"
 import json, sys
 r = json.load(open(sys.argv[1]))
+assert r["recording"]["atomic_units"] == {"data": 4096, "journal": 512}, r["recording"]
+assert r["options"]["torn_unit"] == 0, r["options"]
 after = [s for s in r["states"] if s["last_mark"]]
 assert any(s["strategy"] == "all" and s["verdict"] == "pass" for s in after), "kept whole, the write should hold the fact"
+assert all((s["torn"]["offset"] + s["torn"]["kept_bytes"]) % 4096 == 0 for s in after if s["strategy"] == "torn"), "a tear off the SSD's 4 KiB"
 torn = [s for s in after if s["strategy"] == "torn" and s["verdict"] == "fail"]
 alone = [s for s in torn if s["cause"]["found"] and not s["cause"]["dropped"]]
 assert alone, "no state whose tear alone breaks the fact"

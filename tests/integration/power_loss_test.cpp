@@ -66,9 +66,12 @@ TEST_CASE("a power cut drops unflushed data-disk writes and keeps flushed, FUA a
     const Json cut = control_json(control, "POST", "/crash?policy=all");
     CHECK(cut.at("policy") == "all");
     CHECK(cut.at("exports").at("data") ==
-          Json{{"durable", 1}, {"volatile_kept", 0}, {"volatile_lost", 2}, {"in_flight", 0}, {"bytes_lost", 8192}});
+          Json{{"durable", 1}, {"volatile_kept", 0}, {"volatile_lost", 2}, {"in_flight", 0}, {"bytes_lost", 8192},
+               {"torn", 512}});
     CHECK(cut.at("exports").at("journal") ==
-          Json{{"durable", 0}, {"volatile_kept", 0}, {"volatile_lost", 0}, {"in_flight", 0}, {"bytes_lost", 0}});
+          Json{{"durable", 0}, {"volatile_kept", 0}, {"volatile_lost", 0}, {"in_flight", 0}, {"bytes_lost", 0},
+               {"torn", 512}});
+    CHECK_FALSE(cut.contains("torn"));  // not given: each export's model's unit
 
     // Off: every request fails with EIO, reads too.
     std::vector<char> b(4096);
@@ -103,6 +106,7 @@ TEST_CASE("a cache-off disk loses nothing acknowledged", "[power]") {
     CHECK(cut.at("exports").size() == 1);
     CHECK(cut.at("exports").at("data").at("volatile_lost") == 0);
     CHECK(cut.at("exports").at("data").at("bytes_lost") == 0);
+    CHECK(cut.at("exports").at("data").at("torn") == 4096);  // the SSD's atomic unit
     CHECK(control_json(control, "POST", "/power-on?export=data") == Json{{"power", "on"}});
     for (int i = 0; i < 32; ++i) CHECK(first_byte(data.get(), static_cast<std::uint64_t>(i) * 4096) == 'S');
   }

@@ -68,6 +68,20 @@ TEST_CASE("model specs parse and every mistake is named", "[model]") {
   CHECK_THAT(error_of("hdd:seek-avg=20ms"), Catch::Contains("seek-track <= seek-avg <= seek-full"));
   CHECK_THAT(error_of("hdd:rate-inner=300M"), Catch::Contains("the inner no faster than the outer"));
   CHECK_THAT(error_of("hdd:capacity=1M"), Catch::Contains("smaller than the export"));
+  CHECK_THAT(error_of("ssd:atomic=1000"), Catch::StartsWith("ssd atomic=1000: whole 512-byte sectors"));
+  CHECK_THAT(error_of("nvram:atomic=2M"), Catch::StartsWith("nvram atomic=2M: whole 512-byte sectors"));
+  CHECK_THAT(error_of("hdd:atomic=0"), Catch::StartsWith("hdd atomic=0: whole 512-byte sectors"));
+}
+
+TEST_CASE("each model has an atomic unit: a sector, an SSD's 4 KiB, or what atomic= says", "[model]") {
+  const auto unit = [](const std::string& spec) { return make_model(ModelSpec::parse(spec), 1ull << 30)->atomic_unit(); };
+  CHECK(unit("hdd") == 512);
+  CHECK(unit("nvram") == 512);
+  CHECK(unit("ssd") == 4096);
+  CHECK(unit("hdd:atomic=4K") == 4096);
+  CHECK(unit("ssd:atomic=512") == 512);
+  CHECK(unit("nvram:atomic=1M") == 1u << 20);
+  CHECK(make_model(ModelSpec::parse("hdd:atomic=4K"), 1ull << 30)->restarted()->atomic_unit() == 4096);
 }
 
 TEST_CASE("nvram: latency plus link transfer, channels in parallel, free flush", "[model][nvram]") {

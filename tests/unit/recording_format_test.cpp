@@ -40,7 +40,7 @@ Sample sample(std::string_view stopped = {}) {
   FrameBuffer out;
   auto at = [&] { s.starts.push_back(out.size()); };
   at();
-  e.header(out, {{"data", 1 << 20}, {"journal", 64 << 10}});
+  e.header(out, {{"data", 1 << 20, 4096}, {"journal", 64 << 10, 512}});
   const std::string base(5000, 'b');
   at();
   e.base(out, 0, 4096, base.data(), base.size());
@@ -91,12 +91,14 @@ std::int64_t failure_offset(const Bytes& bytes, std::string* what = nullptr) {
 TEST_CASE("a recording's frames read back as they were written", "[recording]") {
   const Sample s = sample();
   FrameReader r(s.bytes);
-  CHECK(r.version() == 1);
+  CHECK(r.version() == 2);
   REQUIRE(r.exports().size() == 2);
   CHECK(r.exports()[0].name == "data");
   CHECK(r.exports()[0].size == 1 << 20);
+  CHECK(r.exports()[0].atomic_unit == 4096);
   CHECK(r.exports()[1].name == "journal");
   CHECK(r.exports()[1].size == 64 << 10);
+  CHECK(r.exports()[1].atomic_unit == 512);
 
   std::vector<Frame> f;
   while (auto next = r.next()) f.push_back(*next);
@@ -133,6 +135,41 @@ TEST_CASE("a recording's frames read back as they were written", "[recording]") 
   CHECK_FALSE(r.stopped());
   CHECK_FALSE(r.next().has_value());
   CHECK(r.position() == s.bytes.size());
+}
+
+TEST_CASE("a version 1 recording, without atomic units, reads with 512 for each export", "[recording]") {
+  // Its header by hand: magic, version 1, one export (size, name), no unit.
+  Bytes fixed(8 + 8 + 12 + 4);
+  std::copy(fscore::record::kMagic.begin(), fscore::record::kMagic.end(), fixed.begin());
+  fscore::store_le<std::uint32_t>(fixed.data() + 8, 1);
+  fscore::store_le<std::uint32_t>(fixed.data() + 12, 1);
+  fscore::store_le<std::uint64_t>(fixed.data() + 16, 1 << 20);
+  fscore::store_le<std::uint32_t>(fixed.data() + 24, 4);
+  std::copy_n("data", 4, fixed.begin() + 28);
+  Bytes bytes(16 + fixed.size() + 4);
+  bytes[0] = static_cast<std::uint8_t>(FrameKind::header);
+  bytes[1] = fscore::record::kNoExport;
+  fscore::store_le<std::uint32_t>(bytes.data() + 4, static_cast<std::uint32_t>(fixed.size()));
+  std::copy(fixed.begin(), fixed.end(), bytes.begin() + 16);
+  fscore::store_le<std::uint32_t>(bytes.data() + 16 + fixed.size(), ~fscore::crc32c(~0u, bytes.data(), 16 + fixed.size()));
+  FrameEncoder rest;  // an end frame after it: sequence 1, one frame before it
+  FrameBuffer scratch;
+  rest.header(scratch, {{"data", 1 << 20}});
+  FrameBuffer end;
+  rest.end(end, {});
+  bytes.insert(bytes.end(), end.data(), end.data() + end.size());
+  FrameReader r(bytes);
+  CHECK(r.version() == 1);
+  REQUIRE(r.exports().size() == 1);
+  CHECK((r.exports()[0].name == "data" && r.exports()[0].size == 1 << 20 && r.exports()[0].atomic_unit == 512));
+  while (r.next()) {
+  }
+  CHECK(r.position() == bytes.size());
+
+  FrameEncoder e;
+  FrameBuffer out;
+  CHECK_THROWS_WITH(e.header(out, {{"data", 1 << 20, 1000}}), Catch::Contains("not whole 512-byte sectors"));
+  CHECK(out.size() == 0);
 }
 
 TEST_CASE("a base longer than a chunk is cut into frames, and a stopped recording says why", "[recording]") {

@@ -146,7 +146,7 @@ void enumeration_options(Command& c, std::uint64_t& every, bool& no_marks, bool&
   c.count("--torn", strategies.torn, 0u, 1024u, "torn states per volatile write: cuts at atomic units (default 0)")
       .value_name("N");
   c.size("--torn-unit", strategies.torn_unit, 512, std::uint64_t{1} << 20,
-         "the atomic unit torn writes are cut at, a multiple of 512 (default 512)")
+         "the atomic unit torn writes are cut at, a multiple of 512 (default: each export's, from the recording)")
       .value_name("SIZE");
 }
 

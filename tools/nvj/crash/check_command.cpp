@@ -308,7 +308,8 @@ int crash_check_main(const CheckArgs& a) {
   kernel.reset();
   const double seconds = progress.elapsed();
   Json results =
-      results_json(a.recording, file.bytes().size(), filesystem, index, options, enumeration, shard, std::move(states));
+      results_json(a.recording, file.bytes().size(), filesystem, index, options, enumeration, shard, a.minimize,
+                   std::move(states));
   const VerdictCount c = count_verdicts(results);
   if (c.failing > kShownFailures)
     std::printf("(%llu more failing states%s)\n", static_cast<unsigned long long>(c.failing - kShownFailures),

@@ -112,15 +112,18 @@ Json state_json(const RecordingIndex& index, const CheckedState& checked) {
 Json results_json(const std::string& recording, std::uint64_t recording_bytes, const std::string& filesystem,
                   const RecordingIndex& index,
                   const fscore::record::CheckOptions& o, const fscore::record::Enumeration& e, const Shard& shard,
-                  Json states) {
+                  std::uint64_t minimize, Json states) {
   Json strategies = Json::object();
   for (std::size_t s = 0; s < fscore::record::kStrategies; ++s)
     strategies[fscore::record::to_string(static_cast<fscore::record::Strategy>(s))] =
         Json{{"states", e.by_strategy[s].states}, {"unique", e.by_strategy[s].unique}};
+  Json units = Json::object();
+  for (const auto& x : index.exports()) units[x.name] = x.atomic_unit;
   Json j{{"recording", Json{{"path", recording},
                             {"bytes", recording_bytes},
                             {"frames", index.end() + 1},
-                            {"filesystem", filesystem}}},
+                            {"filesystem", filesystem},
+                            {"atomic_units", std::move(units)}}},
          {"options", Json{{"marks", o.points.marks},
                           {"persistence", o.points.persistence},
                           {"every", o.points.every},
@@ -131,7 +134,8 @@ Json results_json(const std::string& recording, std::uint64_t recording_bytes, c
                           {"random", o.strategies.random},
                           {"seed", o.strategies.seed},
                           {"torn", o.strategies.torn},
-                          {"torn_unit", o.strategies.torn_unit}}},
+                          {"torn_unit", o.strategies.torn_unit},
+                          {"minimize", minimize}}},
          {"enumeration", Json{{"states", e.states},
                               {"unique", e.unique},
                               {"merged_by_contents", e.fingerprints},
@@ -212,6 +216,13 @@ Json merge_results(const std::vector<Json>& shards, const std::vector<std::strin
   for (std::uint64_t i = 0; i < states.size(); ++i)
     if (states[i].at("ordinal").get<std::uint64_t>() != i)
       throw std::runtime_error("state " + std::to_string(i) + " was not checked exactly once");
+  // Each shard minimized the causes of its own first failing states; one
+  // run, those of the first `minimize` of all of them (each of which is
+  // among its shard's first): the others' causes go.
+  const std::uint64_t minimize = first.at("options").at("minimize").get<std::uint64_t>();
+  std::uint64_t failing = 0;
+  for (Json& state : states)
+    if (state.at("verdict") == "fail" && failing++ >= minimize) state.erase("cause");
   Json merged = first;
   merged.erase("shard");
   merged["states"] = Json(std::move(states));

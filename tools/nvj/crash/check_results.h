@@ -34,10 +34,12 @@ bool verdicts_agree(const fscore::record::StateVerdict& a, const fscore::record:
 
 // The whole document. `states` are state_json's, in ordinal order;
 // `filesystem` is the one on the data export (ext4: the states' verdicts
-// are the fast path's; xfs, btrfs: the kernel's).
+// are the fast path's; xfs, btrfs: the kernel's); `minimize`, how many
+// failing states get a minimized cause (the first ones).
 Json results_json(const std::string& recording, std::uint64_t recording_bytes, const std::string& filesystem,
                   const fscore::record::RecordingIndex& index, const fscore::record::CheckOptions& options,
-                  const fscore::record::Enumeration& enumeration, const Shard& shard, Json states);
+                  const fscore::record::Enumeration& enumeration, const Shard& shard, std::uint64_t minimize,
+                  Json states);
 
 // The shards' documents joined: they must come from the same recording and
 // options and be shards of one count, each once; every unique state must be

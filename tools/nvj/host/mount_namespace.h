@@ -13,10 +13,11 @@ namespace nvj::cli {
 
 // Moves this process into a mount namespace of its own whose mounts do not
 // propagate to the one it came from, so what it mounts from here on is seen
-// (and copied) by no one else; its mounts go when the process does. Once per
-// process; a second call does nothing. Returns false, with why in `why`,
-// where it cannot (a process with threads, no CAP_SYS_ADMIN): the caller
-// goes on in the namespace it has.
+// (and copied) by no one else; its mounts go when the process does. It
+// copies every mount there is, though, and holds those for as long as it
+// lives: call it in a short-lived child. Once per process; a second call
+// does nothing. Returns false, with why in `why`, where it cannot (a process
+// with threads, no CAP_SYS_ADMIN).
 bool enter_private_mount_namespace(std::string& why);
 
 // Waits until nothing holds `devices` exclusively (a filesystem that is
