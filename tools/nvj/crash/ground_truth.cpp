@@ -170,7 +170,7 @@ StateVerdict decode(const std::string& in) {
 std::string mount_and_read(const std::string& device, const std::filesystem::path& mount_point,
                            const std::string& filesystem, const std::string& options,
                            const fscore::record::FactOracle& oracle) {
-  if (std::string why; !enter_private_mount_namespace(why)) return "E" + why;
+  if (std::string why; !enter_private_mount_namespace(why)) return std::string("E").append(why);
   StateVerdict v;
   if (::mount(device.c_str(), mount_point.c_str(), filesystem.c_str(), 0, options.c_str()) != 0) {
     v.verdict = Verdict::unreadable;
@@ -185,9 +185,8 @@ std::string mount_and_read(const std::string& device, const std::filesystem::pat
     v.error = std::string("reading it back: ") + e.what();
   }
   if (::umount2(mount_point.c_str(), 0) != 0) {
-    std::string why = "unmount " + mount_point.string() + ": ";
-    why += std::strerror(errno);
-    return "E" + why;
+    const int error = errno;  // appended below: GCC 12 -O3 -Wrestrict misfires on "..." + std::string
+    return std::string("Eunmount ").append(mount_point.string()).append(": ").append(std::strerror(error));
   }
   return encode(v);
 }
