@@ -4,22 +4,19 @@
 #include <linux/falloc.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
 
 #include "common/unique_fd.h"
 #include "fscore/crc32c.h"
+#include "tools/nvj/host/detached_mount.h"
 #include "tools/nvj/host/filesystem_tools.h"
 #include "tools/nvj/host/loop_device.h"
-#include "tools/nvj/host/mount_namespace.h"
 #include "tools/nvj/host/process.h"
 
 namespace nvj::cli {
@@ -110,89 +107,6 @@ void write_state_file(fscore::record::CrashImage& image, std::uint8_t device, co
     }
 }
 
-namespace {
-
-// The verdict of a mount, as the child that made it sends it: 'V', the
-// verdict, the error, the violations; or 'E' and why the child could not
-// mount at all. Strings are a u32 length and the bytes.
-void put_string(std::string& out, const std::string& text) {
-  const auto n = static_cast<std::uint32_t>(text.size());
-  out.append(reinterpret_cast<const char*>(&n), sizeof n);
-  out += text;
-}
-
-std::string take_string(const std::string& in, std::size_t& at) {
-  std::uint32_t n = 0;
-  if (in.size() - at < sizeof n) throw std::runtime_error("the ground truth's mount process: a short answer");
-  std::memcpy(&n, in.data() + at, sizeof n);
-  at += sizeof n;
-  if (in.size() - at < n) throw std::runtime_error("the ground truth's mount process: a short answer");
-  std::string text = in.substr(at, n);
-  at += n;
-  return text;
-}
-
-std::string encode(const StateVerdict& v) {
-  std::string out = "V";
-  out += static_cast<char>(v.verdict);
-  put_string(out, v.error);
-  put_string(out, std::to_string(v.violations.size()));
-  for (const auto& x : v.violations) {
-    put_string(out, x.path);
-    put_string(out, x.expected);
-    put_string(out, x.found);
-  }
-  return out;
-}
-
-StateVerdict decode(const std::string& in) {
-  if (in.size() < 2 || (in[0] != 'V' && in[0] != 'E'))
-    throw std::runtime_error("the ground truth's mount process ended without an answer");
-  std::size_t at = 1;
-  if (in[0] == 'E') throw std::runtime_error(take_string(in, at));
-  StateVerdict v;
-  v.verdict = static_cast<Verdict>(in[1]);
-  at = 2;
-  v.error = take_string(in, at);
-  const std::size_t count = std::stoul(take_string(in, at));
-  for (std::size_t i = 0; i < count; ++i) {
-    fscore::record::FactViolation x;
-    x.path = take_string(in, at);
-    x.expected = take_string(in, at);
-    x.found = take_string(in, at);
-    v.violations.push_back(std::move(x));
-  }
-  return v;
-}
-
-// In the child: a mount namespace of its own (host/mount_namespace.h), the
-// mount, the facts read through it, the unmount.
-std::string mount_and_read(const std::string& device, const std::filesystem::path& mount_point,
-                           const std::string& filesystem, const std::string& options,
-                           const fscore::record::FactOracle& oracle) {
-  if (std::string why; !enter_private_mount_namespace(why)) return std::string("E").append(why);
-  StateVerdict v;
-  if (::mount(device.c_str(), mount_point.c_str(), filesystem.c_str(), 0, options.c_str()) != 0) {
-    v.verdict = Verdict::unreadable;
-    v.error = "the kernel does not mount it: ";
-    v.error += std::strerror(errno);  // appended: GCC 12 -O3 -Wrestrict misfires on "..." + std::string
-    return encode(v);
-  }
-  try {
-    v.violations = oracle.check(DirectoryFacts(mount_point));
-  } catch (const std::exception& e) {
-    v.verdict = Verdict::unreadable;
-    v.error = std::string("reading it back: ") + e.what();
-  }
-  if (::umount2(mount_point.c_str(), 0) != 0) {
-    const int error = errno;  // appended below: GCC 12 -O3 -Wrestrict misfires on "..." + std::string
-    return std::string("Eunmount ").append(mount_point.string()).append(": ").append(std::strerror(error));
-  }
-  return encode(v);
-}
-
-}  // namespace
-
 KernelCheck::KernelCheck(std::filesystem::path scratch, fscore::record::CrashImage& image, std::string filesystem,
                          std::string mount_options)
     : scratch_(std::move(scratch)),
@@ -206,8 +120,6 @@ KernelCheck::KernelCheck(std::filesystem::path scratch, fscore::record::CrashIma
                              (filesystem_ == "ext4" ? "e2fsprogs" : filesystem_ + "progs") + ")");
   try {
     std::filesystem::create_directories(scratch_);
-    mount_point_ = scratch_ / "mnt";
-    std::filesystem::create_directories(mount_point_);
     for (std::size_t d = 0; d < image_.count(); ++d) {
       files_.push_back(scratch_ / ("export" + std::to_string(d) + ".img"));
       write_state_file(image_, static_cast<std::uint8_t>(d), files_.back());
@@ -231,54 +143,6 @@ void KernelCheck::teardown() noexcept {
   loops_.clear();
   std::error_code ignored;
   for (const auto& f : files_) std::filesystem::remove(f, ignored);
-  if (!mount_point_.empty()) std::filesystem::remove(mount_point_, ignored);
-}
-
-StateVerdict KernelCheck::read_back(const std::string& device, const std::string& options,
-                                    const fscore::record::FactOracle& oracle) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw sys_error("pipe");
-  std::fflush(nullptr);  // nothing buffered is written twice
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw sys_error("fork");
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    std::string answer;
-    try {
-      answer = mount_and_read(device, mount_point_, filesystem_, options, oracle);
-    } catch (const std::exception& e) {
-      answer = std::string("E") + e.what();
-    }
-    const char* p = answer.data();
-    for (std::size_t left = answer.size(); left > 0;) {
-      const ssize_t w = ::write(fds[1], p, left);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) ::_exit(1);
-      p += w;
-      left -= static_cast<std::size_t>(w);
-    }
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  std::string answer;
-  char buffer[4096];
-  for (;;) {
-    const ssize_t r = ::read(fds[0], buffer, sizeof buffer);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    answer.append(buffer, static_cast<std::size_t>(r));
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error("the ground truth's mount process failed (status " + std::to_string(status) + ")");
-  return decode(answer);
 }
 
 void KernelCheck::write_state() {
@@ -293,8 +157,22 @@ void KernelCheck::write_state() {
 StateVerdict KernelCheck::check(std::uint8_t data, std::optional<std::uint8_t> journal,
                                 const fscore::record::FactOracle& oracle) {
   write_state();
+  StateVerdict v;
   const std::string log = journal ? loops_.at(*journal) : "";
-  StateVerdict v = read_back(loops_.at(data), mount_data(filesystem_, mount_options_, log), oracle);
+  try {
+    DetachedMount mounted(filesystem_, loops_.at(data), mount_data(filesystem_, mount_options_, log));
+    try {
+      v.violations = oracle.check(DirectoryFacts(mounted.root()));
+    } catch (const std::exception& e) {
+      v.verdict = Verdict::unreadable;
+      v.error = std::string("reading it back: ") + e.what();
+    }
+    mounted.close();
+  } catch (const MountRefused& e) {
+    v.verdict = Verdict::unreadable;
+    v.error = std::string("the kernel does not mount it: ") + e.what();
+    return v;
+  }
   // Checked only once the kernel has let go of the devices.
   std::vector<std::string> held{loops_.at(data)};
   if (journal) held.push_back(loops_.at(*journal));

@@ -10,13 +10,11 @@
 //
 // The files and loop devices are made once and reused for every state: the
 // files are emptied (holes punched) and the state written into them, the
-// loop devices' caches dropped. Each state is mounted and read back by a
-// child process in a mount namespace of its own (host/mount_namespace.h):
-// no other process can copy that mount and keep the filesystem mounted, mid-
-// journal, after the unmount, and the mounts of others the child copies
-// are let go when it exits, a check later. The checker runs only once the
-// kernel has let go of the devices. Needs root, loop devices and the
-// checker.
+// loop devices' caches dropped. Each state is a detached mount
+// (host/detached_mount.h), attached to no mount namespace: no other process
+// can copy it and keep the filesystem mounted, mid-journal, after we let it
+// go, and we copy no one else's. The checker runs only once the kernel has
+// let go of the devices. Needs root, loop devices and the checker.
 #pragma once
 
 #include <filesystem>
@@ -63,10 +61,6 @@ class KernelCheck {
 
  private:
   void write_state();
-  // The mount and the facts read through it, by the child (its verdict, or
-  // an exception for a child that could not mount at all).
-  fscore::record::StateVerdict read_back(const std::string& device, const std::string& options,
-                                         const fscore::record::FactOracle& oracle);
   void teardown() noexcept;
 
   std::filesystem::path scratch_;
@@ -75,7 +69,6 @@ class KernelCheck {
   std::string mount_options_;
   std::vector<std::filesystem::path> files_;
   std::vector<std::string> loops_;
-  std::filesystem::path mount_point_;
 };
 
 // Writes export `device` of the state `image` holds to `file`: a sparse file

@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "tools/nvj/host/attach.h"
+#include "tools/nvj/host/detached_mount.h"
 #include "tools/nvj/host/filesystem_tools.h"
-#include "tools/nvj/host/mount_namespace.h"
 #include "tools/nvj/client/control_client.h"
 
 namespace nvj::cli {
