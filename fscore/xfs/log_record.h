@@ -1,6 +1,6 @@
 // An XFS log record as it lies on the log device (the kernel's and
-// xfsprogs' xfs_log_format.h, xlog_rec_header; the plugin's manual, XFS
-// LOG, says the same for users). The log is a ring of 512-byte basic
+// xfsprogs' xfs_log_format.h, xlog_rec_header; nvj(1), XFS LOG FORMAT, says
+// the same for users). The log is a ring of 512-byte basic
 // blocks; a record is its header block (and, for v2 logs with log buffers
 // larger than 32 KiB, extended header blocks), then its data blocks. The
 // first 4 bytes of every data block are overwritten with the log's cycle

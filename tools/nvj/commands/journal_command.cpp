@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +19,8 @@
 #include "fscore/ext4/journal_replay.h"
 #include "fscore/jbd2/journal_recovery.h"
 #include "fscore/uuid.h"
+#include "fscore/xfs/log_scan.h"
+#include "fscore/xfs/superblock.h"
 #include "common/command_line.h"
 #include "common/json.h"
 #include "tools/nvj/commands.h"
@@ -29,11 +32,15 @@ namespace {
 
 constexpr const char* kJournalText = R"(The jbd2 journal offline (inspect, replay: IMAGE is a filesystem with an
 internal journal, a filesystem with --journal its external journal device, or
-a journal device alone) or live (top: a running server's).
+a journal device alone) or live (top: a running server's). inspect reads XFS
+logs too.
 )";
 
 constexpr const char* kInspectText = R"(The journal superblock and the transactions recovery would find in the log,
-each with its blocks, revokes, checksums and commit time.
+each with its blocks, revokes, checksums and commit time. For XFS (IMAGE an
+XFS, with --journal its log device when the log is external, or a log device
+alone): every log record in block order, its LSN, tail LSN, length,
+operations and CRC, and the head and tail after the newest record.
 )";
 
 constexpr const char* kReplayText = R"(Apply the committed transactions to IMAGE exactly as e2fsck -E journal_only -y
@@ -133,8 +140,89 @@ Json inspect_json(const std::string& placement, std::uint32_t block_size, const 
               {"replayed_transactions", replayed}};
 }
 
+// A part of a device: an internal XFS log's region of the data device.
+class SliceSource final : public fscore::BlockSource {
+ public:
+  SliceSource(const fscore::BlockSource& base, std::uint64_t offset, std::uint64_t size)
+      : base_(base), offset_(offset), size_(size) {}
+  std::uint64_t size() const override { return size_; }
+  void read(std::uint64_t offset, std::span<std::uint8_t> bytes) const override {
+    if (offset > size_ || bytes.size() > size_ - offset) throw std::out_of_range("a read past the log's end");
+    base_.read(offset_ + offset, bytes);
+  }
+
+ private:
+  const fscore::BlockSource& base_;
+  std::uint64_t offset_, size_;
+};
+
+// Whether `device` starts with an XFS log record (a log device alone).
+bool starts_with_xfs_log(const fscore::BlockSource& device) {
+  std::array<std::uint8_t, fscore::xfs::kBasicBlock> block{};
+  if (device.size() < block.size()) return false;
+  device.read(0, block);
+  return fscore::xfs::parse_record_header(block).has_value();
+}
+
+// inspect of an XFS log: every record header in block order (as
+// xfs_logprint -d lists them), each CRC, the newest record's head and tail.
+int inspect_xfs(const fscore::BlockSource& log, std::uint64_t log_bytes, const std::string& placement, bool json) {
+  using namespace fscore::xfs;
+  const LogScan scan = scan_log(log, log_bytes);
+  if (json) {
+    Json records = Json::array();
+    for (const ScannedRecord& r : scan.records)
+      records.push_back(Json{{"block", r.block},
+                             {"cycle", r.header.cycle},
+                             {"version", r.header.version},
+                             {"lsn", to_string(r.header.lsn)},
+                             {"tail_lsn", to_string(r.header.tail)},
+                             {"len", r.header.len},
+                             {"operations", r.header.operations},
+                             {"size", r.header.size},
+                             {"crc", to_string(r.crc)},
+                             {"stale", r.overwritten}});
+    const Json newest = scan.newest ? Json(scan.records[*scan.newest].block) : Json(nullptr);
+    std::printf("%s\n", to_json_text(Json{{"format", "xfs"},
+                                          {"placement", placement},
+                                          {"log_blocks", scan.log_blocks},
+                                          {"newest_block", newest},
+                                          {"head_lsn", scan.newest ? Json(to_string(scan.head)) : Json(nullptr)},
+                                          {"tail_lsn", scan.newest ? Json(to_string(scan.tail)) : Json(nullptr)},
+                                          {"crc_failures", scan.crc_failures},
+                                          {"records", records}})
+                             .c_str());
+    return 0;
+  }
+  fmt::print("xfs log: {}, {} blocks of 512 bytes, {} records, {} CRC failures\n", placement, scan.log_blocks,
+             scan.records.size(), scan.crc_failures);
+  if (scan.newest)
+    fmt::print("newest record at block {}: head {}, tail {}\n", scan.records[*scan.newest].block, to_string(scan.head),
+               to_string(scan.tail));
+  else
+    fmt::print("no whole record: an empty or unreadable log\n");
+  if (scan.records.empty()) return 0;
+  fmt::print("\n{:>10} {:>8} {:>14} {:>14} {:>8} {:>6}  {}\n", "block", "cycle", "lsn", "tail lsn", "len", "ops", "crc");
+  for (const ScannedRecord& r : scan.records)
+    fmt::print("{:>10} {:>8} {:>14} {:>14} {:>8} {:>6}  {}{}\n", r.block, r.header.cycle, to_string(r.header.lsn),
+               to_string(r.header.tail), r.header.len, r.header.operations, to_string(r.crc),
+               r.overwritten ? " (stale: a later cycle wrote over it)" : "");
+  return 0;
+}
+
 int inspect(const std::string& path, const std::optional<std::string>& journal_path, bool json) {
   Opened o = open_images(path, journal_path, FileImage::Mode::read_only);
+  if (const auto place = fscore::xfs::locate_log(*o.image)) {
+    if (place->external) {
+      if (!o.journal)
+        throw UsageError("nvj journal inspect: " + path + " is an XFS whose log is on another device: --journal LOG");
+      return inspect_xfs(*o.journal, std::min(place->length, o.journal->size()), "external", json);
+    }
+    if (o.journal) throw UsageError("nvj journal inspect: " + path + " is an XFS with its log inside: no --journal");
+    const SliceSource region(*o.image, place->offset, place->length);
+    return inspect_xfs(region, place->length, "internal", json);
+  }
+  if (!o.journal && starts_with_xfs_log(*o.image)) return inspect_xfs(*o.image, o.image->size(), "log device", json);
   fscore::jbd2::JournalSuperblock sb;
   std::vector<fscore::jbd2::LogRun> runs;
   const fscore::BlockSource* device = o.image.get();
