@@ -1,5 +1,6 @@
 #!/bin/bash
-# nvj attach / detach: prints a device per export, detach removes everything
+# nvj attach / detach: prints a device per export (loop devices in direct
+# I/O on nbdfuse's files, or with --buffered not), detach removes everything
 # it created (loop devices, FUSE mounts, nbdfuse processes, state), refuses
 # while a device is mounted, and cleans up after a failed attach and after
 # the server went away.
@@ -17,6 +18,16 @@ attach one "$T/a.sock"
 [ "$DATA_DEV" != "$JOURNAL_DEV" ]
 [ "$(blockdev --getsize64 "$DATA_DEV")" = $((64 << 20)) ]
 [ "$(blockdev --getsize64 "$JOURNAL_DEV")" = $((8 << 20)) ]
+# The nbdfuse path: the loop devices read and write nbdfuse's files with
+# direct I/O (each request of the filesystem reaches the server as it is),
+# and with --buffered through their page cache.
+dio() { cat "/sys/block/$(basename "$1")/loop/dio"; }
+if [ -e "/sys/block/$(basename "$DATA_DEV")/loop" ]; then
+  [ "$(dio "$DATA_DEV")" = 1 ] && [ "$(dio "$JOURNAL_DEV")" = 1 ] || fail "the loop devices are not in direct I/O"
+  out=$("$NVJ" attach --state "$T/buffered.attach" --export journal --buffered "$T/a.sock")
+  [ "$(dio "$(echo "$out" | awk '{print $2}')")" = 0 ] || fail "--buffered: the loop device is in direct I/O"
+  "$NVJ" detach --state "$T/buffered.attach"
+fi
 # A write through the block device reaches the server.
 printf 'through the kernel' | dd of="$JOURNAL_DEV" bs=4096 conv=sync,fsync status=none
 [ "$(nbdcopy "nbd+unix:///journal?socket=$T/a.sock" - | head -c 18)" = "through the kernel" ]

@@ -37,6 +37,7 @@ struct AttachArgs {
   Target target;
   AttachOptions options;
   std::string method = "auto";
+  bool buffered = false;
 };
 
 int attach_main(AttachArgs& a) {
@@ -65,8 +66,14 @@ CommandRun declare_attach(Command& app) {
   app.choice("--method", a->method, {"auto", "nbd-client", "fuse"},
              "auto (default), nbd-client (the kernel's NBD client), or fuse (nbdfuse and a loop device; auto picks "
              "this when the kernel has no nbd module; always with TLS)");
+  app.flag("--buffered", a->buffered,
+           "fuse: the loop device goes through the nbdfuse file's page cache (default: direct I/O, each request of "
+           "the filesystem reaches the server as it is)");
   add_tls_options(app, a->options.tls, "an nbds:// SERVER");
-  return [a] { return attach_main(*a); };
+  return [a] {
+    a->options.direct_io = !a->buffered;
+    return attach_main(*a);
+  };
 }
 
 CommandRun declare_detach(Command& app) {

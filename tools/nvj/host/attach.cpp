@@ -35,7 +35,7 @@ bool is_nbdfuse(pid_t pid) {
 }
 
 std::string attach_fuse_loop(const std::string& name, const ServerAddress& server, const fs::path& state_dir,
-                             UndoLog& log) {
+                             bool direct_io, UndoLog& log) {
   const fs::path mountpoint = state_dir / name;
   fs::create_directories(mountpoint);
   log.append({"dir", {mountpoint.string()}});
@@ -66,8 +66,12 @@ std::string attach_fuse_loop(const std::string& name, const ServerAddress& serve
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   const std::string file = (mountpoint / "dev").string();
-  const std::string device = loop_attach(file);
+  const std::string device = loop_attach(file, direct_io);
   log.append({"loop", {device, file}});
+  // The kernel turns direct I/O off where the file cannot take it, and says
+  // nothing: ask.
+  if (direct_io && read_text_file("/sys/block/" + device.substr(device.rfind('/') + 1) + "/loop/dio").rfind('1', 0) != 0)
+    throw std::runtime_error(device + " on " + file + ": the kernel would not do direct I/O to it (attach with --buffered)");
   return device;
 }
 
@@ -168,7 +172,7 @@ std::vector<AttachedExport> attach(const AttachOptions& options) {
     for (const auto& name : wanted) {
       const std::string device = method == AttachMethod::nbd_client
                                      ? attach_nbd_client(name, server, log)
-                                     : attach_fuse_loop(name, server, options.state_dir, log);
+                                     : attach_fuse_loop(name, server, options.state_dir, options.direct_io, log);
       log.append({"export", {name, device}});
       result.push_back({name, device});
     }

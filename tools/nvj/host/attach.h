@@ -20,6 +20,7 @@ struct AttachOptions {
   std::vector<std::string> exports;     // empty: every export the server lists
   AttachMethod method = AttachMethod::automatic;
   TlsOptions tls;                       // the key for an nbds URI
+  bool direct_io = true;                // nbdfuse's file read and written by the loop device with O_DIRECT
 };
 
 struct AttachedExport {

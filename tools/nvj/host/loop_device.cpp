@@ -30,7 +30,7 @@ void ensure_node(const std::string& path, int n) {
 
 }  // namespace
 
-std::string loop_attach(const std::string& file) {
+std::string loop_attach(const std::string& file, bool direct_io) {
   UniqueFd backing(::open(file.c_str(), O_RDWR | O_CLOEXEC));
   if (backing.get() < 0) throw sys_error("open " + file);
   UniqueFd control(::open("/dev/loop-control", O_RDWR | O_CLOEXEC));
@@ -47,10 +47,11 @@ std::string loop_attach(const std::string& file) {
     if (loop.get() < 0) throw sys_error("open " + device);
     loop_config config{};
     config.fd = static_cast<__u32>(backing.get());
-    config.info.lo_flags = 0;  // not autoclear: the device stays until detach
+    config.info.lo_flags = direct_io ? LO_FLAGS_DIRECT_IO : 0;  // not autoclear: the device stays until detach
     std::strncpy(reinterpret_cast<char*>(config.info.lo_file_name), file.c_str(), LO_NAME_SIZE - 1);
     if (::ioctl(loop.get(), LOOP_CONFIGURE, &config) == 0) return device;
-    if (errno != EBUSY) throw sys_error("LOOP_CONFIGURE " + device + " with " + file);
+    if (errno != EBUSY)
+      throw sys_error("LOOP_CONFIGURE " + device + " with " + file + (direct_io ? " (direct I/O)" : ""));
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   throw std::runtime_error("no free loop device could be bound to " + file);

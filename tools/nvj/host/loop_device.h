@@ -7,7 +7,11 @@
 namespace nvj::cli {
 
 // Binds `file` to a free /dev/loopN and returns its path. Throws on failure.
-std::string loop_attach(const std::string& file);
+// With `direct_io` the loop device reads and writes the file with O_DIRECT
+// (losetup --direct-io=on): each request the filesystem sends reaches the
+// file as it is, not through the file's page cache; where the file refuses
+// O_DIRECT, this throws, naming the file.
+std::string loop_attach(const std::string& file, bool direct_io = false);
 
 // Unbinds a loop device. Throws if it is busy (mounted, open).
 void loop_detach(const std::string& device);
