@@ -76,9 +76,12 @@ TEST_CASE("nvj crash states counts a recording's crash points and states", "[cra
   CHECK(s.at("keep1").at("states") == 4);  // B, B, B and D
   CHECK(s.at("keep2").at("states") == 1);  // B and D at the end
   CHECK(s.at("prefix").at("states") == 1);
-  // Contents (D lands over A): A; A+B; A+C; A+B+C; C+D; B+C+D. The other
-  // states repeat one of them: keep1 of B at the mark is all, and so on.
-  CHECK(j.at("unique") == 6);
+  // Contents (D lands over A): A before the mark; after it A again (new:
+  // the mark's fact was not checked against it), A+B, A+C, A+B+C, C+D,
+  // B+C+D. The other states repeat one since the mark: keep1 of B at the
+  // mark is all, and so on.
+  CHECK(j.at("unique") == 7);
+  CHECK(s.at("none").at("unique") == 3);  // A before the mark, A after it, A+C
   CHECK(s.at("keep1").at("unique") == 1);  // C+D at the end
   CHECK(j.at("merged_by_contents") == true);
 
