@@ -127,14 +127,18 @@ attach() {
   _attachments+=("$state")
   local out
   out=$("$NVJ" attach --state "$state" "${@:2}")
-  echo "$out"
+  echo "$out" | tee "$T/$1.devices"
   DATA_DEV=$(awk '$1 == "data" { print $2 }' <<<"$out")
   JOURNAL_DEV=$(awk '$1 == "journal" { print $2 }' <<<"$out")
   [ -b "$DATA_DEV" ] || fail "nvj attach $2: no block device for the data export"
   [ -z "$JOURNAL_DEV" ] || [ -b "$JOURNAL_DEV" ] || fail "nvj attach $2: $JOURNAL_DEV is not a block device"
 }
 
-detach() { "$NVJ" detach --state "$T/$1.attach"; }
+detach() {  # the devices released first (see released)
+  local dev
+  for dev in $(awk '{print $2}' "$T/$1.devices" 2>/dev/null); do released "$dev" || return 1; done
+  "$NVJ" detach --state "$T/$1.attach"
+}
 
 # mount_fs DIR : ext4 on DATA_DEV with data=journal, its journal on
 # JOURNAL_DEV when there is one.
@@ -144,8 +148,32 @@ mount_fs() {
   _mounts+=("$1")
 }
 
-# fsck_clean : both devices clean, and nothing left to recover.
+# released DEVICE... : waits (up to 10 s) until nothing holds the devices
+# exclusively. An umount returns at once, yet a mount namespace another
+# process made meanwhile (an unshare, a container) keeps the filesystem
+# mounted there, its journal open, until that process is gone.
+released() {
+  python3 - "$@" <<'PY'
+import errno, os, sys, time
+end = time.monotonic() + 10
+for device in sys.argv[1:]:
+    while True:
+        try:
+            os.close(os.open(device, os.O_RDONLY | os.O_EXCL))
+            break
+        except OSError as e:
+            if e.errno != errno.EBUSY:
+                break  # gone, or not ours to open: nothing to wait for
+            if time.monotonic() > end:
+                sys.exit(f"{device} is still held 10 s after its unmount")
+            time.sleep(0.02)
+PY
+}
+
+# fsck_clean : both devices clean, and nothing left to recover (once the
+# kernel has let go of them).
 fsck_clean() {
+  released "$DATA_DEV" ${JOURNAL_DEV:+"$JOURNAL_DEV"} || return 1
   if dumpe2fs -h "$DATA_DEV" 2>/dev/null | grep -q needs_recovery; then
     echo "needs_recovery is still set on $DATA_DEV"; return 1
   fi
