@@ -30,7 +30,8 @@ std::string context_messages(int fs) {
 }  // namespace
 
 DetachedMount::DetachedMount(const std::string& filesystem, const std::string& device, const std::string& options) {
-  const int fs = ::fsopen(filesystem.c_str(), FSOPEN_CLOEXEC);
+  const UniqueFd context(::fsopen(filesystem.c_str(), FSOPEN_CLOEXEC));
+  const int fs = context.get();
   if (fs < 0) {
     std::string why = "fsopen ";
     why.append(filesystem).append(": ").append(std::strerror(errno));
@@ -41,7 +42,6 @@ DetachedMount::DetachedMount(const std::string& filesystem, const std::string& d
     std::string why = step;
     why.append(": ").append(std::strerror(error));
     if (const std::string told = context_messages(fs); !told.empty()) why.append(" (").append(told).append(")");
-    ::close(fs);
     throw MountRefused(why);
   };
   if (::fsconfig(fs, FSCONFIG_SET_STRING, "source", device.c_str(), 0) != 0) refuse("source " + device);
@@ -58,29 +58,17 @@ DetachedMount::DetachedMount(const std::string& filesystem, const std::string& d
     if (done != 0) refuse("option " + option);
   }
   if (::fsconfig(fs, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) refuse("mount " + device);
-  fd_ = ::fsmount(fs, FSMOUNT_CLOEXEC, 0);
-  if (fd_ < 0) refuse("fsmount " + device);
-  ::close(fs);
+  mount_.reset(::fsmount(fs, FSMOUNT_CLOEXEC, 0));
+  if (!mount_.valid()) refuse("fsmount " + device);
 }
 
-DetachedMount::~DetachedMount() { close(); }
-
-std::filesystem::path DetachedMount::root() const { return "/proc/self/fd/" + std::to_string(fd_); }
-
-void DetachedMount::close() {
-  if (fd_ >= 0) ::close(fd_);  // the last reference: the filesystem is unmounted on the way back
-  fd_ = -1;
-}
+std::filesystem::path DetachedMount::root() const { return "/proc/self/fd/" + std::to_string(mount_.get()); }
 
 void wait_until_released(const std::vector<std::string>& devices, int timeout_ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (const std::string& device : devices) {
     for (;;) {
-      const int fd = ::open(device.c_str(), O_RDONLY | O_EXCL | O_CLOEXEC);
-      if (fd >= 0) {
-        ::close(fd);
-        break;
-      }
+      if (UniqueFd(::open(device.c_str(), O_RDONLY | O_EXCL | O_CLOEXEC)).valid()) break;
       if (errno != EBUSY) throw std::runtime_error("open " + device + ": " + std::strerror(errno));
       if (std::chrono::steady_clock::now() >= deadline)
         throw std::runtime_error(device + " is still held " + std::to_string(timeout_ms / 1000) +

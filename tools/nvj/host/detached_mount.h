@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "common/unique_fd.h"
+
 namespace nvj::cli {
 
 // The kernel refused to make the filesystem: `what` says why, with the
@@ -28,17 +30,14 @@ class DetachedMount {
   // them). Throws MountRefused when the kernel will not mount it, and
   // std::runtime_error when this kernel cannot make detached mounts at all.
   DetachedMount(const std::string& filesystem, const std::string& device, const std::string& options);
-  ~DetachedMount();
-  DetachedMount(const DetachedMount&) = delete;
-  DetachedMount& operator=(const DetachedMount&) = delete;
 
   // The filesystem's root as a path this process can open (/proc/self/fd/N).
   std::filesystem::path root() const;
-  // Unmounts it now (the destructor does otherwise).
-  void close();
+  // Unmounts it now (its last reference gone; the destructor does otherwise).
+  void close() { mount_.reset(); }
 
  private:
-  int fd_ = -1;
+  UniqueFd mount_;
 };
 
 // Waits until nothing holds `devices` exclusively (a filesystem that is
