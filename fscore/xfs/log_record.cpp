@@ -1,6 +1,7 @@
 #include "fscore/xfs/log_record.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "fscore/crc32c.h"
 #include "fscore/endian.h"
@@ -68,6 +69,12 @@ std::uint32_t header_blocks(const LogRecordHeader& h) {
 
 std::uint32_t data_blocks(const LogRecordHeader& h) {
   return static_cast<std::uint32_t>((std::uint64_t{h.len} + kBasicBlock - 1) / kBasicBlock);
+}
+
+std::uint32_t record_crc(const LogRecordHeader& h, std::span<const std::uint8_t> record) {
+  if (record.size() < (std::size_t{header_blocks(h)} + data_blocks(h)) * kBasicBlock)
+    throw std::invalid_argument("xfs record: " + std::to_string(record.size()) + " bytes, shorter than its blocks");
+  return crc_of(h, record, kHeaderCrcSpan);
 }
 
 CrcCheck check_record_crc(const LogRecordHeader& h, std::span<const std::uint8_t> record) {

@@ -93,4 +93,8 @@ const char* to_string(CrcCheck check);
 // blocks as they lie on disk (header_blocks + data_blocks blocks).
 CrcCheck check_record_crc(const LogRecordHeader& h, std::span<const std::uint8_t> record);
 
+// The CRC today's kernels write for such a record (its header's 328-byte
+// span), whatever its CRC field holds: what a writer stores there.
+std::uint32_t record_crc(const LogRecordHeader& h, std::span<const std::uint8_t> record);
+
 }  // namespace fscore::xfs

@@ -4,7 +4,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "fscore/crc32c.h"
 #include "fscore/endian.h"
 
 namespace fscore::xfs {
@@ -47,13 +46,7 @@ std::vector<std::uint8_t> build_record(const RecordSpec& spec, std::span<const s
     std::copy_n(d, 4, slot);
     store_be<std::uint32_t>(d, stamp_of(hblocks + i));
   }
-  if (spec.crc) {
-    std::uint32_t crc = crc32c(~0u, p, 328);  // the CRC field is still 0
-    const std::uint32_t covering = std::max<std::uint32_t>(1, (h.len + kCycleSpan - 1) / kCycleSpan);
-    for (std::uint32_t j = 1; j < std::min(covering, hblocks); ++j) crc = crc32c(crc, p + j * kBasicBlock, 260);
-    crc = crc32c(crc, p + std::size_t{hblocks} * kBasicBlock, h.len);
-    store_le<std::uint32_t>(p + 32, ~crc);
-  }
+  if (spec.crc) store_le<std::uint32_t>(p + 32, record_crc(h, r));
   return r;
 }
 
