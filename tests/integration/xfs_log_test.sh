@@ -11,8 +11,10 @@
 #     unmount every record (block, cycle, tail, length, operations) is one
 #     xfs_logprint -d lists, and no whole record's CRC fails;
 #   - the JSON matches docs/schemas/xfs-log-inspect.schema.json; a damaged
-#     record is counted; an XFS without --journal for its external log is
-#     refused, naming what is missing.
+#     record is counted; an internal log, as mkfs left it, is found from the
+#     superblock and reads as xfs_logprint reads it; an XFS without
+#     --journal for its external log, or with it for an internal one, is
+#     refused, naming what is wrong.
 source "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || skip "needs root (loop devices and mounts)"
 [ -e /dev/loop-control ] || skip "no loop devices (/dev/loop-control)"
@@ -124,6 +126,27 @@ bad = [x for x in b["records"] if x["crc"] == "bad"]
 assert [x["block"] for x in bad] == [a["newest_block"]], bad
 assert b["newest_block"] != a["newest_block"], "a record whose CRC fails is not the newest"
 PY
+
+# An internal log, as mkfs.xfs leaves it (no mount): found from the
+# superblock in the data device, its records xfs_logprint's.
+truncate -s 512M "$T/internal.img"
+mkfs.xfs -q "$T/internal.img"
+"$NVJ" journal inspect "$T/internal.img" --json >"$T/internal.json"
+check_json xfs-log-inspect "$T/internal.json"
+xfs_logprint -d -f "$T/internal.img" >"$T/internal.txt" 2>&1 || fail "xfs_logprint -f failed: $(tail -3 "$T/internal.txt")"
+python3 - "$T/internal.json" "$T/internal.txt" <<'PY' || fail "the internal log's records are not xfs_logprint's"
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+assert r["placement"] == "internal" and r["records"], r
+ours = [(x["cycle"], x["tail_lsn"], x["len"], x["operations"]) for x in r["records"]]
+theirs = [(int(m[1]), f"{int(m[2])}:{int(m[3])}", int(m[4]), int(m[5])) for m in
+          (re.match(r"\s*\d+ HEADER Cycle (\d+) tail (\d+):(\d+) len\s+(\d+) ops (\d+)", l) for l in open(sys.argv[2]))
+          if m and int(m[1]) != 0]
+assert ours == theirs, (ours, theirs)
+PY
+status=0
+"$NVJ" journal inspect "$T/internal.img" --journal "$T/log.img" >"$T/e2" 2>&1 || status=$?
+[ "$status" = 2 ] && grep -q "with its log inside: no --journal" "$T/e2" || fail "--journal for an internal log: exit $status, $(cat "$T/e2")"
 
 status=0
 "$NVJ" journal inspect "$T/data.img" >"$T/e1" 2>&1 || status=$?
