@@ -6,6 +6,8 @@
 #include <atomic>
 
 #include "fscore/endian.h"
+#include "fscore/xfs/log_record.h"
+#include "fscore/xfs/superblock.h"
 #include "server/probe/journal_json.h"
 
 namespace nvj {
@@ -36,6 +38,29 @@ fscore::jbd2::DecoderTotals minus(fscore::jbd2::DecoderTotals a, const fscore::j
   a.log_bytes -= b.log_bytes;
   a.full_time -= b.full_time;
   return a;
+}
+
+// Whether `bytes`, written at log byte `offset`, hold an XFS log record
+// header where its LSN says it lies.
+bool holds_xfs_record(std::span<const std::uint8_t> bytes, std::uint64_t offset) {
+  using fscore::xfs::kBasicBlock;
+  if (offset % kBasicBlock != 0) return false;
+  for (std::size_t at = 0; at + kBasicBlock <= bytes.size(); at += kBasicBlock) {
+    if (fscore::load_be<std::uint32_t>(bytes.data() + at) != fscore::xfs::kLogMagic) continue;
+    const auto h = fscore::xfs::parse_record_header(bytes.subspan(at, kBasicBlock));
+    if (h && h->lsn.block == (offset + at) / kBasicBlock) return true;
+  }
+  return false;
+}
+
+// Whether `bytes`, written at `offset` of the journal export, put a jbd2
+// superblock where a journal device has it.
+bool holds_jbd2_superblock(std::span<const std::uint8_t> bytes, std::uint64_t offset) {
+  for (const std::uint64_t at : device_superblock_offsets())
+    if (at >= offset && at + 4 <= offset + bytes.size() &&
+        fscore::load_be<std::uint32_t>(bytes.data() + (at - offset)) == fscore::jbd2::kMagic)
+      return true;
+  return false;
 }
 
 }  // namespace
@@ -84,17 +109,20 @@ void JournalTracer::LogSource::read(std::uint64_t offset, std::span<std::uint8_t
 JournalTracer::JournalTracer(Store& data, Store* journal, std::vector<std::pair<std::uint64_t, std::uint64_t>> region,
                              Clock& clock, Nanos epoch, int trace_fd)
     : data_(data),
+      journal_(journal),
       internal_(journal == nullptr),
       clock_(clock),
       epoch_(epoch),
       trace_fd_(trace_fd),
       layout_(Ext4Layout::read(data)),
-      source_(journal != nullptr ? *journal : data, journal != nullptr ? decltype(region){} : std::move(region)) {
+      source_(journal != nullptr ? *journal : data, journal != nullptr ? decltype(region){} : std::move(region)),
+      data_view_(data, {}) {
   decoder_ = std::make_unique<JournalDecoder>(source_, *this,
                                               internal_ ? std::vector<std::uint64_t>{0} : device_superblock_offsets(),
                                               this);
   const std::uint32_t bs = layout_ ? layout_->block_size() : 4096;
   classifier_ = std::make_unique<TrafficClassifier>(layout_ ? &*layout_ : nullptr, &data_, bs);
+  if (!layout_) read_xfs_superblock_locked();  // an XFS served as it is (fs=none over an image)
 }
 
 JournalTracer::~JournalTracer() {
@@ -137,21 +165,90 @@ void JournalTracer::drain_locked() const {
 void JournalTracer::apply_locked(const ObservedRequest& r, bool journal_device) const {
   if (r.op == IoOp::flush) {
     decoder_->flush(r.arrived);
+    if (xfs_) xfs_->flush(r.arrived, r.completed);
     return;
   }
   if (journal_device || r.in_region) {
-    if (internal_) classifier_->journal_write(r.length, r.device_time);
-    const std::uint64_t at = source_.log_offset(r.offset);
-    std::span<const std::uint8_t> bytes(r.data, r.length);
-    if (r.data == nullptr) {
-      fetched_.resize(r.length);
-      source_.read(at, fetched_);
-      bytes = fetched_;
-    }
-    decoder_->write(LogWrite{at, bytes, r.fua, r.arrived, r.completed});
+    journal_write_locked(r);
   } else {
-    classifier_->data_write(r.offset, r.length, r.device_time);
+    data_write_locked(r);
   }
+}
+
+std::span<const std::uint8_t> JournalTracer::bytes_of(const ObservedRequest& r, const fscore::BlockSource& source,
+                                                      std::uint64_t at) const {
+  if (r.data != nullptr) return {r.data, r.length};
+  fetched_.resize(r.length);
+  source.read(at, fetched_);
+  return fetched_;
+}
+
+void JournalTracer::journal_write_locked(const ObservedRequest& r) const {
+  if (internal_) classifier_->journal_write(r.length, r.device_time);
+  const std::uint64_t at = source_.log_offset(r.offset);
+  const auto bytes = bytes_of(r, source_, at);
+  if (!internal_ && xfs_ && !xfs_internal_) {
+    if (!holds_jbd2_superblock(bytes, at)) {
+      xfs_->write({at, bytes, r.fua, r.arrived, r.completed});
+      return;
+    }
+    xfs_.reset();  // the journal export was made a jbd2 journal
+    problem_locked("the journal export now holds a jbd2 journal, not an XFS log");
+  }
+  // A log mkfs.xfs writes starts with a record at 1:0, even over a jbd2
+  // journal followed until then.
+  if (!internal_ && !xfs_ && (!decoder_->synchronized() || at == 0) && holds_xfs_record(bytes, at)) {
+    start_xfs_locked(std::make_unique<LogSource>(*journal_, std::vector<std::pair<std::uint64_t, std::uint64_t>>{}),
+                     xfs_external_bytes_ != 0 ? xfs_external_bytes_ : journal_->size(), false);
+    xfs_->write({at, bytes, r.fua, r.arrived, r.completed});
+    return;
+  }
+  decoder_->write(LogWrite{at, bytes, r.fua, r.arrived, r.completed});
+}
+
+void JournalTracer::data_write_locked(const ObservedRequest& r) const {
+  if (xfs_ && xfs_internal_ && r.offset >= xfs_offset_ && r.offset + r.length <= xfs_offset_ + xfs_length_) {
+    classifier_->journal_write(r.length, r.device_time);
+    const std::uint64_t at = r.offset - xfs_offset_;
+    const auto bytes = bytes_of(r, data_view_, r.offset);
+    xfs_->write({at, bytes, r.fua, r.arrived, r.completed});
+    return;
+  }
+  classifier_->data_write(r.offset, r.length, r.device_time);
+  if (r.offset == 0 && !layout_) read_xfs_superblock_locked();  // mkfs.xfs writing its superblock
+}
+
+void JournalTracer::read_xfs_superblock_locked() const {
+  std::optional<fscore::xfs::LogPlace> place;
+  try {
+    place = fscore::xfs::locate_log(data_view_);
+  } catch (const std::exception& e) {
+    problem_locked(std::string("the data export's XFS superblock: ") + e.what());
+    return;
+  }
+  if (!place) return;
+  if (place->external) {
+    xfs_external_bytes_ = place->length;
+    if (xfs_ && !xfs_internal_) xfs_->set_log_blocks(place->length / fscore::xfs::kBasicBlock);
+    return;
+  }
+  if (xfs_ && xfs_internal_ && xfs_offset_ == place->offset && xfs_length_ == place->length) return;
+  xfs_offset_ = place->offset;
+  xfs_length_ = place->length;
+  start_xfs_locked(std::make_unique<LogSource>(data_, std::vector{std::pair{place->offset, place->length}}),
+                   place->length, true);
+}
+
+void JournalTracer::start_xfs_locked(std::unique_ptr<fscore::BlockSource> log, std::uint64_t log_bytes,
+                                     bool internal) const {
+  xfs_internal_ = internal;
+  xfs_ = std::make_unique<XfsLogTracer>(std::move(log), log_bytes / fscore::xfs::kBasicBlock,
+                                        [this](const std::string& p) { problem_locked(p); });
+}
+
+void JournalTracer::problem_locked(std::string what) const {
+  if (problems_.size() == kProblems) problems_.pop_front();
+  problems_.push_back(std::move(what));
 }
 
 void JournalTracer::on_superblock(const fscore::jbd2::SuperblockUpdate& u) {
@@ -177,8 +274,7 @@ void JournalTracer::on_commit(const fscore::jbd2::Transaction& t) {
 }
 
 void JournalTracer::on_problem(const fscore::jbd2::ProblemReport& p) {
-  if (problems_.size() == kProblems) problems_.pop_front();
-  problems_.push_back(std::string(fscore::jbd2::to_string(p.problem)) + ": " + p.detail);
+  problem_locked(std::string(fscore::jbd2::to_string(p.problem)) + ": " + p.detail);
 }
 
 void JournalTracer::write_trace_line(const CommittedTransaction& c) {
@@ -196,6 +292,12 @@ JournalReport JournalTracer::report() const {
   drain_locked();
   JournalReport r;
   r.placement = internal_ ? "internal" : "external";
+  r.format = decoder_->format() != nullptr ? "jbd2" : "unknown";
+  if (xfs_) {
+    r.format = "xfs";
+    r.placement = xfs_internal_ ? "internal" : "external";
+    r.xfs = xfs_->report(clock_.now());
+  }
   if (const auto* f = decoder_->format()) {
     r.format_known = true;
     r.block_size = f->block_size;
@@ -220,6 +322,7 @@ void JournalTracer::reset() {
   drain_locked();
   baseline_ = decoder_->totals(clock_.now());
   baseline_.longest_full = 0;
+  if (xfs_) xfs_->reset();
   commit_latency_.reset();
   classifier_->reset();
   recent_.clear();

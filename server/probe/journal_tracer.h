@@ -2,7 +2,10 @@
 // serve (docs/design.md, "The journal tracer"): the external journal export's
 // writes, or the internal journal region's on the data export, go through a
 // JournalDecoder; the data export's other writes are classed by a
-// TrafficClassifier. Keeps running totals, commit latencies, the most recent
+// TrafficClassifier. An XFS log is recognised too: on the journal export
+// from the record headers written to it, inside the data export from the
+// XFS superblock there (at the start, or when it is written); its writes
+// then go to an XfsLogTracer instead. Keeps running totals, commit latencies, the most recent
 // transactions and problems, and writes one JSON line per transaction to a
 // trace file when asked.
 //
@@ -32,6 +35,7 @@
 #include "server/probe/request_inbox.h"
 #include "server/probe/request_observer.h"
 #include "server/probe/traffic_classifier.h"
+#include "server/probe/xfs_log_tracer.h"
 #include "server/store/store.h"
 
 namespace nvj {
@@ -44,6 +48,8 @@ struct CommittedTransaction {
 
 struct JournalReport {
   std::string placement;  // "external" or "internal"
+  std::string format;     // "jbd2", "xfs", or "unknown" (no log recognised yet)
+  std::optional<XfsLogReport> xfs;  // with format "xfs"; the jbd2 fields below are then unused
   bool format_known = false;
   std::uint32_t block_size = 0;
   std::uint32_t log_blocks = 0;  // the log's length
@@ -115,6 +121,16 @@ class JournalTracer final : public fscore::jbd2::DecoderEvents, public fscore::j
   // in it have been served, so they belong in what it reads.
   void drain_locked() const;
   void apply_locked(const ObservedRequest& r, bool journal_device) const;
+  // The request's bytes: its own, or read back from `store` when it was queued.
+  std::span<const std::uint8_t> bytes_of(const ObservedRequest& r, const fscore::BlockSource& source,
+                                         std::uint64_t at) const;
+  void journal_write_locked(const ObservedRequest& r) const;
+  void data_write_locked(const ObservedRequest& r) const;
+  // The data export's XFS superblock, if it holds one: an internal log is
+  // followed from now on, an external one's length is known.
+  void read_xfs_superblock_locked() const;
+  void start_xfs_locked(std::unique_ptr<fscore::BlockSource> log, std::uint64_t log_bytes, bool internal) const;
+  void problem_locked(std::string what) const;
   void on_superblock(const fscore::jbd2::SuperblockUpdate& u) override;
   void on_logged_block(const fscore::jbd2::LoggedBlock& b) override;
   void on_commit(const fscore::jbd2::Transaction& t) override;
@@ -122,6 +138,7 @@ class JournalTracer final : public fscore::jbd2::DecoderEvents, public fscore::j
   void write_trace_line(const CommittedTransaction& c);
 
   Store& data_;
+  Store* const journal_;
   const bool internal_;
   Clock& clock_;
   const Nanos epoch_;
@@ -140,7 +157,14 @@ class JournalTracer final : public fscore::jbd2::DecoderEvents, public fscore::j
   std::unique_ptr<TrafficClassifier> classifier_;
   LatencyHistogram commit_latency_;
   std::deque<CommittedTransaction> recent_;
-  std::deque<std::string> problems_;
+  mutable std::deque<std::string> problems_;
+  // An XFS log, once found: on the journal export, or inside the data
+  // export at [xfs_offset_, + xfs_length_).
+  mutable std::unique_ptr<XfsLogTracer> xfs_;
+  mutable bool xfs_internal_ = false;
+  mutable std::uint64_t xfs_offset_ = 0, xfs_length_ = 0;
+  mutable std::uint64_t xfs_external_bytes_ = 0;  // an external log's length, from the superblock (0: unknown)
+  LogSource data_view_;                           // the data export as a BlockSource
   fscore::jbd2::DecoderTotals baseline_;  // totals at the last reset
   std::vector<std::uint8_t> restored_;
 };
