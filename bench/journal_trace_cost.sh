@@ -9,11 +9,15 @@
 #            written 4 KiB at a time to the `journal` export, so the tracer
 #            decodes real transactions;
 #   data     4 KiB random writes to the `data` export (fio, nbd engine): the
-#            tracer classes each one (journal/checkpoint/ordered/other).
+#            tracer classes each one (journal/checkpoint/ordered/other);
+#   xfs      an XFS log (xfs_log_replay: records as xlog_sync lays them out,
+#            32 KiB log buffers, one FUA write per record) written to the
+#            `journal` export, so the tracer recognises an XFS log and
+#            follows its records, checking each one's CRC.
 #
 # Usage: bench/journal_trace_cost.sh [--build DIR] [--plugin PATH] [--replay PATH]
-#                                    [--runtime SECONDS] [--rounds N]
-#                                    [--ios N] [--markdown FILE]
+#                                    [--xfs-replay PATH] [--runtime SECONDS]
+#                                    [--rounds N] [--ios N] [--markdown FILE]
 #
 # IOPS: fresh server per measurement; per round and load, on and off back to
 # back (on first in odd rounds, off first in even ones); the verdict is the
@@ -22,13 +26,15 @@
 # (I(2N writes) - I(N writes)) / N, fresh server per run: deterministic, so it
 # prices the tracer exactly where IOPS on a shared 2-core VM cannot. A first
 # run with control= checks that the tracer decodes the replayed log (every
-# transaction committed, no problem).
+# transaction committed, no problem), and one that it follows the XFS log
+# (records, no CRC failing, no problem).
 set -euo pipefail
 source "$(dirname "$0")/lib/options.sh"
 
 build="$repo_dir/build"
 plugin=""
 replay=""
+xfs_replay=""
 runtime=10
 rounds=5
 ios=20000
@@ -41,6 +47,7 @@ server_args=(data=1G journal=128M data-model=none journal-model=none)
 bench_option --build build text
 bench_option --plugin plugin text
 bench_option --replay replay text
+bench_option --xfs-replay xfs_replay text
 bench_option --runtime runtime count
 bench_option --rounds rounds count
 bench_option --ios ios count
@@ -51,10 +58,13 @@ build=$(cd "$build" 2>/dev/null && pwd || echo "$build")
 [[ $build == "$repo_dir"/* ]] || command_line=${command_line//"$build"/BUILD}
 [[ -n $plugin ]] || plugin="$build/plugins/nbdkit/nbdkit-nvjournal-plugin.so"
 [[ -n $replay ]] || replay="$build/bench/journal_replay"
+[[ -n $xfs_replay ]] || xfs_replay="$build/bench/xfs_log_replay"
 [[ -f $plugin ]] || bench_fail "plugin not found: $plugin (build it with ninja -C build)"
 [[ -x $replay ]] || bench_fail "journal_replay not found: $replay (ninja -C build journal_replay)"
+[[ -x $xfs_replay ]] || bench_fail "xfs_log_replay not found: $xfs_replay (ninja -C build xfs_log_replay)"
 plugin=$(cd "$(dirname "$plugin")" && pwd)/$(basename "$plugin")
 replay=$(cd "$(dirname "$replay")" && pwd)/$(basename "$replay")
+xfs_replay=$(cd "$(dirname "$xfs_replay")" && pwd)/$(basename "$xfs_replay")
 bench_require nbdkit fio valgrind callgrind_annotate:valgrind python3 curl
 
 source "$script_dir/lib/server.sh"
@@ -77,6 +87,13 @@ load() {
       local -a limit=(--seconds "$amount")
       if [[ $mode == writes ]]; then limit=(--writes "$amount"); fi
       "$replay" "nbd+unix:///journal?socket=$tmp/s.sock" --depth "$depth" "${limit[@]}" --seed "$seed" \
+        >"$tmp/load.out" 2>"$tmp/load.err" || { cat "$tmp/load.err" >&2; exit 1; }
+      sed -nE 's/.* iops ([0-9.]+).*/\1/p' "$tmp/load.out"
+      ;;
+    xfs)
+      local -a limit=(--seconds "$amount")
+      if [[ $mode == writes ]]; then limit=(--writes "$amount"); fi
+      "$xfs_replay" "nbd+unix:///journal?socket=$tmp/s.sock" --depth "$depth" "${limit[@]}" --seed "$seed" \
         >"$tmp/load.out" 2>"$tmp/load.err" || { cat "$tmp/load.err" >&2; exit 1; }
       sed -nE 's/.* iops ([0-9.]+).*/\1/p' "$tmp/load.out"
       ;;
@@ -117,10 +134,27 @@ EOF
 echo "journal_trace_cost: tracer check: $check"
 [[ $check == ok:* ]] || { echo "journal_trace_cost.sh: the tracer does not follow the replayed log" >&2; exit 1; }
 
+bench_start nbdkit --foreground -U "$tmp/s.sock" -P "$tmp/s.pid" "$plugin" "${server_args[@]}" \
+  journal-trace=on "control=$tmp/ctl"
+load xfs seconds 2 >/dev/null
+curl -sf --unix-socket "$tmp/ctl" http://lab/journal >"$tmp/journal.json"
+bench_stop
+xfs_check=$(python3 - "$tmp/journal.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = d.get("format") == "xfs" and d["synchronized"] and d["records"] > 0 and d["problems"] == 0 and d["checksum_errors"] == 0
+print(f"{'ok' if ok else 'FAILED'}: format {d.get('format')}, {d.get('records', 0)} records "
+      f"({d.get('operations', 0)} operations) followed in 2 s, {d['checksum_errors']} CRC failures, "
+      f"{d['problems']} problems")
+EOF
+)
+echo "journal_trace_cost: XFS tracer check: $xfs_check"
+[[ $xfs_check == ok:* ]] || { echo "journal_trace_cost.sh: the tracer does not follow the XFS log" >&2; exit 1; }
+
 # --- IOPS, paired rounds ------------------------------------------------------
 results="$tmp/iops.tsv"
 : >"$results"
-loads=(journal data)
+loads=(journal data xfs)
 total=$((rounds * ${#loads[@]} * 2))
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 n=0
@@ -169,7 +203,7 @@ for what in "${loads[@]}"; do
 import re, sys
 n = int(sys.argv[2])
 seen = {}
-pat = re.compile(r"JournalTracer|JournalDecoder|TrafficClassifier|Ext4Layout|LogSource|crc32c|checksum|parse_|"
+pat = re.compile(r"JournalTracer|JournalDecoder|LogFollower|XfsLogTracer|TrafficClassifier|Ext4Layout|LogSource|crc32c|checksum|parse_|"
                  r"LatencyHistogram|ExtentSet|mutex|futex|lll_lock")
 for line in sys.stdin:
     m = re.match(r"^\s*([0-9,]+) \([ 0-9.]+%\)\s+(.*)$", line)
@@ -190,8 +224,8 @@ git_rev=$(bench_git_rev)
 JT_RESULTS=$results JT_COUNTS=$counts JT_HOT=$tmp/hot.txt JT_SELF=$tmp/self.txt JT_MARKDOWN=$markdown \
 JT_COMMAND=$command_line JT_DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') \
 JT_NBDKIT=$(nbdkit --version | head -n1) JT_FIO=$(fio --version | head -n1) JT_VALGRIND=$(valgrind --version) \
-JT_GIT=$git_rev JT_CHECK=$check JT_IOS=$ios JT_TARGET=$target \
-JT_SETUP="nbdkit nvjournal ${server_args[*]} journal-trace=on|off (stats on, nbdkit default threads), fresh server per measurement; depth $depth; journal: journal_replay --depth $depth --seconds $runtime --seed $seed on the journal export; data: fio --ioengine=nbd --rw=randwrite --bs=4k --iodepth=$depth --size=1G --time_based --runtime=$runtime --randrepeat=1 --randseed=$seed on the data export; order per load: on then off in odd rounds, off then on in even rounds" \
+JT_GIT=$git_rev JT_CHECK=$check JT_XFS_CHECK=$xfs_check JT_IOS=$ios JT_TARGET=$target \
+JT_SETUP="nbdkit nvjournal ${server_args[*]} journal-trace=on|off (stats on, nbdkit default threads), fresh server per measurement; depth $depth; journal: journal_replay --depth $depth --seconds $runtime --seed $seed on the journal export; xfs: xfs_log_replay --depth $depth --seconds $runtime --seed $seed on the journal export; data: fio --ioengine=nbd --rw=randwrite --bs=4k --iodepth=$depth --size=1G --time_based --runtime=$runtime --randrepeat=1 --randseed=$seed on the data export; order per load: on then off in odd rounds, off then on in even rounds" \
 JT_LOAD="$load_start at start, $load_end at end ($(nproc) CPUs; other work on the machine adds noise)" \
 BENCH_DIR=$script_dir python3 - <<'EOF'
 import os, re, statistics, subprocess
@@ -202,7 +236,7 @@ by = {}
 for line in open(env["JT_RESULTS"]):
     what, trace, rnd, iops = line.rstrip("\n").split("\t")
     by[(what, trace, int(rnd))] = float(iops)
-loads = [w for w in ("journal", "data") if any(k[0] == w for k in by)]
+loads = [w for w in ("journal", "data", "xfs") if any(k[0] == w for k in by)]
 rounds = sorted({k[2] for k in by})
 per = {}
 for line in open(env["JT_COUNTS"]):
@@ -243,7 +277,9 @@ lines = [
     " in the same run, at queue depth 16. `journal`: a realistic jbd2 log (bench/journal_replay: transactions of"
     " 1 to 64 logged blocks, revokes, escaped blocks, tail updates, csum v3 + 64bit, remounting after 2 wraps)"
     " written 4 KiB per request to the journal export, so the tracer decodes real transactions; `data`: 4 KiB"
-    " random writes to the data export, which the tracer classes. Target: on/off >= 0.97 (tracing costs at most 3%).",
+    " random writes to the data export, which the tracer classes; `xfs`: an XFS log (bench/xfs_log_replay: records"
+    " as xlog_sync lays them out, 32 KiB log buffers, one FUA write per record) written to the journal export, which"
+    " the tracer recognises and follows, checking every record's CRC. Target: on/off >= 0.97 (tracing costs at most 3%).",
     "",
     f"- Command: `{env['JT_COMMAND']}`",
     f"- Date: {env['JT_DATE']}",
@@ -251,6 +287,7 @@ lines = [
     f"- Git commit: {env['JT_GIT']}",
     f"- Setup: {env['JT_SETUP']}",
     f"- Tracer check (control= server, journal load, 2 s): {env['JT_CHECK']}",
+    f"- XFS tracer check (control= server, xfs load, 2 s): {env['JT_XFS_CHECK']}",
     f"- Load average (1/5/15 min): {env['JT_LOAD']}",
     "",
     "| load | trace | median IOPS | spread (max-min)/median | all rounds |",
