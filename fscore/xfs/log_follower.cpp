@@ -40,7 +40,7 @@ void LogFollower::write(const LogWrite& w) {
       ++i;
       continue;
     }
-    Open done = std::move(o);
+    FollowedRecord done = o.record;
     open_.erase(open_.begin() + static_cast<std::ptrdiff_t>(i));
     finish(done, w, first, blocks);
   }
@@ -75,13 +75,19 @@ void LogFollower::open_record(const LogRecordHeader& h, const LogWrite& w, std::
       ++i;
     }
   }
+  FollowedRecord r;
+  r.header = h;
+  r.blocks = header_blocks(h) + data_blocks(h);
+  r.writes = 1;
+  r.all_fua = w.fua;
+  r.first_write = w.arrived;
+  r.written = w.completed;
+  if (h.lsn.block + std::uint64_t{r.blocks} <= first + blocks) {  // whole in this write: the common case
+    finish(r, w, first, blocks);
+    return;
+  }
   Open o;
-  o.record.header = h;
-  o.record.blocks = header_blocks(h) + data_blocks(h);
-  o.record.writes = 1;
-  o.record.all_fua = w.fua;
-  o.record.first_write = w.arrived;
-  o.record.written = w.completed;
+  o.record = r;
   o.covered.assign(o.record.blocks, 0);
   o.missing = o.record.blocks;
   cover(o, first, blocks);
@@ -99,7 +105,7 @@ void LogFollower::open_record(const LogRecordHeader& h, const LogWrite& w, std::
     }
   }
   if (o.missing == 0) {
-    finish(o, w, first, blocks);
+    finish(o.record, w, first, blocks);
     return;
   }
   if (open_.size() == kMaxOpen) {
@@ -134,8 +140,7 @@ bool LogFollower::cover(Open& o, std::uint64_t first, std::uint64_t n) const {
   return touched;
 }
 
-void LogFollower::finish(Open& o, const LogWrite& w, std::uint64_t first, std::uint64_t blocks) {
-  FollowedRecord& r = o.record;
+void LogFollower::finish(FollowedRecord& r, const LogWrite& w, std::uint64_t first, std::uint64_t blocks) {
   const LogRecordHeader& h = r.header;
   std::span<const std::uint8_t> bytes;
   if (h.lsn.block >= first && h.lsn.block + r.blocks <= first + blocks) {

@@ -115,7 +115,7 @@ class LogFollower {
   void open_record(const LogRecordHeader& h, const LogWrite& w, std::uint64_t first_block, std::uint64_t blocks);
   // Marks the blocks of `o` that [first, first + n) covers; true if it did.
   bool cover(Open& o, std::uint64_t first, std::uint64_t n) const;
-  void finish(Open& o, const LogWrite& w, std::uint64_t first_block, std::uint64_t blocks);
+  void finish(FollowedRecord& r, const LogWrite& w, std::uint64_t first_block, std::uint64_t blocks);
   void made_durable(FollowedRecord& r, Nanos at);
   void problem(const std::string& what);
 

@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
     LLVMFuzzerTestOneInput(s.bytes.data(), s.bytes.size());
     const x::Outcome& after = x::outcome();
     const bool torn = s.name.find("torn") != std::string::npos;
-    if (after.with_head == before.with_head || after.crc_ok == before.crc_ok ||
+    if (after.with_head == before.with_head || after.crc_ok == before.crc_ok || after.followed == before.followed ||
         (after.crc_failures > before.crc_failures) != torn) {
       std::fprintf(stderr, "xfs_log_fuzz: seed %s does not do what it is for\n", s.name.c_str());
       return 1;
@@ -149,9 +149,11 @@ int main(int argc, char** argv) {
   loop.summary = [&] {
     const x::Outcome& o = x::outcome();
     const auto d = [](std::uint64_t a, std::uint64_t b) { return static_cast<unsigned long long>(a - b); };
-    std::printf("  %llu inputs: %llu records (%llu CRC ok, %llu failing, %llu stale); %llu logs with a head\n",
+    std::printf("  %llu inputs: %llu records (%llu CRC ok, %llu failing, %llu stale); %llu logs with a head; "
+                "%llu records followed whole\n",
                 d(o.inputs, start.inputs), d(o.records, start.records), d(o.crc_ok, start.crc_ok),
-                d(o.crc_failures, start.crc_failures), d(o.stale, start.stale), d(o.with_head, start.with_head));
+                d(o.crc_failures, start.crc_failures), d(o.stale, start.stale), d(o.with_head, start.with_head),
+                d(o.followed, start.followed));
   };
   return nvj::fuzz::run_fuzz_loop(options, loop);
 }

@@ -1,7 +1,8 @@
-// The XFS log scan's fuzz target: what xfs_log_driver.cpp (or libFuzzer)
-// feeds to LLVMFuzzerTestOneInput. An input is a log, byte for byte (whole
-// 512-byte blocks are used, at most kMaxLogBytes of them), as nvj journal
-// inspect reads a log device.
+// The XFS log scan's and follower's fuzz target: what xfs_log_driver.cpp
+// (or libFuzzer) feeds to LLVMFuzzerTestOneInput. An input is a log, byte
+// for byte (whole 512-byte blocks are used, at most kMaxLogBytes of them),
+// as nvj journal inspect reads a log device and as the server's tracer sees
+// it written.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +21,7 @@ struct Outcome {
   std::uint64_t crc_failures = 0;  // whole records whose CRC fails
   std::uint64_t stale = 0;
   std::uint64_t with_head = 0;     // logs with a newest record
+  std::uint64_t followed = 0;      // records the follower found whole
 };
 const Outcome& outcome();
 

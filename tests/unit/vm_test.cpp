@@ -121,6 +121,10 @@ TEST_CASE("the guest runs the command's words exactly as given", "[vm]") {
   CHECK(guest_module_names("xfs").back() == "xfs");
   CHECK(guest_module_names("btrfs").back() == "btrfs");
   CHECK(guest_module_names().back() == "ext4");
+  CHECK(guest_module_names("xfs", true).back() == "9p");
+  CHECK_THAT(guest_config(plan), Catch::Contains("NVJ_HOST_ROOT=no"));
+  plan.host_root = true;
+  CHECK_THAT(guest_config(plan), Catch::Contains("NVJ_HOST_ROOT=yes"));
   CHECK(new_token().size() == 16);
   CHECK(new_token() != new_token());
   CHECK_THAT(guest_init_script(), Catch::StartsWith("#!/bin/busybox sh\n"));
@@ -235,6 +239,12 @@ TEST_CASE("QEMU's command line: software emulation, the exports as virtio disks"
                                    "file.export=data,format=raw,if=virtio,cache=none"));
   CHECK_THAT(line, Catch::Contains("-drive file.driver=nbd,file.server.type=unix,file.server.path=/s,"
                                    "file.export=journal,format=raw,if=virtio,cache=none"));
+  CHECK_THAT(line, !Catch::Contains("virtio-9p"));
+  // The host's root, read-only over virtio-9p.
+  c.host_root = "/";
+  CHECK_THAT(quote(qemu_argv(c)),
+             Catch::Contains("-fsdev local,id=nvjroot,path=/,security_model=none,readonly=on,multidevs=remap "
+                             "-device virtio-9p-pci,fsdev=nvjroot,mount_tag=nvjroot"));
 }
 
 TEST_CASE("the power cut's answer: writes lost over every export", "[vm]") {

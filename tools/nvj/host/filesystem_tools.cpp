@@ -31,8 +31,9 @@ std::vector<std::string> fsck_command(const std::string& filesystem, const std::
 void make_filesystem(const std::string& filesystem, const std::string& data, const std::string& log) {
   std::vector<std::string> argv;
   if (filesystem == "xfs") {
-    if (log.empty()) throw std::runtime_error("xfs: no journal export for its log");
-    argv = {"mkfs.xfs", "-q", "-l", "logdev=" + log, data};
+    argv = {"mkfs.xfs", "-q"};
+    if (!log.empty()) argv.insert(argv.end(), {"-l", "logdev=" + log});
+    argv.push_back(data);
   } else if (filesystem == "btrfs") {
     argv = {"mkfs.btrfs", "-q", data};
   } else {

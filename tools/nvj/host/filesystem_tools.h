@@ -15,7 +15,8 @@ namespace nvj::cli {
 std::string mount_data(const std::string& filesystem, const std::string& options, const std::string& log);
 
 // Makes `filesystem` on block devices that hold none: mkfs.xfs -l
-// logdev=LOG DATA (xfs needs `log`), mkfs.btrfs DATA, never forced (mkfs
+// logdev=LOG DATA (without `log`: its log inside DATA), mkfs.btrfs DATA,
+// never forced (mkfs
 // refuses a device that holds a filesystem); then flushes both devices'
 // caches (blockdev --flushbufs), so that the server has every byte before
 // anything looks at it. ext4 is the server's to build. Throws naming the

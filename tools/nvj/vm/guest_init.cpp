@@ -30,7 +30,8 @@ std::string guest_config(const GuestPlan& plan) {
          "NVJ_MOUNT_OPTIONS=" + shell_quote(plan.mount_options) + "\n" +      //
          "NVJ_CRASH=" + (plan.crash ? "yes" : "no") + "\n" +                  //
          "NVJ_CRASH_WAIT=" + std::to_string(plan.crash_wait_seconds) + "\n" +  //
-         "NVJ_FACTS=" + (plan.facts ? "yes" : "no") + "\n";
+         "NVJ_FACTS=" + (plan.facts ? "yes" : "no") + "\n" +                 //
+         "NVJ_HOST_ROOT=" + (plan.host_root ? "yes" : "no") + "\n";
 }
 
 std::string new_token() {
@@ -95,13 +96,37 @@ mount -t "$NVJ_FS" ${options:+-o "$options"} /dev/vda /mnt || fail "mount -t $NV
 # console is quiet, the log is not.
 dmesg | grep -E 'EXT4-fs|JBD2|XFS|BTRFS' | while read -r line; do say "kernel $line"; done
 
+# The host's root, read-only over virtio-9p, for the host's own programs:
+# the filesystem under test at its /mnt, scratch on tmpfs.
+if [ "$NVJ_HOST_ROOT" = yes ]; then
+  mkdir -p /host
+  mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000 nvjroot /host || fail "mount -t 9p nvjroot /host (the host's root)"
+  for d in proc sys dev tmp run mnt bin; do
+    [ -d "/host/$d" ] || fail "the host's root has no /$d"
+  done
+  mount -t proc proc /host/proc && mount -t sysfs sysfs /host/sys && mount -t devtmpfs devtmpfs /host/dev ||
+    fail "mount /proc, /sys and /dev in the host's root"
+  mkdir -p /host/dev/pts /host/dev/shm
+  mount -t devpts devpts /host/dev/pts
+  mount -t tmpfs -o mode=1777 tmpfs /host/dev/shm
+  for d in tmp var/tmp; do [ -d "/host/$d" ] && mount -t tmpfs -o mode=1777 tmpfs "/host/$d"; done
+  mount -t tmpfs -o mode=0755 tmpfs /host/run
+  [ -d /host/root ] && mount -t tmpfs -o mode=0700 tmpfs /host/root
+  mount --bind /mnt /host/mnt || fail "mount --bind /mnt /host/mnt"
+  mkdir /host/tmp/nvj && cp /nvj/* /host/tmp/nvj/ || fail "copy the steps to the host's /tmp"
+fi
+
 cd /mnt
 # The command's marks (nvj-workload's facts, any nvj mark) reach the host's
 # server over the second serial line; paths in facts are from /mnt.
 export NVJ_MNT=/mnt
 if [ "$NVJ_FACTS" = yes ]; then export NVJ_CONTROL=/dev/ttyS1; fi
 say "begin $step"
-sh "/nvj/$step" </dev/null
+if [ "$NVJ_HOST_ROOT" = yes ]; then
+  PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin chroot /host /bin/sh -c "cd /mnt && exec /bin/sh /tmp/nvj/$step" </dev/null
+else
+  sh "/nvj/$step" </dev/null
+fi
 status=$?
 say "end $status"
 
@@ -114,6 +139,9 @@ cd /
 # What the step left running would keep the filesystem busy.
 kill -9 -1 2>/dev/null
 sync
+if [ "$NVJ_HOST_ROOT" = yes ]; then
+  umount /host/mnt || { say "fail umount /host/mnt: $(umount /host/mnt 2>&1)"; poweroff -f; }
+fi
 tries=0
 until umount /mnt 2>/dev/null; do
   tries=$((tries + 1))

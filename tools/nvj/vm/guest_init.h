@@ -1,8 +1,9 @@
 // What runs inside the guest: the initramfs's /init (a busybox shell
 // script) and the per-run files it reads (/nvj/config, /nvj/command,
-// /nvj/check). /init loads the modules, mounts the server's ext4 at /mnt,
-// runs the step the kernel command line names (nvj.step=command|check) and
-// frames it with markers on the console, which the host reads
+// /nvj/check). /init loads the modules, mounts the server's filesystem at
+// /mnt, runs the step the kernel command line names (nvj.step=command|check)
+// (in the host's root, shared over virtio-9p, with GuestPlan::host_root)
+// and frames it with markers on the console, which the host reads
 // (guest_console.h).
 #pragma once
 
@@ -21,6 +22,10 @@ struct GuestPlan {
   std::vector<std::string> command;   // argv, run in /mnt
   std::vector<std::string> check;     // boot 2's argv (empty: no second boot)
   bool facts = false;  // a serial line to the host for marks: NVJ_CONTROL=/dev/ttyS1 (fact_relay.h)
+  // The steps run in the host's root (virtio-9p, read-only, mount tag
+  // nvjroot) with the filesystem at its /mnt, scratch tmpfs on /tmp, /run,
+  // /var/tmp and /root: the host's own programs and libraries.
+  bool host_root = false;
 };
 
 // 'text' for a POSIX shell: any bytes but NUL survive.

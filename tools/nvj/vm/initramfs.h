@@ -14,12 +14,12 @@
 
 namespace nvj::cli {
 
-// The modules the guest loads, in attach.md's order (their dependencies are
-// resolved from modules.dep): virtio over PCI, virtio disks, ext4 and
-// jbd2, and crc32c, which metadata_csum needs and which nothing loads
-// without modprobe.
-// With "xfs" or "btrfs", that filesystem's module too.
-std::vector<std::string> guest_module_names(const std::string& filesystem = "ext4");
+// The modules the guest loads, in order (their dependencies are resolved
+// from modules.dep): virtio over PCI, virtio disks, ext4 and jbd2, and
+// crc32c, which metadata_csum needs and which nothing loads without
+// modprobe. With "xfs" or "btrfs", that filesystem's module too; with
+// `host_root`, virtio-9p's (9pnet_virtio, 9p) for the host's root.
+std::vector<std::string> guest_module_names(const std::string& filesystem = "ext4", bool host_root = false);
 
 struct InitramfsContents {
   std::vector<GuestModule> modules;  // in loading order

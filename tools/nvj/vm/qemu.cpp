@@ -65,6 +65,13 @@ std::vector<std::string> qemu_argv(const QemuConfig& c) {
   // cache=none: no page cache of the host between the guest and the
   // server; the guest's flushes reach the server as NBD flushes.
   for (const auto& d : c.drives) argv.insert(argv.end(), {"-drive", drive_option(d, c.tls.has_value())});
+  // Read-only, the host's own owners and modes passed through
+  // (security_model=none), its mounts below it kept apart (multidevs=remap:
+  // inode numbers from different filesystems never collide in the guest).
+  if (!c.host_root.empty())
+    argv.insert(argv.end(), {"-fsdev", "local,id=nvjroot,path=" + option_value(c.host_root.string()) +
+                                           ",security_model=none,readonly=on,multidevs=remap",
+                             "-device", "virtio-9p-pci,fsdev=nvjroot,mount_tag=nvjroot"});
   return argv;
 }
 

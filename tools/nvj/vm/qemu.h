@@ -40,6 +40,9 @@ struct QemuConfig {
   // The second serial port (the guest's /dev/ttyS1), served by QEMU on this
   // Unix socket for the marks' relay (fact_relay.h); empty: none.
   std::filesystem::path serial_socket;
+  // Shared with the guest read-only over virtio-9p (mount tag "nvjroot"):
+  // this host's root, for the guest to run the host's programs; empty: none.
+  std::filesystem::path host_root;
 };
 
 // The command line. No network, no display, no default devices; a kernel

@@ -1,7 +1,8 @@
 // nvj vm: boot a kernel under QEMU with the server's exports as virtio
-// disks, run a command in the guest on the mounted ext4, and return its
-// output and exit status; with --crash, cut the power after it and check
-// what a second boot finds.
+// disks, run a command in the guest on the mounted filesystem (ext4, XFS or
+// btrfs), with the guest's busybox or the host's own programs
+// (--host-root), and return its output and exit status; with --crash, cut
+// the power after it and check what a second boot finds.
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -18,11 +19,17 @@ namespace {
 constexpr const char* kVmText = R"(In full: nvj vm [OPTION]... [PARAM=VALUE]... -- COMMAND [ARG]... [--then CHECK [ARG]...]
 
 Boot a kernel under QEMU (software emulation) with the server's exports as
-virtio disks, mount the ext4 on them at /mnt (its journal on /dev/vdb when
-it is external), run COMMAND there, and print its output; the exit status
-is COMMAND's. nvj starts its own server (nbdkit nvjournal with the
-PARAM=VALUE given, by default the plugin's defaults) unless --socket names
-a running one. The guest has busybox and nvj-workload (synctest, writers).
+virtio disks, mount the filesystem on them at /mnt (ext4 with its journal
+on /dev/vdb when it is external, XFS with its log there, or btrfs: --fs),
+run COMMAND there, and print its output; the exit status is COMMAND's. nvj
+starts its own server (nbdkit nvjournal with the PARAM=VALUE given, by
+default the plugin's defaults) unless --socket names a running one; for
+XFS and btrfs that server serves blank exports (fs=none) and nvj makes the
+filesystem on them first, on this host (root only). The guest has busybox
+and nvj-workload (synctest, writers); with --host-root it runs COMMAND in
+this host's root, shared read-only (virtio-9p), with the filesystem at
+/mnt and scratch tmpfs on /tmp, /run, /var/tmp and /root: dbench, fio,
+xfsprogs or any program of this host runs there unchanged.
 
 With --then, a second boot mounts the filesystem again and runs CHECK; the
 exit status is CHECK's. With --crash, the power is cut as soon as COMMAND
@@ -37,6 +44,7 @@ struct VmArgs {
   std::uint32_t cpus = 1;
   bool seed_given = false;
   std::vector<std::string> guest;  // after "--"
+  std::string log;                 // --log: xfs's, internal or external
 };
 
 int vm_main(VmArgs& a) {
@@ -69,6 +77,21 @@ int vm_main(VmArgs& a) {
     throw UsageError("nvj vm: --crash with --socket needs --control PATH: the power is cut through the server's control socket");
   if (!o.crash && (!o.policy.empty() || !o.seed.empty()))
     throw UsageError("nvj vm: --policy and --seed describe the power cut: they go with --crash");
+  if (!a.log.empty() && o.filesystem != "xfs")
+    throw UsageError("nvj vm: --log " + a.log + " is XFS's: it goes with --fs xfs");
+  o.internal_log = a.log == "internal";
+  if (o.filesystem != "ext4" && o.server.empty()) {
+    // The server serves blank disks; the filesystem is made on them here.
+    bool blank = false;
+    for (const std::string& p : o.parameters) {
+      if (p.rfind("fs=", 0) != 0) continue;
+      if (p != "fs=none")
+        throw UsageError("nvj vm: " + p + " with --fs " + o.filesystem + ": the server builds ext4 only, and " +
+                         o.filesystem + " is made on blank exports (fs=none)");
+      blank = true;
+    }
+    if (!blank) o.parameters.push_back("fs=none");
+  }
   return run_vm(o);
 }
 
@@ -94,6 +117,10 @@ CommandRun declare_vm(Command& app) {
   app.count("--cpus", a->cpus, 1u, 64u, "guest processors (default 1)");
   app.count("--timeout", a->timeout, 1, 7 * 86400, "per boot (default 300)").value_name("SECONDS");
   app.add("--mount-options", o.mount_options, "extra mount options (data=journal, ...)").value_name("OPTIONS");
+  app.choice("--fs", o.filesystem, {"ext4", "xfs", "btrfs"}, "the filesystem the guest mounts (default ext4)");
+  app.choice("--log", a->log, {"external", "internal"},
+             "XFS's log: on the journal export (external, default) or inside the data export");
+  app.flag("--host-root", o.host_root, "run COMMAND with this host's programs (its root over virtio-9p, read-only)");
   app.flag("--console", o.console, "print the whole console, kernel messages and all");
   app.flag("-v,--verbose", o.verbose, "say what happens, with timings");
   app.flag("--keep", o.keep, "keep the run folder (consoles, server log)");

@@ -13,6 +13,8 @@
 
 #include "common/json.h"
 #include "tools/nvj/client/control_client.h"
+#include "tools/nvj/host/attach.h"
+#include "tools/nvj/host/filesystem_tools.h"
 #include "tools/nvj/host/process.h"
 #include "tools/nvj/client/server_address.h"
 #include "tools/nvj/host/server_process.h"
@@ -155,7 +157,7 @@ class VmRun {
     if (!o_.kernel.empty()) kernel_ = pick_kernel(o_);
     tools_ = find_guest_tools(!kernel_);
     if (!kernel_) kernel_ = pick_kernel(o_);
-    modules_ = resolve_modules(kernel_->modules, guest_module_names(o_.filesystem));
+    modules_ = resolve_modules(kernel_->modules, guest_module_names(o_.filesystem, o_.host_root));
     if (!tools_.workload_note.empty()) say(tools_.workload_note + ": the guest has no nvj-workload");
     if (o_.verbose) say("kernel " + kernel_->version + " (" + kernel_->image.string() + ")");
   }
@@ -181,6 +183,7 @@ class VmRun {
       });
       address = server_->socket();
       if (o_.verbose) say("nbdkit started (pid " + std::to_string(server_->pid()) + ")");
+      if (o_.filesystem != "ext4") make_filesystem_here(address);
     }
     const ServerAddress server = ServerAddress::parse(address, o_.tls);
     bool has_data = false;
@@ -194,6 +197,29 @@ class VmRun {
     drives_ = {NbdDrive{server.socket(), server.host(), server.port(), "data"}};
     if (has_journal_) drives_.push_back(NbdDrive{server.socket(), server.host(), server.port(), "journal"});
     if (server.tls()) give_qemu_the_key(server);
+  }
+
+  // XFS or btrfs on the blank exports of the server started here, made
+  // through this host's block layer; detached again before the guest boots.
+  void make_filesystem_here(const std::string& socket) {
+    if (::geteuid() != 0)
+      throw std::runtime_error("nvj vm --fs " + o_.filesystem +
+                               " makes the filesystem on this host (attach, mkfs, detach): it needs root");
+    const fs::path state = run_dir_ / "attach";
+    std::string data, log;
+    const std::vector<std::string> exports =
+        o_.filesystem == "xfs" && !o_.internal_log ? std::vector<std::string>{"data", "journal"}
+                                                   : std::vector<std::string>{"data"};
+    try {
+      for (const auto& e : attach(AttachOptions{socket, state, exports, AttachMethod::automatic, {}}))
+        (e.name == "data" ? data : log) = e.device;
+      say("making " + o_.filesystem + " on " + data + (log.empty() ? "" : " (log on " + log + ")"));
+      make_filesystem(o_.filesystem, data, log);
+    } catch (...) {
+      if (fs::exists(state / "attach.log")) detach(state);
+      throw;
+    }
+    detach(state);
   }
 
   // QEMU reads a PSK from DIR/keys.psk: a copy of the identity used, mode
@@ -213,7 +239,9 @@ class VmRun {
 
   const GuestPlan& plan() {
     plan_.token = new_token();
-    plan_.journal = has_journal_;
+    // XFS's log on the second disk unless it is internal; btrfs uses none.
+    plan_.journal = has_journal_ && !(o_.filesystem == "xfs" && o_.internal_log);
+    plan_.host_root = o_.host_root;
     plan_.mount_options = o_.mount_options;
     plan_.filesystem = o_.filesystem;
     plan_.crash = o_.crash;
@@ -248,7 +276,8 @@ class VmRun {
                         drives_,
                         tls_,
                         run_dir_ / ("console-" + std::to_string(n) + ".log"),
-                        {}};
+                        {},
+                        o_.host_root ? fs::path("/") : fs::path()};
     // The guest's marks, relayed to the server while it runs.
     std::unique_ptr<FactRelay> relay;
     if (plan_.facts) {

@@ -24,7 +24,14 @@ struct VmOptions {
   unsigned cpus = 1;
   std::chrono::seconds timeout{300};    // per boot
   std::string mount_options;
-  std::string filesystem = "ext4";  // on the exports already: ext4, xfs (its log on the journal export), btrfs
+  // ext4, xfs (its log on the journal export, or inside the data export
+  // with internal_log), btrfs. A server started here for xfs or btrfs
+  // serves blank exports (fs=none), on which this host makes the
+  // filesystem first (attached, mkfs, detached: root only); a server
+  // given (--socket) must hold it already.
+  std::string filesystem = "ext4";
+  bool internal_log = false;
+  bool host_root = false;               // the guest runs the host's programs (GuestPlan::host_root)
   bool crash = false;
   std::string policy, seed;             // of the power cut ("" = the server's defaults)
   bool console = false;                 // the whole console, not only the command's output
