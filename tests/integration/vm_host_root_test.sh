@@ -9,7 +9,8 @@
 #     xfs_repair -n on the host finds the filesystem clean.
 #  2. btrfs on the server nvj vm starts itself (--fs btrfs: fs=none and
 #     mkfs.btrfs on this host): the host's btrfs tool inside the guest sees
-#     it mounted, and a file written there reads back.
+#     it mounted, a file written there reads back, and nvj-workload (the
+#     initramfs's, first on PATH) runs there as without --host-root.
 #  3. Usage errors (exit 2) naming what is wrong: --log for ext4, fs=ext4
 #     with --fs xfs.
 source "$(dirname "$0")/lib.sh"
@@ -66,13 +67,15 @@ detach x2
 echo "== 2. btrfs made by nvj vm on the server it starts"
 status=0
 "$NVJ" vm -v --fs btrfs --host-root data=512M -- sh -c '
-  btrfs filesystem show /mnt | grep -c "devid" && echo kept >/mnt/file && sync && cat /mnt/file' \
+  btrfs filesystem show /mnt | grep -c "devid" && echo kept >/mnt/file && sync && cat /mnt/file &&
+  nvj-workload synctest /mnt/spool --processes 2 --passes 3 --fsync-file' \
   >"$T/b.out" 2>"$T/b.err" || status=$?
 cat "$T/b.out" "$T/b.err"
 [ "$status" = 0 ] || fail "nvj vm --fs btrfs --host-root exited $status"
 grep -q 'making btrfs on /dev/loop' "$T/b.err" || fail "nvj vm did not make btrfs on this host"
 grep -qx 1 "$T/b.out" || fail "the host's btrfs tool in the guest does not see one device"
 grep -qx kept "$T/b.out" || fail "a file written on btrfs in the guest did not read back"
+grep -q '^synctest: 2 processes' "$T/b.out" || fail "nvj-workload did not run in the host's root"
 for pid in $(sed -nE 's/.*started \(pid ([0-9]+)\).*/\1/p' "$T/x.err" "$T/b.err"); do
   ! kill -0 "$pid" 2>/dev/null || fail "nvj vm left process $pid running"
 done

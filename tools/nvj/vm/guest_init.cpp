@@ -113,7 +113,9 @@ if [ "$NVJ_HOST_ROOT" = yes ]; then
   mount -t tmpfs -o mode=0755 tmpfs /host/run
   [ -d /host/root ] && mount -t tmpfs -o mode=0700 tmpfs /host/root
   mount --bind /mnt /host/mnt || fail "mount --bind /mnt /host/mnt"
-  mkdir /host/tmp/nvj && cp /nvj/* /host/tmp/nvj/ || fail "copy the steps to the host's /tmp"
+  mkdir -p /host/tmp/nvj/bin && cp /nvj/* /host/tmp/nvj/ || fail "copy the steps to the host's /tmp"
+  # nvj-workload as in the initramfs guest, first on PATH.
+  [ -x /bin/nvj-workload ] && cp /bin/nvj-workload /host/tmp/nvj/bin/
 fi
 
 cd /mnt
@@ -123,7 +125,7 @@ export NVJ_MNT=/mnt
 if [ "$NVJ_FACTS" = yes ]; then export NVJ_CONTROL=/dev/ttyS1; fi
 say "begin $step"
 if [ "$NVJ_HOST_ROOT" = yes ]; then
-  PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin chroot /host /bin/sh -c "cd /mnt && exec /bin/sh /tmp/nvj/$step" </dev/null
+  PATH=/tmp/nvj/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin chroot /host /bin/sh -c "cd /mnt && exec /bin/sh /tmp/nvj/$step" </dev/null
 else
   sh "/nvj/$step" </dev/null
 fi
