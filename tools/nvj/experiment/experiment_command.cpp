@@ -52,16 +52,42 @@ constexpr Experiment kExperiments[] = {
      "Small volumes filled by dd, by untarring a tree again and again, and by 1000 parallel writers: time to fail,\n"
      "fill reached, acknowledged writes checked (Phillips 2015).\n",
      enospc2015},
+    {"phillips2014", "untar, ls -R and tar c on a disk: seeks per operation, ext4, XFS, btrfs (Phillips 2014)",
+     "A source-like tree untarred onto a disk model, then ls -R and tar c from a cold cache, on ext4, XFS and\n"
+     "btrfs: time, and the seeks behind it (how well each packs directories and their files; Phillips 2014).\n",
+     phillips2014},
 };
 
 struct ExperimentArgs {
   ExperimentOptions o;
   std::string out;
+  std::string filesystems;  // --fs, as given
   std::string unknown;  // a word that names no experiment
 };
 
+// "ext4,xfs" -> {"ext4", "xfs"}: each known, none twice ("" -> none given).
+std::vector<std::string> filesystem_list(const char* experiment, const std::string& text) {
+  std::vector<std::string> out;
+  if (text.empty()) return out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string word = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (word != "ext4" && word != "xfs" && word != "btrfs")
+      throw UsageError("nvj experiment " + std::string(experiment) + ": --fs " + text + ": '" + word +
+                       "' is not ext4, xfs or btrfs");
+    for (const auto& seen : out)
+      if (seen == word) throw UsageError("nvj experiment " + std::string(experiment) + ": --fs " + text + ": " + word + " twice");
+    out.push_back(word);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 int experiment_main(ExperimentArgs& a, const Experiment& e) {
   ExperimentOptions& o = a.o;
+  o.filesystems = filesystem_list(e.name, a.filesystems);
   o.out = a.out.empty() ? "nvj-" + std::string(e.name) : a.out;
   if (fs::exists(o.out) && !fs::is_directory(o.out))
     throw std::runtime_error("--out " + o.out.string() + " exists and is not a folder");
@@ -103,6 +129,9 @@ CommandRun declare_experiment(Command& app) {
                     "a run stopped half-way keeps what it measured")
         .value_name("DIR");
     if (e.run == morton2001) sub.count("--passes", a->o.passes, 1u, 100000u, "files per process (default 100, quick 15)");
+    if (e.run == phillips2014)
+      sub.add("--fs", a->filesystems, "the filesystems compared, in order (default ext4,xfs,btrfs)")
+          .value_name("LIST");
     subs.emplace_back(sub, &e);
   }
   return [a, subs] {

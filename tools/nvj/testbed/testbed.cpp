@@ -32,8 +32,9 @@ Testbed::Testbed(TestbedOptions options) : options_(std::move(options)) {
         throw std::runtime_error("nbdkit exited with status " + std::to_string(status) + ": " + server_->log());
     });
     exports_ = ServerAddress::parse(server_->socket()).list_exports();
-    std::vector<std::string> names;
-    for (const auto& e : exports_) names.push_back(e.name);
+    std::vector<std::string> names = options_.exports;
+    if (names.empty())
+      for (const auto& e : exports_) names.push_back(e.name);
     step("attaching its exports to this host");
     const fs::path state = options_.run_dir / "attach";
     teardown_.add("detach", [state] {
@@ -48,7 +49,9 @@ Testbed::Testbed(TestbedOptions options) : options_(std::move(options)) {
     fs::create_directories(mount_);
     if (options_.filesystem != "ext4") {
       step("making " + options_.filesystem + " on " + data_device_ +
-           (options_.filesystem == "xfs" ? " (log on " + journal_device_ + ")" : ""));
+           (options_.filesystem != "xfs" ? ""
+            : journal_device_.empty()    ? " (log inside)"
+                                         : " (log on " + journal_device_ + ")"));
       make_filesystem(options_.filesystem, data_device_, journal_device_);
     }
     if (options_.before_mount) options_.before_mount(*this);

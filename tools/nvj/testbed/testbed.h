@@ -36,6 +36,10 @@ struct TestbedOptions {
   // Called once the filesystem is made (synced to the server), before it is
   // mounted (nvj crash run starts its recording there).
   std::function<void(const class Testbed&)> before_mount = nullptr;
+  // The exports attached (empty: every one the server has). {"data"} for
+  // an XFS with its log inside, or a btrfs that leaves the journal export
+  // alone.
+  std::vector<std::string> exports{};
 };
 
 class Testbed {
