@@ -25,6 +25,7 @@ struct ExperimentOptions {
 int morton2001(const ExperimentOptions& options);   // E1: synctest, journal placement
 int wheeler2007(const ExperimentOptions& options);  // E2: fs_mark threads, journal latency, batching
 int enospc2015(const ExperimentOptions& options);   // E5: out of space
+int chinner2012(const ExperimentOptions& options);   // E3: many threads writing large files, ext4 vs XFS
 int phillips2014(const ExperimentOptions& options);  // E4: directory packing, seeks per operation
 
 }  // namespace nvj::cli

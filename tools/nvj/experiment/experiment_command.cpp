@@ -52,6 +52,10 @@ constexpr Experiment kExperiments[] = {
      "Small volumes filled by dd, by untarring a tree again and again, and by 1000 parallel writers: time to fail,\n"
      "fill reached, acknowledged writes checked (Phillips 2015).\n",
      enospc2015},
+    {"chinner2012", "threads writing large files: the disk's view, extents, read-back, ext4 and XFS (Chinner 2012)",
+     "8 to 64 threads each writing one large file onto a disk model, ext4 against XFS: throughput, request sizes,\n"
+     "sequential fraction, seek distances, disk time, extents per file, read-back rate (Chinner 2012).\n",
+     chinner2012},
     {"phillips2014", "untar, ls -R and tar c on a disk: seeks per operation, ext4, XFS, btrfs (Phillips 2014)",
      "A source-like tree untarred onto a disk model, then ls -R and tar c from a cold cache, on ext4, XFS and\n"
      "btrfs: time, and the seeks behind it (how well each packs directories and their files; Phillips 2014).\n",
@@ -132,6 +136,8 @@ CommandRun declare_experiment(Command& app) {
     if (e.run == phillips2014)
       sub.add("--fs", a->filesystems, "the filesystems compared, in order (default ext4,xfs,btrfs)")
           .value_name("LIST");
+    if (e.run == chinner2012)
+      sub.add("--fs", a->filesystems, "the filesystems compared, in order (default ext4,xfs)").value_name("LIST");
     subs.emplace_back(sub, &e);
   }
   return [a, subs] {

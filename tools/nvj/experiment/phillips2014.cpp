@@ -89,7 +89,7 @@ double timed(const std::vector<std::string>& argv) {
 }
 
 FsRun measure(const std::string& filesystem, const Plan& plan, const fs::path& archive, const fs::path& run_dir) {
-  TestbedOptions o{run_dir, {"data=" + plan.disk, "data-model=hdd"}, "", {}};
+  TestbedOptions o{run_dir, {"data=" + plan.disk, "data-model=hdd:cache=off"}, "", {}};
   o.filesystem = filesystem;
   if (filesystem == "ext4") {
     o.parameters.push_back("fs-journal=internal");
