@@ -2,7 +2,8 @@
 # nvj experiment wheeler2007 --quick end to end: fs_mark over threads 1..16
 # with the journal on the NVRAM, SSD and disk models at two max_batch_time
 # settings, fsync and in a chattr +S directory, through the kernel's ext4
-# and jbd2; every filesystem clean; the report's files written; the figures
+# and jbd2, and XFS with its log on the same models (its log records
+# decoded by the server); every filesystem clean (e2fsck, xfs_repair); the report's files written; the figures
 # behind each point consistent with what the kernel did (one commit per
 # fsync for a single thread, commits shared by many threads) and with the
 # model each curve ran on (the disk's device time per commit milliseconds,
@@ -24,32 +25,40 @@ python3 - "$out/results.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 lines = r["lines"]
-assert len(lines) == 12, len(lines)
+assert len(lines) == 18, len(lines)
+assert [l["filesystem"] for l in lines] == ["ext4"] * 12 + ["xfs"] * 6
 device = {}
 for l in lines:
     assert l["fsck_clean"], l
     assert [p["threads"] for p in l["points"]] == [1, 2, 4, 8, 16], l
     for p in l["points"]:
         assert p["files"] == 160, p
-        assert p["transactions"] > 0 and p["logged_blocks"] > 0, p
-        device[(l["sync"], l["journal_model"], l["max_batch_time"], p["threads"])] = \
+        assert p["transactions"] > 0 and p["log_bytes"] > 0, p
+        assert ("logged_blocks" in p) == (l["filesystem"] == "ext4"), p
+        if "logged_blocks" in p:
+            assert p["logged_blocks"] > 0, p
+        device[(l["filesystem"], l["sync"], l["journal_model"], l["max_batch_time"], p["threads"])] = \
             p["journal_device_us_per_transaction"]
     if l["sync"] == "fsync":
         one, many = l["points"][0], l["points"][-1]
-        # A lone thread's fsync commits its own transaction; 16 threads share commits.
+        # A lone thread's fsync commits its own transaction (XFS: its own log
+        # write); 16 threads share commits.
         assert one["files_per_transaction"] >= 0.95, one
         assert many["files_per_transaction"] > 2, many
 # The models the curves ran on, in the device's own time per commit.
 for key, us in device.items():
-    sync, model, batch, threads = key
+    fs, sync, model, batch, threads = key
     if model == "nvram":
         assert 0 < us < 200, (key, us)
     if model == "hdd":
         assert us > 1000, (key, us)
     if model == "ssd":
-        assert device[(sync, "nvram", batch, threads)] < us < device[(sync, "hdd", batch, threads)], (key, device)
-print("results.json: 12 curves x 5 points, clean, commits shared as threads grow, device time per commit NVRAM < SSD < disk")
+        assert device[(fs, sync, "nvram", batch, threads)] < us < device[(fs, sync, "hdd", batch, threads)], (key, device)
+print("results.json: 18 curves x 5 points (ext4 and XFS), clean, commits shared as threads grow, device time per commit NVRAM < SSD < disk")
 PY
 head -c 4 "$out/files_per_second.png" | grep -q PNG
 grep -q '<svg' "$out/files_per_transaction.svg"
+status=0
+"$NVJ" experiment wheeler2007 --quick --fs ext4,btrfs --out "$T/bad" >"$T/e1" 2>&1 || status=$?
+[ "$status" = 2 ] && grep -q "btrfs has no journal or log device" "$T/e1" || fail "--fs ext4,btrfs: exit $status, $(cat "$T/e1")"
 echo "PASS"
