@@ -136,6 +136,9 @@ CommandRun declare_experiment(Command& app) {
     if (e.run == phillips2014)
       sub.add("--fs", a->filesystems, "the filesystems compared, in order (default ext4,xfs,btrfs)")
           .value_name("LIST");
+    if (e.run == enospc2015)
+      sub.add("--fs", a->filesystems, "the filesystems compared, in order (default ext4,xfs,btrfs)")
+          .value_name("LIST");
     if (e.run == chinner2012 || e.run == wheeler2007)
       sub.add("--fs", a->filesystems, "the filesystems compared, in order (default ext4,xfs)").value_name("LIST");
     subs.emplace_back(sub, &e);

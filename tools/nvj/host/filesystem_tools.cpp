@@ -28,7 +28,8 @@ std::vector<std::string> fsck_command(const std::string& filesystem, const std::
   return argv;
 }
 
-void make_filesystem(const std::string& filesystem, const std::string& data, const std::string& log) {
+void make_filesystem(const std::string& filesystem, const std::string& data, const std::string& log,
+                     const std::vector<std::string>& options) {
   std::vector<std::string> argv;
   if (filesystem == "xfs") {
     argv = {"mkfs.xfs", "-q"};
@@ -39,6 +40,7 @@ void make_filesystem(const std::string& filesystem, const std::string& data, con
   } else {
     throw std::invalid_argument("mkfs of " + filesystem + ": xfs or btrfs (the server builds ext4)");
   }
+  argv.insert(argv.end() - 1, options.begin(), options.end());
   const RunResult made = run(argv);
   if (made.status != 0)
     throw std::runtime_error(quote(argv) + " failed (status " + std::to_string(made.status) + "): " + made.output);

@@ -21,7 +21,9 @@ std::string mount_data(const std::string& filesystem, const std::string& options
 // caches (blockdev --flushbufs), so that the server has every byte before
 // anything looks at it. ext4 is the server's to build. Throws naming the
 // command and its output.
-void make_filesystem(const std::string& filesystem, const std::string& data, const std::string& log);
+// `options` go to mkfs before the device (e.g. {"--mixed"} for btrfs).
+void make_filesystem(const std::string& filesystem, const std::string& data, const std::string& log,
+                     const std::vector<std::string>& options = {});
 
 // The filesystem's own checker, changing nothing: e2fsck -fn [-j LOG],
 // xfs_repair -n [-l LOG], btrfs check --readonly. Exit status 0: clean.

@@ -52,7 +52,7 @@ Testbed::Testbed(TestbedOptions options) : options_(std::move(options)) {
            (options_.filesystem != "xfs" ? ""
             : journal_device_.empty()    ? " (log inside)"
                                          : " (log on " + journal_device_ + ")"));
-      make_filesystem(options_.filesystem, data_device_, journal_device_);
+      make_filesystem(options_.filesystem, data_device_, journal_device_, options_.mkfs_options);
     }
     if (options_.before_mount) options_.before_mount(*this);
     step("mounting " + std::string(options_.filesystem == "ext4" ? "the ext4 the server built" : options_.filesystem) +

@@ -40,6 +40,8 @@ struct TestbedOptions {
   // an XFS with its log inside, or a btrfs that leaves the journal export
   // alone.
   std::vector<std::string> exports{};
+  // Options for mkfs (xfs, btrfs), before the device: {"--mixed"}.
+  std::vector<std::string> mkfs_options{};
 };
 
 class Testbed {
