@@ -226,7 +226,13 @@ void JournalTracer::read_xfs_superblock_locked() const {
     problem_locked(std::string("the data export's XFS superblock: ") + e.what());
     return;
   }
-  if (!place) return;
+  if (!place) {
+    if (xfs_ && xfs_internal_) {  // byte 0 rewritten without XFS's magic: another filesystem now
+      xfs_.reset();
+      problem_locked("the data export no longer holds an XFS: its log is no longer followed");
+    }
+    return;
+  }
   if (place->external) {
     xfs_external_bytes_ = place->length;
     if (xfs_ && !xfs_internal_) xfs_->set_log_blocks(place->length / fscore::xfs::kBasicBlock);

@@ -6,13 +6,18 @@
 # size, the sequential fraction, seeks whose distance histogram adds up,
 # busy time), extents per file from filefrag, and a read-back from a cold
 # cache that read every byte from the disk; each filesystem clean by its
-# own checker; the report's files written; no leftovers.
+# own checker; the report's files written; the host's dirty-page limits,
+# scaled down for the writes, put back; no leftovers.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 for c in mkfs.xfs xfs_repair filefrag; do command -v "$c" >/dev/null || skip "$c is not installed"; done
 
+dirty() { cat /proc/sys/vm/dirty_background_bytes /proc/sys/vm/dirty_background_ratio /proc/sys/vm/dirty_bytes \
+  /proc/sys/vm/dirty_ratio | tr '\n' ' '; }
+before=$(dirty)
 out="$T/out"
 run_experiment chinner2012 --quick --out "$out"
+[ "$(dirty)" = "$before" ] || fail "the host's dirty-page limits were not put back: $(dirty), before $before"
 expect_files "$out" results.json table.md throughput.png throughput.svg extents.png extents.svg \
   seek_distance.png seek_distance.svg
 valid_json chinner2012.results.schema.json "$out/results.json"

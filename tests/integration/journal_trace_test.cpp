@@ -214,5 +214,17 @@ TEST_CASE("GET /journal follows an XFS log written through NBD", "[journal][sche
   CHECK(j.at("traffic").at("journal").at("writes") == 2);
   const std::string text = nvj::cli::control_call(control, "GET", "/journal?format=text");
   CHECK_THAT(text, Catch::StartsWith("xfs log (internal, following the log): 2 records, 4 operations"));
+
+  // Another filesystem made over it: byte 0 without XFS's magic.
+  {
+    auto data = connect(*server, "data");
+    std::vector<std::uint8_t> zeros(4096, 0);
+    REQUIRE(nbd_pwrite(data.get(), zeros.data(), zeros.size(), 0, 0) == 0);
+  }
+  body = nvj::cli::control_call(control, "GET", "/journal");
+  check_valid("journal", body);
+  j = parse_json(body, "GET /journal");
+  CHECK(j.at("format") == "unknown");
+  CHECK_THAT(j.at("recent_problems").back().get<std::string>(), Catch::Contains("no longer holds an XFS"));
   CHECK(server->stop() == 0);
 }

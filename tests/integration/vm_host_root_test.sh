@@ -11,7 +11,9 @@
 #     mkfs.btrfs on this host): the host's btrfs tool inside the guest sees
 #     it mounted, a file written there reads back, and nvj-workload (the
 #     initramfs's, first on PATH) runs there as without --host-root.
-#  3. Usage errors (exit 2) naming what is wrong: --log for ext4, fs=ext4
+#  3. XFS with its log inside the data export (--log internal), made by
+#     nvj vm: mounted without logdev=, xfs_info in the guest says so.
+#  4. Usage errors (exit 2) naming what is wrong: --log for ext4, fs=ext4
 #     with --fs xfs.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
@@ -80,7 +82,20 @@ for pid in $(sed -nE 's/.*started \(pid ([0-9]+)\).*/\1/p' "$T/x.err" "$T/b.err"
   ! kill -0 "$pid" 2>/dev/null || fail "nvj vm left process $pid running"
 done
 
-echo "== 3. usage errors"
+echo "== 3. XFS with its log inside, made by nvj vm"
+status=0
+"$NVJ" vm -v --fs xfs --log internal --host-root -- sh -c 'grep " /mnt " /proc/mounts; xfs_info /mnt' \
+  >"$T/i.out" 2>"$T/i.err" || status=$?
+cat "$T/i.out" "$T/i.err"
+[ "$status" = 0 ] || fail "nvj vm --fs xfs --log internal exited $status"
+grep -q '^/dev/vda /mnt xfs ' "$T/i.out" || fail "no XFS at /mnt"
+! grep -q 'logdev=' "$T/i.out" || fail "an internal log mounted with logdev="
+grep -q '^log *=internal log' "$T/i.out" || fail "xfs_info does not see an internal log"
+for pid in $(sed -nE 's/.*started \(pid ([0-9]+)\).*/\1/p' "$T/i.err"); do
+  ! kill -0 "$pid" 2>/dev/null || fail "nvj vm left process $pid running"
+done
+
+echo "== 4. usage errors"
 status=0
 "$NVJ" vm --log internal -- true >"$T/e1" 2>&1 || status=$?
 [ "$status" = 2 ] && grep -q -- "--log internal is XFS's" "$T/e1" || fail "--log with ext4: exit $status, $(cat "$T/e1")"

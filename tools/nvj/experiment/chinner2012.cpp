@@ -10,6 +10,14 @@
 // seeks and their distances, the disk's busy time; then extents per file
 // (filefrag) and the read-back rate of all files from a cold cache, with
 // its seeks.
+//
+// The seed's machine had 4 GB of memory for 48 GB and more of files, so
+// writeback ran while the threads wrote and interleaved their allocations.
+// Here 2 GiB fits in the page cache many times over; for the write phase
+// the host's dirty-page limits are scaled down as the seed's memory was
+// (vm.dirty_background_bytes 16 MiB, vm.dirty_bytes 64 MiB: writeback
+// starts after 1/128 of the data, and writers wait for it after 1/32), and
+// put back as they were afterwards, whatever happens.
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -21,6 +29,7 @@
 #include "tools/nvj/experiment/report.h"
 #include "tools/nvj/host/filesystem_tools.h"
 #include "tools/nvj/host/process.h"
+#include "tools/nvj/host/text_file.h"
 #include "tools/nvj/host/text_pattern.h"
 #include "tools/nvj/testbed/testbed.h"
 #include "tools/workloads/progress_line.h"
@@ -78,6 +87,36 @@ DiskView disk_view(const Testbed& lab, const char* op, double seconds) {
   return v;
 }
 
+// The host's dirty-page limits, scaled down for as long as it lives.
+class DirtyLimits {
+ public:
+  DirtyLimits() {
+    for (const char* name : kNames) saved_.push_back(read_text_file(std::string(kDir) + name));
+    write("dirty_background_bytes", "16777216");
+    write("dirty_bytes", "67108864");
+  }
+  ~DirtyLimits() {
+    // Of each pair (bytes, ratio) one is in force, the other 0; writing
+    // the one in force sets the other to 0 again.
+    try {
+      for (std::size_t i = 0; i < 4; i += 2) write(kNames[saved_[i] != "0\n" ? i : i + 1], saved_[saved_[i] != "0\n" ? i : i + 1]);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "chinner2012: could not restore the dirty-page limits: %s\n", e.what());
+    }
+  }
+  DirtyLimits(const DirtyLimits&) = delete;
+  DirtyLimits& operator=(const DirtyLimits&) = delete;
+
+ private:
+  static constexpr const char* kDir = "/proc/sys/vm/";
+  static constexpr const char* kNames[4] = {"dirty_background_bytes", "dirty_background_ratio", "dirty_bytes",
+                                            "dirty_ratio"};
+  static void write(const std::string& name, const std::string& value) {
+    run_checked({"sh", "-c", "printf '%s' \"$1\" >\"$2\"", "write", value, std::string(kDir) + name});
+  }
+  std::vector<std::string> saved_;
+};
+
 double timed_shell(const std::string& script, const std::vector<std::string>& args) {
   std::vector<std::string> argv{"sh", "-c", script, "chinner2012"};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -105,11 +144,14 @@ Point measure(const std::string& filesystem, std::uint32_t threads, const Plan& 
   lab.post("/reset-stats");
   // Every thread a file of its own, written in 1 MiB pieces through the
   // page cache, all at once; done when sync returns.
-  p.write = disk_view(lab, "write",
+  {
+    const DirtyLimits limits;
+    p.write = disk_view(lab, "write",
                       timed_shell("i=0; while [ $i -lt \"$2\" ]; do "
                                   "dd if=/dev/zero of=\"$1/file$i\" bs=1M count=\"$3\" status=none & i=$((i + 1)); "
                                   "done; wait; sync",
                                   {dir, std::to_string(threads), std::to_string(p.file_mib)}));
+  }
   for (std::uint32_t i = 0; i < threads; ++i) {
     const std::string frag = run_checked({"filefrag", dir + "/file" + std::to_string(i)});
     const auto m = TextPattern(R"((\d+) extents? found)").search(frag);
