@@ -92,18 +92,15 @@ class DirtyLimits {
  public:
   DirtyLimits() {
     for (const char* name : kNames) saved_.push_back(read_text_file(std::string(kDir) + name));
-    write("dirty_background_bytes", "16777216");
-    write("dirty_bytes", "67108864");
-  }
-  ~DirtyLimits() {
-    // Of each pair (bytes, ratio) one is in force, the other 0; writing
-    // the one in force sets the other to 0 again.
     try {
-      for (std::size_t i = 0; i < 4; i += 2) write(kNames[saved_[i] != "0\n" ? i : i + 1], saved_[saved_[i] != "0\n" ? i : i + 1]);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "chinner2012: could not restore the dirty-page limits: %s\n", e.what());
+      write("dirty_background_bytes", "16777216");
+      write("dirty_bytes", "67108864");
+    } catch (...) {
+      restore();
+      throw;
     }
   }
+  ~DirtyLimits() { restore(); }
   DirtyLimits(const DirtyLimits&) = delete;
   DirtyLimits& operator=(const DirtyLimits&) = delete;
 
@@ -113,6 +110,18 @@ class DirtyLimits {
                                             "dirty_ratio"};
   static void write(const std::string& name, const std::string& value) {
     run_checked({"sh", "-c", "printf '%s' \"$1\" >\"$2\"", "write", value, std::string(kDir) + name});
+  }
+  // Of each pair (bytes, ratio) one is in force, the other 0; writing the
+  // one in force sets the other to 0 again.
+  void restore() noexcept {
+    try {
+      for (std::size_t i = 0; i < 4; i += 2) {
+        const std::size_t in_force = saved_[i] != "0\n" ? i : i + 1;
+        write(kNames[in_force], saved_[in_force]);
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "chinner2012: could not restore the dirty-page limits: %s\n", e.what());
+    }
   }
   std::vector<std::string> saved_;
 };
