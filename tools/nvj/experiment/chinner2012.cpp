@@ -18,16 +18,15 @@
 // (vm.dirty_background_bytes 16 MiB, vm.dirty_bytes 64 MiB: writeback
 // starts after 1/128 of the data, and writers wait for it after 1/32), and
 // put back as they were afterwards, whatever happens.
-#include <chrono>
 #include <cstdio>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "tools/nvj/experiment/disk_view.h"
 #include "tools/nvj/experiment/experiment.h"
 #include "tools/nvj/experiment/report.h"
-#include "tools/nvj/host/filesystem_tools.h"
 #include "tools/nvj/host/process.h"
 #include "tools/nvj/host/text_file.h"
 #include "tools/nvj/host/text_pattern.h"
@@ -45,13 +44,9 @@ struct Plan {
 };
 
 // What the disk did while a phase ran (GET /stats after POST /reset-stats).
-struct DiskView {
+struct DiskView : DiskCounts {
   double seconds = 0;
   std::uint64_t requests = 0, bytes = 0;  // writes while writing, reads while reading
-  double sequential = 0;
-  std::uint64_t seeks = 0, seek_cylinders = 0;
-  std::map<std::uint64_t, std::uint64_t> seek_distance;
-  double device_ms = 0;
   double mib_per_second() const { return seconds > 0 ? static_cast<double>(bytes) / (1 << 20) / seconds : 0; }
   double mean_request_kib() const {
     return requests ? static_cast<double>(bytes) / 1024 / static_cast<double>(requests) : 0;
@@ -68,22 +63,12 @@ struct Point {
   bool check_clean = false;
 };
 
-DiskView disk_view(const Testbed& lab, const char* op, double seconds) {
-  const std::string text = lab.get("/stats");
-  const JsonFigures s(text, "GET /stats");
+DiskView disk_view(const Testbed& lab, bool writing, double seconds) {
   DiskView v;
+  static_cast<DiskCounts&>(v) = disk_counts(lab);
   v.seconds = seconds;
-  v.requests = s.count(std::string("exports.data.ops.") + op + ".count");
-  v.bytes = s.count(std::string("exports.data.ops.") + op + ".bytes");
-  v.sequential = s.number("exports.data.sequential_fraction");
-  v.seeks = s.count("exports.data.seeks.count");
-  v.seek_cylinders = s.count("exports.data.seeks.cylinders");
-  for (const char* part : {"seek", "rotation", "transfer"})
-    v.device_ms += s.number(std::string("exports.data.device_time_us.") + part) / 1000;
-  v.device_ms += s.number("exports.data.destaged_writes_us") / 1000;
-  const Json doc = parse_json(text, "GET /stats");
-  for (const auto& [bound, count] : doc.at("exports").at("data").at("seeks").at("distance").items())
-    v.seek_distance[std::stoull(bound)] = count.get<std::uint64_t>();
+  v.requests = writing ? v.writes : v.reads;
+  v.bytes = writing ? v.write_bytes : v.read_bytes;
   return v;
 }
 
@@ -129,21 +114,11 @@ class DirtyLimits {
 double timed_shell(const std::string& script, const std::vector<std::string>& args) {
   std::vector<std::string> argv{"sh", "-c", script, "chinner2012"};
   argv.insert(argv.end(), args.begin(), args.end());
-  const auto start = std::chrono::steady_clock::now();
-  run_checked(argv);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return timed(argv);
 }
 
 Point measure(const std::string& filesystem, std::uint32_t threads, const Plan& plan, const fs::path& run_dir) {
-  TestbedOptions o{run_dir, {"data=" + plan.disk, "data-model=hdd:cache=off"}, "", {}};
-  o.filesystem = filesystem;
-  if (filesystem == "ext4") {
-    o.parameters.push_back("fs-journal=internal");
-  } else {
-    o.parameters.push_back("fs=none");
-    o.exports = {"data"};  // XFS's log inside, like ext4's journal
-  }
-  Testbed lab(std::move(o));
+  Testbed lab(one_disk(run_dir, plan.disk, filesystem));
   Point p;
   p.filesystem = filesystem;
   p.threads = threads;
@@ -155,7 +130,7 @@ Point measure(const std::string& filesystem, std::uint32_t threads, const Plan& 
   // page cache, all at once; done when sync returns.
   {
     const DirtyLimits limits;
-    p.write = disk_view(lab, "write",
+    p.write = disk_view(lab, true,
                       timed_shell("i=0; while [ $i -lt \"$2\" ]; do "
                                   "dd if=/dev/zero of=\"$1/file$i\" bs=1M count=\"$3\" status=none & i=$((i + 1)); "
                                   "done; wait; sync",
@@ -169,12 +144,9 @@ Point measure(const std::string& filesystem, std::uint32_t threads, const Plan& 
     p.extents_mean += static_cast<double>(n) / threads;
     p.extents_max = std::max(p.extents_max, n);
   }
-  lab.unmount();
-  run_checked({"sh", "-c", "sync && echo 3 >/proc/sys/vm/drop_caches"});
-  run_checked({"blockdev", "--flushbufs", lab.data_device()});
-  lab.mount();
+  cold_cache(lab);
   lab.post("/reset-stats");
-  p.read = disk_view(lab, "read",
+  p.read = disk_view(lab, false,
                      timed_shell("for f in \"$1\"/file*; do cat \"$f\" >/dev/null & done; wait", {dir}));
   lab.unmount();
   p.check_clean = lab.check().status == 0;
@@ -183,8 +155,6 @@ Point measure(const std::string& filesystem, std::uint32_t threads, const Plan& 
 }
 
 Json view_json(const DiskView& v) {
-  Json distance = Json::object();
-  for (const auto& [bound, count] : v.seek_distance) distance[std::to_string(bound)] = count;
   return Json{{"seconds", json_round(v.seconds, 4)},
               {"mib_per_second", json_round(v.mib_per_second(), 2)},
               {"requests", v.requests},
@@ -192,9 +162,8 @@ Json view_json(const DiskView& v) {
               {"mean_request_kib", json_round(v.mean_request_kib(), 1)},
               {"sequential_fraction", json_round(v.sequential, 4)},
               {"seeks", v.seeks},
-              {"mean_seek_cylinders",
-               json_round(v.seeks ? static_cast<double>(v.seek_cylinders) / static_cast<double>(v.seeks) : 0, 1)},
-              {"seek_distance", distance},
+              {"mean_seek_cylinders", json_round(v.mean_seek(), 1)},
+              {"seek_distance", seek_distance_json(v.seek_distance)},
               {"device_ms", json_round(v.device_ms, 3)}};
 }
 
@@ -224,13 +193,10 @@ std::string table_md(const std::vector<Point>& points, const Plan& plan) {
                   "seeks | mean seek (cylinders) | disk busy s | extents/file (max) | read MiB/s | read seeks |\n"
                   "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const Point& p : points) {
-    const auto mean = [](const DiskView& v) {
-      return v.seeks ? static_cast<double>(v.seek_cylinders) / static_cast<double>(v.seeks) : 0.0;
-    };
     t += "| " + p.filesystem + " | " + std::to_string(p.threads) + " | " + std::to_string(p.file_mib) + " | " +
          fixed(p.write.mib_per_second(), 1) + " | " + std::to_string(p.write.requests) + " | " +
          fixed(p.write.mean_request_kib(), 0) + " | " + fixed(100 * p.write.sequential, 1) + "% | " +
-         std::to_string(p.write.seeks) + " | " + fixed(mean(p.write), 0) + " | " + fixed(p.write.device_ms / 1000, 2) +
+         std::to_string(p.write.seeks) + " | " + fixed(p.write.mean_seek(), 0) + " | " + fixed(p.write.device_ms / 1000, 2) +
          " | " + fixed(p.extents_mean, 1) + " (" + std::to_string(p.extents_max) + ") | " +
          fixed(p.read.mib_per_second(), 1) + " | " + std::to_string(p.read.seeks) + " |\n";
   }

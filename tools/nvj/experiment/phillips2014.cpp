@@ -10,13 +10,12 @@
 // fresh. Between the phases the filesystem is unmounted, this host's page
 // cache dropped (and the loop device's buffers flushed) and mounted again,
 // so the reads come from the disk.
-#include <chrono>
 #include <cstdio>
-#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "tools/nvj/experiment/disk_view.h"
 #include "tools/nvj/experiment/experiment.h"
 #include "tools/nvj/experiment/report.h"
 #include "tools/nvj/experiment/source_tree.h"
@@ -35,14 +34,9 @@ struct Plan {
 };
 
 // What the disk did during one phase (GET /stats after POST /reset-stats).
-struct Phase {
+struct Phase : DiskCounts {
   std::string name;  // untar, ls -R, tar c
   double seconds = 0;
-  std::uint64_t reads = 0, read_bytes = 0, writes = 0, write_bytes = 0;
-  std::uint64_t seeks = 0, seek_cylinders = 0;
-  std::map<std::uint64_t, std::uint64_t> seek_distance;  // up to a power of two -> seeks
-  double device_ms = 0;  // seek, rotation, transfer, and destaging the drive's cache
-  double mean_seek() const { return seeks ? static_cast<double>(seek_cylinders) / static_cast<double>(seeks) : 0; }
 };
 
 struct FsRun {
@@ -53,51 +47,15 @@ struct FsRun {
 };
 
 Phase disk_phase(const Testbed& lab, const std::string& name, double seconds) {
-  const std::string text = lab.get("/stats");
-  const JsonFigures s(text, "GET /stats");
   Phase p;
+  static_cast<DiskCounts&>(p) = disk_counts(lab);
   p.name = name;
   p.seconds = seconds;
-  p.reads = s.count("exports.data.ops.read.count");
-  p.read_bytes = s.count("exports.data.ops.read.bytes");
-  p.writes = s.count("exports.data.ops.write.count");
-  p.write_bytes = s.count("exports.data.ops.write.bytes");
-  p.seeks = s.count("exports.data.seeks.count");
-  p.seek_cylinders = s.count("exports.data.seeks.cylinders");
-  for (const char* part : {"seek", "rotation", "transfer"})
-    p.device_ms += s.number(std::string("exports.data.device_time_us.") + part) / 1000;
-  p.device_ms += s.number("exports.data.destaged_writes_us") / 1000;
-  const Json doc = parse_json(text, "GET /stats");
-  for (const auto& [bound, count] : doc.at("exports").at("data").at("seeks").at("distance").items())
-    p.seek_distance[std::stoull(bound)] = count.get<std::uint64_t>();
   return p;
 }
 
-// Unmounted, this host's caches dropped, mounted again: what follows reads
-// from the disk.
-void cold_cache(Testbed& lab) {
-  lab.unmount();
-  run_checked({"sh", "-c", "sync && echo 3 >/proc/sys/vm/drop_caches"});
-  run_checked({"blockdev", "--flushbufs", lab.data_device()});
-  lab.mount();
-}
-
-double timed(const std::vector<std::string>& argv) {
-  const auto start = std::chrono::steady_clock::now();
-  run_checked(argv);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 FsRun measure(const std::string& filesystem, const Plan& plan, const fs::path& archive, const fs::path& run_dir) {
-  TestbedOptions o{run_dir, {"data=" + plan.disk, "data-model=hdd:cache=off"}, "", {}};
-  o.filesystem = filesystem;
-  if (filesystem == "ext4") {
-    o.parameters.push_back("fs-journal=internal");
-  } else {
-    o.parameters.push_back("fs=none");
-    o.exports = {"data"};  // XFS's log inside, like ext4's journal
-  }
-  Testbed lab(std::move(o));
+  Testbed lab(one_disk(run_dir, plan.disk, filesystem));
   FsRun r{filesystem, {}, false, quote(fsck_command(filesystem, lab.data_device(), ""))};
   const std::string tree = (lab.mount_point() / "src").string();
   fs::create_directory(tree);
@@ -124,8 +82,6 @@ Json results_json(const std::vector<FsRun>& runs, const Plan& plan, bool quick) 
   for (const FsRun& r : runs) {
     Json phases = Json::array();
     for (const Phase& p : r.phases) {
-      Json distance = Json::object();
-      for (const auto& [bound, count] : p.seek_distance) distance[std::to_string(bound)] = count;
       phases.push_back(Json{{"operation", p.name},
                             {"seconds", json_round(p.seconds, 4)},
                             {"reads", p.reads},
@@ -135,7 +91,7 @@ Json results_json(const std::vector<FsRun>& runs, const Plan& plan, bool quick) 
                             {"seeks", p.seeks},
                             {"seeks_per_100_files", json_round(100.0 * static_cast<double>(p.seeks) / plan.files, 2)},
                             {"mean_seek_cylinders", json_round(p.mean_seek(), 1)},
-                            {"seek_distance", distance},
+                            {"seek_distance", seek_distance_json(p.seek_distance)},
                             {"device_ms", json_round(p.device_ms, 3)}});
     }
     list.push_back(Json{{"filesystem", r.filesystem}, {"checker", r.checker}, {"check_clean", r.check_clean},
