@@ -12,6 +12,12 @@ namespace {
 double us(std::uint64_t ns) { return static_cast<double>(ns) / 1e3; }
 double ms(Nanos ns) { return static_cast<double>(ns) / 1e6; }
 
+// One metric with a single series: its HELP and TYPE lines, then its value.
+template <typename T>
+void add_metric(std::string& out, const char* name, const char* type, const char* help, const T& value) {
+  out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{} {}\n", name, help, name, type, name, value);
+}
+
 std::string traffic_text(const TrafficTotals& traffic) {
   std::string out = fmt::format("\n{:<12} {:>14} {:>10} {:>16}\n", "data traffic", "bytes", "writes", "device time ms");
   for (std::size_t i = 0; i < kTrafficNames.size(); ++i)
@@ -51,8 +57,8 @@ std::string xfs_prometheus(const JournalReport& r) {
   const XfsLogReport& x = *r.xfs;
   const auto& t = x.totals;
   std::string out;
-  auto metric = [&](const char* name, const char* type, const char* help, auto value) {
-    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{} {}\n", name, help, name, type, name, value);
+  const auto metric = [&out](const char* name, const char* type, const char* help, auto value) {
+    add_metric(out, name, type, help, value);
   };
   metric("nvjournal_xfs_log_records_total", "counter", "XFS log records written whole, decoded live.", t.records);
   metric("nvjournal_xfs_log_operations_total", "counter", "Operations those records carry.", t.operations);
@@ -121,8 +127,8 @@ std::string journal_prometheus(const Lab& lab) {
   if (r.xfs) return xfs_prometheus(r) + traffic_prometheus(r.traffic);
   const auto& t = r.totals;
   std::string out;
-  auto metric = [&](const char* name, const char* type, const char* help, auto value) {
-    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{} {}\n", name, help, name, type, name, value);
+  const auto metric = [&out](const char* name, const char* type, const char* help, auto value) {
+    add_metric(out, name, type, help, value);
   };
   metric("nvjournal_journal_transactions_total", "counter", "jbd2 transactions committed, decoded live.",
          t.transactions);
