@@ -11,14 +11,14 @@
 #include <cstdlib>
 #include <span>
 
-#include "fscore/record/crash_points.h"
-#include "fscore/record/crash_states.h"
-#include "fscore/record/recording_index.h"
+#include "crashlab/crash_points.h"
+#include "crashlab/crash_states.h"
+#include "crashlab/recording_index.h"
 
 namespace nvj::fuzz::recording {
 namespace {
 
-namespace rec = fscore::record;
+namespace rec = crashlab;
 
 Outcome g_outcome;
 
@@ -79,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace nvj::fuzz::recording;
   ++g_outcome.inputs;
   try {
-    const fscore::record::RecordingIndex index(std::span<const std::uint8_t>(data, size));
+    const crashlab::RecordingIndex index(std::span<const std::uint8_t>(data, size));
     ++g_outcome.read;
     check(index);
   } catch (const fscore::record::RecordingError&) {

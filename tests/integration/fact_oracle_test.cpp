@@ -1,4 +1,4 @@
-// FactOracle (fscore/record/fact_oracle.h): facts folded in mark order and
+// FactOracle (crashlab/fact_oracle.h): facts folded in mark order and
 // checked against an ext4 image e2fsprogs made (mke2fs, debugfs), read with
 // TreeReader: what holds passes, and each kind of fact fails when the image
 // does not hold it, naming the path, what was expected and what was found.
@@ -11,15 +11,15 @@
 
 #include "fscore/crc32c.h"
 #include "fscore/ext4/tree_reader.h"
-#include "fscore/record/fact_oracle.h"
+#include "crashlab/fact_oracle.h"
 #include "tests/support/temp_dir.h"
 #include "tools/nvj/host/file_image.h"
 #include "tools/nvj/host/process.h"
 
 using fscore::record::Fact;
 using fscore::record::FactKind;
-using fscore::record::FactOracle;
-using fscore::record::FactViolation;
+using crashlab::FactOracle;
+using crashlab::FactViolation;
 using fscore::record::parse_fact;
 
 namespace {

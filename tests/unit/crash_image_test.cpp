@@ -1,4 +1,4 @@
-// The crash lab's in-place states (fscore/record/piece_map.h,
+// The crash lab's in-place states (crashlab/piece_map.h,
 // crash_image.h): pieces put in any order read back as if put in sequence
 // order, and every crash state of random recordings (aligned and not) reads
 // back exactly what replaying it the obvious way gives, nothing outside the
@@ -12,11 +12,12 @@
 #include <random>
 #include <vector>
 
-#include "fscore/record/crash_image.h"
-#include "fscore/record/piece_map.h"
+#include "crashlab/crash_image.h"
+#include "crashlab/piece_map.h"
 #include "tests/unit/random_recording.h"
 
 using namespace fscore::record;
+using namespace crashlab;
 using namespace recording_tests;
 
 TEST_CASE("pieces put in any order read back as if put in sequence order", "[crash]") {

@@ -1,4 +1,4 @@
-// The crash lab's enumeration (fscore/record/): a recording's index (when
+// The crash lab's enumeration (crashlab/): a recording's index (when
 // each change was acknowledged and became durable), its crash points with
 // the changes volatile at each, and the crash states tried per strategy.
 // The merging of states by fingerprint is checked against the contents
@@ -14,14 +14,15 @@
 #include <vector>
 
 #include "fscore/crc32c.h"
-#include "fscore/record/crash_points.h"
-#include "fscore/record/crash_states.h"
+#include "crashlab/crash_points.h"
+#include "crashlab/crash_states.h"
 #include "fscore/record/frame_encoder.h"
-#include "fscore/record/recording_index.h"
+#include "crashlab/recording_index.h"
 #include "fscore/record/replayed_exports.h"
 #include "tests/unit/random_recording.h"
 
 using namespace fscore::record;
+using namespace crashlab;
 
 namespace {
 

@@ -9,16 +9,17 @@
 #include <random>
 #include <vector>
 
-#include "fscore/record/crash_points.h"
-#include "fscore/record/crash_states.h"
+#include "crashlab/crash_points.h"
+#include "crashlab/crash_states.h"
 #include "fscore/record/frame_encoder.h"
-#include "fscore/record/recording_index.h"
+#include "crashlab/recording_index.h"
 #include "fscore/record/replayed_exports.h"
 
 namespace recording_tests {
 
 using Bytes = std::vector<std::uint8_t>;
 using namespace fscore::record;
+using namespace crashlab;
 
 inline Bytes copy(const FrameBuffer& b) { return Bytes(b.data(), b.data() + b.size()); }
 

@@ -1,7 +1,7 @@
 // nvj crash: the crash lab. `states` reads a recording (the plugin's
 // record=, POST /record/start) and says which crash states of it would be
 // checked: the crash points, the changes volatile at each, and the states
-// per strategy with identical contents merged (fscore/record/crash_states.h).
+// per strategy with identical contents merged (crashlab/crash_states.h).
 // `check` checks them (tools/nvj/crash/check_command.h), `merge` joins the
 // results of shards.
 #include <fmt/format.h>
@@ -14,11 +14,11 @@
 
 #include "common/command_line.h"
 #include "common/json.h"
-#include "fscore/record/crash_check.h"
-#include "fscore/record/crash_points.h"
-#include "fscore/record/crash_states.h"
+#include "crashlab/crash_check.h"
+#include "crashlab/crash_points.h"
+#include "crashlab/crash_states.h"
 #include "fscore/record/fact.h"
-#include "fscore/record/recording_index.h"
+#include "crashlab/recording_index.h"
 #include "tools/nvj/commands.h"
 #include "tools/nvj/crash/check_command.h"
 #include "tools/nvj/crash/crash_report.h"
@@ -28,10 +28,10 @@
 namespace nvj::cli {
 namespace {
 
-using fscore::record::CrashPoint;
-using fscore::record::Enumeration;
-using fscore::record::RecordingIndex;
-using fscore::record::Strategy;
+using crashlab::CrashPoint;
+using crashlab::Enumeration;
+using crashlab::RecordingIndex;
+using crashlab::Strategy;
 
 constexpr const char* kCrashText = R"(The crash lab: which states of a recorded run a power cut could leave, and
 whether the filesystem on them keeps what the workload made durable.
@@ -47,13 +47,13 @@ struct StatesArgs {
   std::string recording;
   bool no_marks = false, no_persistence = false, json = false;
   std::uint64_t every = 0;
-  fscore::record::StrategyOptions strategies;
+  crashlab::StrategyOptions strategies;
 };
 
 // Marks that are facts; a malformed one is an error naming the mark.
 std::size_t count_facts(const RecordingIndex& index) {
   std::size_t facts = 0;
-  for (const auto& f : fscore::record::facts_of(index)) facts += f.has_value();
+  for (const auto& f : crashlab::facts_of(index)) facts += f.has_value();
   return facts;
 }
 
@@ -63,18 +63,18 @@ int states_main(const StatesArgs& a) {
   const MappedFile file(a.recording);
   const RecordingIndex index(file.bytes());
   const std::size_t facts = count_facts(index);
-  fscore::record::CrashPointOptions where;
+  crashlab::CrashPointOptions where;
   where.marks = !a.no_marks;
   where.persistence = !a.no_persistence;
   where.every = a.every;
-  const std::vector<CrashPoint> points = fscore::record::crash_points(index, where);
-  const Enumeration e = fscore::record::enumerate_crash_states(index, points, a.strategies, {});
+  const std::vector<CrashPoint> points = crashlab::crash_points(index, where);
+  const Enumeration e = crashlab::enumerate_crash_states(index, points, a.strategies, {});
 
   std::size_t at_marks = 0, at_persistence = 0, at_every = 0, most = 0, sum = 0;
   for (const CrashPoint& p : points) {
-    at_marks += (p.reasons & fscore::record::kAtMark) != 0;
-    at_persistence += (p.reasons & fscore::record::kAtPersistence) != 0;
-    at_every += (p.reasons & fscore::record::kAtEvery) != 0;
+    at_marks += (p.reasons & crashlab::kAtMark) != 0;
+    at_persistence += (p.reasons & crashlab::kAtPersistence) != 0;
+    at_every += (p.reasons & crashlab::kAtEvery) != 0;
     most = std::max(most, p.volatile_changes.size());
     sum += p.volatile_changes.size();
   }
@@ -82,8 +82,8 @@ int states_main(const StatesArgs& a) {
     Json exports = Json::array();
     for (const auto& x : index.exports()) exports.push_back(Json{{"name", x.name}, {"size", x.size}});
     Json strategies = Json::object();
-    for (std::size_t s = 0; s < fscore::record::kStrategies; ++s)
-      strategies[fscore::record::to_string(static_cast<Strategy>(s))] =
+    for (std::size_t s = 0; s < crashlab::kStrategies; ++s)
+      strategies[crashlab::to_string(static_cast<Strategy>(s))] =
           Json{{"states", e.by_strategy[s].states}, {"unique", e.by_strategy[s].unique}};
     const Json out{{"recording", a.recording},
                    {"exports", exports},
@@ -121,8 +121,8 @@ int states_main(const StatesArgs& a) {
   std::printf("volatile changes per point: at most %zu, %.1f on average\n", most,
               points.empty() ? 0.0 : static_cast<double>(sum) / static_cast<double>(points.size()));
   std::printf("%-8s %12s %12s\n", "strategy", "states", "unique");
-  for (std::size_t s = 0; s < fscore::record::kStrategies; ++s)
-    std::printf("%-8s %12llu %12llu\n", fscore::record::to_string(static_cast<Strategy>(s)),
+  for (std::size_t s = 0; s < crashlab::kStrategies; ++s)
+    std::printf("%-8s %12llu %12llu\n", crashlab::to_string(static_cast<Strategy>(s)),
                 static_cast<unsigned long long>(e.by_strategy[s].states),
                 static_cast<unsigned long long>(e.by_strategy[s].unique));
   std::printf("%-8s %12llu %12llu\n", "total", static_cast<unsigned long long>(e.states),
@@ -135,7 +135,7 @@ int states_main(const StatesArgs& a) {
 // The options that choose crash points and strategies, the same for states
 // and check (so that a check's states are those states counted).
 void enumeration_options(Command& c, std::uint64_t& every, bool& no_marks, bool& no_persistence,
-                         fscore::record::StrategyOptions& strategies) {
+                         crashlab::StrategyOptions& strategies) {
   c.count("--every", every, 1, ~std::uint64_t{0}, "also a crash point after every N-th change").value_name("N");
   c.flag("--no-marks", no_marks, "no crash points at marks");
   c.flag("--no-persistence", no_persistence, "no crash points at flush and FUA completions");
@@ -151,7 +151,7 @@ void enumeration_options(Command& c, std::uint64_t& every, bool& no_marks, bool&
 }
 
 // A usage error unless the atomic unit is whole sectors.
-void check_torn_unit(const fscore::record::StrategyOptions& strategies, const char* command) {
+void check_torn_unit(const crashlab::StrategyOptions& strategies, const char* command) {
   if (strategies.torn_unit % 512 != 0)
     throw UsageError(std::string(command) + ": --torn-unit " + std::to_string(strategies.torn_unit) +
                      ": the atomic unit is whole 512-byte sectors (512, 4096, ...)");

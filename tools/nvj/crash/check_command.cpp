@@ -20,7 +20,7 @@
 #include "common/command_line.h"
 #include "common/json.h"
 #include "fscore/fs_signature.h"
-#include "fscore/record/crash_cause.h"
+#include "crashlab/crash_cause.h"
 #include "tools/nvj/crash/check_results.h"
 #include "tools/nvj/crash/crash_report.h"
 #include "tools/nvj/crash/ground_truth.h"
@@ -33,17 +33,17 @@ namespace nvj::cli {
 
 namespace {
 
-using fscore::record::CheckedState;
-using fscore::record::Strategy;
+using crashlab::CheckedState;
+using crashlab::Strategy;
 
 // At most this many failing states are described on stdout (all are in
 // results.json).
 constexpr std::uint64_t kShownFailures = 10;
 
-void print_counts(const fscore::record::Enumeration& e, const Shard& shard, std::uint64_t mine) {
+void print_counts(const crashlab::Enumeration& e, const Shard& shard, std::uint64_t mine) {
   std::printf("%-8s %12s %12s\n", "strategy", "states", "unique");
-  for (std::size_t s = 0; s < fscore::record::kStrategies; ++s)
-    std::printf("%-8s %12llu %12llu\n", fscore::record::to_string(static_cast<Strategy>(s)),
+  for (std::size_t s = 0; s < crashlab::kStrategies; ++s)
+    std::printf("%-8s %12llu %12llu\n", crashlab::to_string(static_cast<Strategy>(s)),
                 static_cast<unsigned long long>(e.by_strategy[s].states),
                 static_cast<unsigned long long>(e.by_strategy[s].unique));
   std::printf("%-8s %12llu %12llu\n", "total", static_cast<unsigned long long>(e.states),
@@ -174,7 +174,7 @@ bool wants_ground_truth(const std::string& verify, std::uint64_t sample, std::ui
 // The ground truth's loop devices and files, made at the first state that
 // needs them. Where it cannot run, the default (sample) goes on without it,
 // saying so; an explicit --verify is an error.
-std::unique_ptr<KernelCheck> start_kernel_check(Scratch& scratch, fscore::record::CrashImage& image,
+std::unique_ptr<KernelCheck> start_kernel_check(Scratch& scratch, crashlab::CrashImage& image,
                                                 const CheckArgs& a, const std::string& filesystem, std::string& verify) {
   try {
     return std::make_unique<KernelCheck>(scratch.path(), image, filesystem, a.mount_options);
@@ -194,13 +194,13 @@ constexpr std::uint64_t kKernelMinimizeBudget = 60;
 
 // A failing state's minimized cause, and the kernel's verdict with only the
 // cause's writes dropped (the torn one torn) where the ground truth runs.
-Json confirmed_cause(const fscore::record::CauseInputs& in, fscore::record::StateContext& c, KernelCheck* kernel,
+Json confirmed_cause(const crashlab::CauseInputs& in, crashlab::StateContext& c, KernelCheck* kernel,
                      std::uint64_t budget) {
-  const fscore::record::CrashCause cause = fscore::record::minimize_cause(in, c.point, c.state, budget);
+  const crashlab::CrashCause cause = crashlab::minimize_cause(in, c.point, c.state, budget);
   Json j = cause_json(in.index, cause);
   if (cause.found && kernel) {
-    c.image.set_state(fscore::record::kept_without(c.point, c.state, cause.dropped), c.state.torn);
-    j["ground_truth"] = fscore::record::to_string(kernel->check(c.data, in.journal, c.oracle).verdict);
+    c.image.set_state(crashlab::kept_without(c.point, c.state, cause.dropped), c.state.torn);
+    j["ground_truth"] = crashlab::to_string(kernel->check(c.data, in.journal, c.oracle).verdict);
   }
   return j;
 }
@@ -208,8 +208,8 @@ Json confirmed_cause(const fscore::record::CauseInputs& in, fscore::record::Stat
 // The filesystem on the recording's data export as the recording starts:
 // ext4 is checked by the fast path; XFS and btrfs, which it does not read,
 // by the kernel alone.
-fscore::FsSignature recorded_filesystem(const fscore::record::RecordingIndex& index, const std::string& recording) {
-  fscore::record::CrashImage base(index);
+fscore::FsSignature recorded_filesystem(const crashlab::RecordingIndex& index, const std::string& recording) {
+  crashlab::CrashImage base(index);
   const fscore::FsSignature s = identify_filesystem(base.exported(base.find("data").value_or(0)));
   if (s.kind == fscore::FsKind::unknown)
     throw std::runtime_error(recording + ": no ext4, XFS or btrfs on the data export where the recording starts "
@@ -221,7 +221,7 @@ fscore::FsSignature recorded_filesystem(const fscore::record::RecordingIndex& in
 
 int crash_check_main(const CheckArgs& a) {
   const Shard shard = a.shard.empty() ? shard_from_environment(from_env) : parse_shard(a.shard);
-  fscore::record::CheckOptions options = a.options;
+  crashlab::CheckOptions options = a.options;
   options.points.marks = !a.no_marks;
   options.points.persistence = !a.no_persistence;
   options.points.every = a.every;
@@ -230,7 +230,7 @@ int crash_check_main(const CheckArgs& a) {
   std::string verify = a.verify.empty() ? "sample" : a.verify;
 
   const MappedFile file(a.recording);
-  const fscore::record::RecordingIndex index(file.bytes());
+  const crashlab::RecordingIndex index(file.bytes());
   const fscore::FsSignature signature = recorded_filesystem(index, a.recording);
   const std::string filesystem = fscore::to_string(signature.kind);
   const bool fast = signature.kind == fscore::FsKind::ext4;  // else the kernel alone decides
@@ -238,8 +238,8 @@ int crash_check_main(const CheckArgs& a) {
     throw UsageError("nvj crash check: --verify " + a.verify + ": the fast path reads ext4 only, so the kernel checks "
                      "every state of this " + filesystem + " recording (--verify all)");
   if (!fast) verify = "all";
-  const fscore::record::CrashChecker checker(index, options);
-  const fscore::record::Enumeration e = checker.count();
+  const crashlab::CrashChecker checker(index, options);
+  const crashlab::Enumeration e = checker.count();
   const std::uint64_t mine = checker.share();
   std::printf("%s: %s, %zu crash points, %zu marks, checking the unique states %s\n", a.recording.c_str(),
               filesystem.c_str(), checker.points().size(), index.marks().size(),
@@ -255,8 +255,8 @@ int crash_check_main(const CheckArgs& a) {
   Progress progress(mine);
   Json states = Json::array();
   std::uint64_t shown = 0, minimized = 0;
-  fscore::record::ContentCache cache;
-  const fscore::record::Enumeration enumeration = checker.walk([&](fscore::record::StateContext& c) {
+  crashlab::ContentCache cache;
+  const crashlab::Enumeration enumeration = checker.walk([&](crashlab::StateContext& c) {
     CheckedState checked;
     checked.ordinal = c.ordinal;
     checked.state = &c.state;
@@ -268,31 +268,31 @@ int crash_check_main(const CheckArgs& a) {
       const std::optional<std::uint8_t> log = signature.external_log ? c.journal : std::nullopt;
       checked.verdict = kernel->check(c.data, log, c.oracle);
       j = state_json(index, checked);
-      failing = checked.verdict.verdict != fscore::record::Verdict::pass;
-      if (checked.verdict.verdict == fscore::record::Verdict::fail && minimized < a.minimize) {
+      failing = checked.verdict.verdict != crashlab::Verdict::pass;
+      if (checked.verdict.verdict == crashlab::Verdict::fail && minimized < a.minimize) {
         ++minimized;
-        fscore::record::CauseInputs in{index, c.image, c.data, log, c.oracle, nullptr, options.now, {}};
+        crashlab::CauseInputs in{index, c.image, c.data, log, c.oracle, nullptr, options.now, {}};
         in.judge = [&] { return kernel->check(c.data, log, c.oracle); };
         j["cause"] = confirmed_cause(in, c, kernel.get(), kKernelMinimizeBudget);
       }
     } else {
       auto& fs = c.image.exported(c.data);
       auto* journal = c.journal ? &c.image.exported(*c.journal) : nullptr;
-      checked.verdict = fscore::record::check_ext4_state(fs, fs, journal, journal, c.oracle, options.now, &cache);
+      checked.verdict = crashlab::check_ext4_state(fs, fs, journal, journal, c.oracle, options.now, &cache);
       j = state_json(index, checked);
-      const bool passed = checked.verdict.verdict == fscore::record::Verdict::pass;
+      const bool passed = checked.verdict.verdict == crashlab::Verdict::pass;
       if (wants_ground_truth(verify, a.sample, options.strategies.seed, passed, c.ordinal)) {
         if (!kernel) kernel = start_kernel_check(scratch, c.image, a, filesystem, verify);
         if (kernel) {
           c.image.set_state(c.state.kept, c.state.torn);  // the state as it was, before the fast path's replay
-          const fscore::record::StateVerdict truth = kernel->check(c.data, c.journal, c.oracle);
+          const crashlab::StateVerdict truth = kernel->check(c.data, c.journal, c.oracle);
           j["ground_truth"] = verdict_json(truth);
           j["agree"] = verdicts_agree(checked.verdict, truth);
         }
       }
-      if (checked.verdict.verdict == fscore::record::Verdict::fail && minimized < a.minimize) {
+      if (checked.verdict.verdict == crashlab::Verdict::fail && minimized < a.minimize) {
         ++minimized;
-        const fscore::record::CauseInputs in{index, c.image, c.data, c.journal, c.oracle, &cache, options.now, {}};
+        const crashlab::CauseInputs in{index, c.image, c.data, c.journal, c.oracle, &cache, options.now, {}};
         j["cause"] = confirmed_cause(in, c, kernel.get(), kFastMinimizeBudget);
       }
       failing = !passed || (j.contains("ground_truth") && j["ground_truth"]["verdict"] != "pass");
@@ -336,19 +336,19 @@ int crash_image_main(const ImageArgs& a) {
       throw UsageError("nvj crash image: --state " + text + ": expected a state's ordinal, a whole number");
     wanted.insert(n);
   }
-  fscore::record::CheckOptions options = a.check.options;
+  crashlab::CheckOptions options = a.check.options;
   options.points.marks = !a.check.no_marks;
   options.points.persistence = !a.check.no_persistence;
   options.points.every = a.check.every;
   const MappedFile file(a.check.recording);
-  const fscore::record::RecordingIndex index(file.bytes());
-  const fscore::record::CrashChecker checker(index, options);
+  const crashlab::RecordingIndex index(file.bytes());
+  const crashlab::CrashChecker checker(index, options);
   const std::uint64_t unique = checker.count().unique;
   for (const std::uint64_t n : wanted)
     if (n >= unique)
       throw std::runtime_error("no state " + std::to_string(n) + ": with these options the recording has " +
                                std::to_string(unique) + " unique states (0 to " + std::to_string(unique - 1) + ")");
-  checker.walk([&](fscore::record::StateContext& c) {
+  checker.walk([&](crashlab::StateContext& c) {
     if (wanted.count(c.ordinal) == 0) return;
     std::filesystem::path dir = a.out;
     if (wanted.size() > 1) dir /= std::to_string(c.ordinal);
@@ -361,10 +361,10 @@ int crash_image_main(const ImageArgs& a) {
                   static_cast<unsigned long long>(c.ordinal));
     }
     const auto& p = c.point;
-    const std::string mark = p.last_mark == fscore::record::kNoMark ? "" : ", after mark '" + index.marks()[p.last_mark].label + "'";
+    const std::string mark = p.last_mark == crashlab::kNoMark ? "" : ", after mark '" + index.marks()[p.last_mark].label + "'";
     std::printf("  crash point %zu (after frame %llu%s), strategy %s, %zu of %zu volatile changes kept%s\n",
                 c.state.point, static_cast<unsigned long long>(p.sequence), mark.c_str(),
-                fscore::record::to_string(c.state.strategy), c.state.kept.size(), p.volatile_changes.size(),
+                crashlab::to_string(c.state.strategy), c.state.kept.size(), p.volatile_changes.size(),
                 c.state.torn ? (", one more torn after " + std::to_string(c.state.torn->bytes) + " bytes").c_str() : "");
   });
   std::printf("the journal is not replayed: mount it (ext4 replays it) or run e2fsck on it, as after a power cut\n");

@@ -1,5 +1,5 @@
 // nvj crash check and nvj crash merge: check a recording's crash states by
-// the fast path (fscore/record/crash_check.h) and, on those it fails and a
+// the fast path (crashlab/crash_check.h) and, on those it fails and a
 // sample of the others, by the ground truth (ground_truth.h), a shard of
 // them or all; join shards' results (check_results.h).
 #pragma once
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "fscore/record/crash_check.h"
+#include "crashlab/crash_check.h"
 
 namespace nvj::cli {
 
@@ -24,7 +24,7 @@ struct CheckArgs {
   std::uint64_t minimize = 100;  // failing states whose cause is minimized (the first ones)
   std::string scratch;        // the ground truth's files; empty: a new folder in $TMPDIR or /tmp
   std::string mount_options;  // the ground truth's mount, besides journal_path=
-  fscore::record::CheckOptions options;
+  crashlab::CheckOptions options;
   bool no_marks = false, no_persistence = false;
   std::uint64_t every = 0;
 };

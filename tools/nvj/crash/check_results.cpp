@@ -10,17 +10,17 @@ namespace nvj::cli {
 
 namespace {
 
-using fscore::record::CheckedState;
-using fscore::record::CrashPoint;
-using fscore::record::IndexedChange;
-using fscore::record::RecordingIndex;
+using crashlab::CheckedState;
+using crashlab::CrashPoint;
+using crashlab::IndexedChange;
+using crashlab::RecordingIndex;
 
 Json reasons(std::uint32_t r) {
   Json out = Json::array();
-  if (r & fscore::record::kAtMark) out.push_back("mark");
-  if (r & fscore::record::kAtPersistence) out.push_back("persistence");
-  if (r & fscore::record::kAtEvery) out.push_back("every");
-  if (r & fscore::record::kAtEnd) out.push_back("end");
+  if (r & crashlab::kAtMark) out.push_back("mark");
+  if (r & crashlab::kAtPersistence) out.push_back("persistence");
+  if (r & crashlab::kAtEvery) out.push_back("every");
+  if (r & crashlab::kAtEnd) out.push_back("end");
   return out;
 }
 
@@ -31,7 +31,7 @@ Json change_json(const RecordingIndex& index, const IndexedChange& c) {
               {"kind", fscore::record::to_string(c.kind)},
               {"offset", c.offset},
               {"length", c.length},
-              {"acknowledged", c.acked != fscore::record::kNever}};
+              {"acknowledged", c.acked != crashlab::kNever}};
 }
 
 }  // namespace
@@ -43,8 +43,8 @@ Json verdicts_json(const VerdictCount& c) {
               {"ground_truth_failing", c.verified_failing}, {"disagree", c.disagree}};
 }
 
-Json verdict_json(const fscore::record::StateVerdict& v) {
-  Json j{{"verdict", fscore::record::to_string(v.verdict)}};
+Json verdict_json(const crashlab::StateVerdict& v) {
+  Json j{{"verdict", crashlab::to_string(v.verdict)}};
   if (!v.violations.empty()) {
     Json violations = Json::array();
     for (const auto& f : v.violations)
@@ -55,19 +55,19 @@ Json verdict_json(const fscore::record::StateVerdict& v) {
   return j;
 }
 
-Json cause_json(const RecordingIndex& index, const fscore::record::CrashCause& cause) {
+Json cause_json(const RecordingIndex& index, const crashlab::CrashCause& cause) {
   Json dropped = Json::array();
   for (std::size_t i = 0; i < cause.dropped.size(); ++i) {
     Json c = change_json(index, index.changes()[cause.dropped[i]]);
-    c["region"] = fscore::record::to_string(cause.regions[i]);
+    c["region"] = crashlab::to_string(cause.regions[i]);
     dropped.push_back(std::move(c));
   }
   Json j{{"found", cause.found}, {"minimal", cause.minimal}, {"checks", cause.checks}, {"dropped", dropped}};
-  if (cause.torn) j["torn"] = fscore::record::to_string(cause.torn_region);
+  if (cause.torn) j["torn"] = crashlab::to_string(cause.torn_region);
   return j;
 }
 
-bool verdicts_agree(const fscore::record::StateVerdict& a, const fscore::record::StateVerdict& b) {
+bool verdicts_agree(const crashlab::StateVerdict& a, const crashlab::StateVerdict& b) {
   if (a.verdict != b.verdict || a.violations.size() != b.violations.size()) return false;
   for (std::size_t i = 0; i < a.violations.size(); ++i)
     if (a.violations[i].path != b.violations[i].path) return false;
@@ -76,23 +76,23 @@ bool verdicts_agree(const fscore::record::StateVerdict& a, const fscore::record:
 
 Json state_json(const RecordingIndex& index, const CheckedState& checked) {
   const CrashPoint& p = *checked.point;
-  const fscore::record::CrashState& s = *checked.state;
-  const fscore::record::StateVerdict& v = checked.verdict;
+  const crashlab::CrashState& s = *checked.state;
+  const crashlab::StateVerdict& v = checked.verdict;
   Json j{{"ordinal", checked.ordinal},
          {"point", s.point},
          {"frame", p.sequence},
          {"at", reasons(p.reasons)},
-         {"last_mark", p.last_mark == fscore::record::kNoMark ? Json(nullptr) : Json(index.marks()[p.last_mark].label)},
-         {"strategy", fscore::record::to_string(s.strategy)},
+         {"last_mark", p.last_mark == crashlab::kNoMark ? Json(nullptr) : Json(index.marks()[p.last_mark].label)},
+         {"strategy", crashlab::to_string(s.strategy)},
          {"volatile", p.volatile_changes.size()},
          {"kept", s.kept.size()},
-         {"verdict", fscore::record::to_string(v.verdict)}};
+         {"verdict", crashlab::to_string(v.verdict)}};
   if (s.torn) {
     Json torn = change_json(index, index.changes()[s.torn->change]);
     torn["kept_bytes"] = s.torn->bytes;
     j["torn"] = std::move(torn);
   }
-  if (v.verdict == fscore::record::Verdict::pass) return j;
+  if (v.verdict == crashlab::Verdict::pass) return j;
   Json violations = Json::array();
   for (const auto& f : v.violations)
     violations.push_back(Json{{"path", f.path}, {"expected", f.expected}, {"found", f.found}});
@@ -111,11 +111,11 @@ Json state_json(const RecordingIndex& index, const CheckedState& checked) {
 
 Json results_json(const std::string& recording, std::uint64_t recording_bytes, const std::string& filesystem,
                   const RecordingIndex& index,
-                  const fscore::record::CheckOptions& o, const fscore::record::Enumeration& e, const Shard& shard,
+                  const crashlab::CheckOptions& o, const crashlab::Enumeration& e, const Shard& shard,
                   std::uint64_t minimize, Json states) {
   Json strategies = Json::object();
-  for (std::size_t s = 0; s < fscore::record::kStrategies; ++s)
-    strategies[fscore::record::to_string(static_cast<fscore::record::Strategy>(s))] =
+  for (std::size_t s = 0; s < crashlab::kStrategies; ++s)
+    strategies[crashlab::to_string(static_cast<crashlab::Strategy>(s))] =
         Json{{"states", e.by_strategy[s].states}, {"unique", e.by_strategy[s].unique}};
   Json units = Json::object();
   for (const auto& x : index.exports()) units[x.name] = x.atomic_unit;

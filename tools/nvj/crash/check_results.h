@@ -10,35 +10,35 @@
 #include <vector>
 
 #include "common/json.h"
-#include "fscore/record/crash_cause.h"
-#include "fscore/record/crash_check.h"
-#include "fscore/record/recording_index.h"
+#include "crashlab/crash_cause.h"
+#include "crashlab/crash_check.h"
+#include "crashlab/recording_index.h"
 #include "tools/nvj/crash/shard.h"
 
 namespace nvj::cli {
 
 // One state's entry.
-Json state_json(const fscore::record::RecordingIndex& index, const fscore::record::CheckedState& checked);
+Json state_json(const crashlab::RecordingIndex& index, const crashlab::CheckedState& checked);
 
 // A verdict alone: {"verdict", "violations", "error"} (the last two when
 // there is something to say).
-Json verdict_json(const fscore::record::StateVerdict& verdict);
+Json verdict_json(const crashlab::StateVerdict& verdict);
 
 // A failing state's minimized cause: whether one was found, whether it is
 // minimal, the checks spent, and each dropped write with its region.
-Json cause_json(const fscore::record::RecordingIndex& index, const fscore::record::CrashCause& cause);
+Json cause_json(const crashlab::RecordingIndex& index, const crashlab::CrashCause& cause);
 
 // Whether two checks of one state agree: the same verdict, the same paths
 // broken.
-bool verdicts_agree(const fscore::record::StateVerdict& a, const fscore::record::StateVerdict& b);
+bool verdicts_agree(const crashlab::StateVerdict& a, const crashlab::StateVerdict& b);
 
 // The whole document. `states` are state_json's, in ordinal order;
 // `filesystem` is the one on the data export (ext4: the states' verdicts
 // are the fast path's; xfs, btrfs: the kernel's); `minimize`, how many
 // failing states get a minimized cause (the first ones).
 Json results_json(const std::string& recording, std::uint64_t recording_bytes, const std::string& filesystem,
-                  const fscore::record::RecordingIndex& index, const fscore::record::CheckOptions& options,
-                  const fscore::record::Enumeration& enumeration, const Shard& shard, std::uint64_t minimize,
+                  const crashlab::RecordingIndex& index, const crashlab::CheckOptions& options,
+                  const crashlab::Enumeration& enumeration, const Shard& shard, std::uint64_t minimize,
                   Json states);
 
 // The shards' documents joined: they must come from the same recording and

@@ -23,8 +23,8 @@ namespace nvj::cli {
 
 namespace {
 
-using fscore::record::StateVerdict;
-using fscore::record::Verdict;
+using crashlab::StateVerdict;
+using crashlab::Verdict;
 
 std::runtime_error sys_error(const std::string& what) { return std::runtime_error(what + ": " + std::strerror(errno)); }
 
@@ -55,8 +55,8 @@ std::string first_lines(const std::string& text, std::size_t lines) {
 
 }  // namespace
 
-fscore::record::PathContent DirectoryFacts::look(const std::string& path, std::optional<std::uint64_t> prefix) const {
-  fscore::record::PathContent s;
+crashlab::PathContent DirectoryFacts::look(const std::string& path, std::optional<std::uint64_t> prefix) const {
+  crashlab::PathContent s;
   const std::string full = (root_ / path).string();
   struct stat st {};
   if (::lstat(full.c_str(), &st) != 0) {
@@ -86,7 +86,7 @@ fscore::record::PathContent DirectoryFacts::look(const std::string& path, std::o
   return s;
 }
 
-void write_state_file(fscore::record::CrashImage& image, std::uint8_t device, const std::filesystem::path& file) {
+void write_state_file(crashlab::CrashImage& image, std::uint8_t device, const std::filesystem::path& file) {
   auto& e = image.exported(device);
   UniqueFd fd(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
   if (fd.get() < 0) throw sys_error("open " + file.string());
@@ -107,7 +107,7 @@ void write_state_file(fscore::record::CrashImage& image, std::uint8_t device, co
     }
 }
 
-KernelCheck::KernelCheck(std::filesystem::path scratch, fscore::record::CrashImage& image, std::string filesystem,
+KernelCheck::KernelCheck(std::filesystem::path scratch, crashlab::CrashImage& image, std::string filesystem,
                          std::string mount_options)
     : scratch_(std::move(scratch)),
       image_(image),
@@ -155,7 +155,7 @@ void KernelCheck::write_state() {
 }
 
 StateVerdict KernelCheck::check(std::uint8_t data, std::optional<std::uint8_t> journal,
-                                const fscore::record::FactOracle& oracle) {
+                                const crashlab::FactOracle& oracle) {
   write_state();
   StateVerdict v;
   const std::string log = journal ? loops_.at(*journal) : "";

@@ -3,7 +3,7 @@
 // journal or log as after a real power cut), every fact read back through
 // the mount, unmounted, then the filesystem's own checker on what the
 // kernel left (e2fsck -fn, xfs_repair -n, btrfs check --readonly:
-// host/filesystem_tools.h). What the fast path (fscore/record/state_check.h)
+// host/filesystem_tools.h). What the fast path (crashlab/state_check.h)
 // decides in process for ext4, this decides with the real kernel and
 // e2fsprogs, and the two must agree; for XFS and btrfs, which the fast path
 // does not read, it alone decides.
@@ -22,18 +22,18 @@
 #include <string>
 #include <vector>
 
-#include "fscore/record/crash_image.h"
-#include "fscore/record/fact_oracle.h"
-#include "fscore/record/state_check.h"
+#include "crashlab/crash_image.h"
+#include "crashlab/fact_oracle.h"
+#include "crashlab/state_check.h"
 
 namespace nvj::cli {
 
 // A mounted filesystem as the oracle reads it: paths under `root`, files
 // read with read(2).
-class DirectoryFacts final : public fscore::record::FactView {
+class DirectoryFacts final : public crashlab::FactView {
  public:
   explicit DirectoryFacts(std::filesystem::path root) : root_(std::move(root)) {}
-  fscore::record::PathContent look(const std::string& path, std::optional<std::uint64_t> prefix) const override;
+  crashlab::PathContent look(const std::string& path, std::optional<std::uint64_t> prefix) const override;
 
  private:
   std::filesystem::path root_;
@@ -44,7 +44,7 @@ class KernelCheck {
   // Makes `scratch` (files, mount point) and one sparse file and loop
   // device per export of `image`. Throws naming what failed (not root, no
   // loop devices), having undone what it did.
-  KernelCheck(std::filesystem::path scratch, fscore::record::CrashImage& image, std::string filesystem,
+  KernelCheck(std::filesystem::path scratch, crashlab::CrashImage& image, std::string filesystem,
               std::string mount_options);
   ~KernelCheck();
   KernelCheck(const KernelCheck&) = delete;
@@ -53,8 +53,8 @@ class KernelCheck {
   // The state `image` holds now (before any replay into it: check this
   // before the fast path writes into the state). `data` is the
   // filesystem's export, `journal` its external journal's or log's.
-  fscore::record::StateVerdict check(std::uint8_t data, std::optional<std::uint8_t> journal,
-                                     const fscore::record::FactOracle& oracle);
+  crashlab::StateVerdict check(std::uint8_t data, std::optional<std::uint8_t> journal,
+                                     const crashlab::FactOracle& oracle);
 
   // The files the state was last written to, by export.
   const std::vector<std::filesystem::path>& files() const { return files_; }
@@ -64,7 +64,7 @@ class KernelCheck {
   void teardown() noexcept;
 
   std::filesystem::path scratch_;
-  fscore::record::CrashImage& image_;
+  crashlab::CrashImage& image_;
   std::string filesystem_;
   std::string mount_options_;
   std::vector<std::filesystem::path> files_;
@@ -73,6 +73,6 @@ class KernelCheck {
 
 // Writes export `device` of the state `image` holds to `file`: a sparse file
 // of the export's size, only what the state covers written.
-void write_state_file(fscore::record::CrashImage& image, std::uint8_t device, const std::filesystem::path& file);
+void write_state_file(crashlab::CrashImage& image, std::uint8_t device, const std::filesystem::path& file);
 
 }  // namespace nvj::cli

@@ -1,10 +1,10 @@
-#include "fscore/record/piece_map.h"
+#include "crashlab/piece_map.h"
 
 #include <algorithm>
 #include <cstring>
 #include <iterator>
 
-namespace fscore::record {
+namespace crashlab {
 
 namespace {
 
@@ -123,4 +123,4 @@ void PieceMap::each(std::uint64_t offset, std::uint64_t length,
   if (at < end) visit(at, end, 0);
 }
 
-}  // namespace fscore::record
+}  // namespace crashlab

@@ -1,4 +1,4 @@
-#include "fscore/record/fact_oracle.h"
+#include "crashlab/fact_oracle.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,7 +7,7 @@
 #include "fscore/crc32c.h"
 
 
-namespace fscore::record {
+namespace crashlab {
 
 namespace {
 
@@ -30,7 +30,7 @@ PathContent TreeFacts::look(const std::string& path, std::optional<std::uint64_t
   const auto found = tree_.lookup(path);
   if (!found) return s;
   s.present = true;
-  s.regular = (found->inode.mode & ext4::kModeTypeMask) == ext4::kModeRegular;
+  s.regular = (found->inode.mode & fscore::ext4::kModeTypeMask) == fscore::ext4::kModeRegular;
   if (!prefix || !s.regular) return s;
   if (cache_ == nullptr) {
     const std::vector<std::uint8_t> bytes = tree_.contents(found->inode);
@@ -48,15 +48,15 @@ PathContent TreeFacts::look(const std::string& path, std::optional<std::uint64_t
 // The crc of a file's first `want` bytes, chunk by chunk: a chunk is named
 // by the source's identity() of the blocks under it, and read only when the
 // cache does not know its name.
-std::uint32_t TreeFacts::chunked_crc(const ext4::Inode& inode, std::uint64_t want) const {
+std::uint32_t TreeFacts::chunked_crc(const fscore::ext4::Inode& inode, std::uint64_t want) const {
   constexpr std::uint64_t kChunk = 256 * 1024;
   const auto mix = [](std::uint64_t h, std::uint64_t v) {
     h = (h ^ v) * 0xBF58476D1CE4E5B9u;
     return h ^ (h >> 31);
   };
   const std::uint64_t bs = tree_.info().block_size;
-  const std::vector<ext4::Extent> extents = tree_.extents(inode, want);
-  const BlockSource& source = tree_.source();
+  const std::vector<fscore::ext4::Extent> extents = tree_.extents(inode, want);
+  const fscore::BlockSource& source = tree_.source();
   std::uint32_t crc = 0;  // of nothing
   std::vector<std::uint8_t> buffer;
   std::size_t first = 0;  // the first extent that may reach the chunk
@@ -93,7 +93,7 @@ std::uint32_t TreeFacts::chunked_crc(const ext4::Inode& inode, std::uint64_t wan
       chunk = fact_crc32c(buffer.data(), buffer.size());
       if (name) cache_->put(*name, {end - start, chunk});
     }
-    crc = crc32c_combine(crc, chunk, end - start);
+    crc = fscore::crc32c_combine(crc, chunk, end - start);
   }
   return crc;
 }
@@ -198,4 +198,4 @@ std::vector<FactViolation> FactOracle::check(const FactView& fs) const {
   return out;
 }
 
-}  // namespace fscore::record
+}  // namespace crashlab

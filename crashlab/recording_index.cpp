@@ -1,9 +1,9 @@
-#include "fscore/record/recording_index.h"
+#include "crashlab/recording_index.h"
 
 #include <deque>
 #include <unordered_map>
 
-namespace fscore::record {
+namespace crashlab {
 
 namespace {
 
@@ -101,4 +101,4 @@ RecordingIndex::RecordingIndex(std::span<const std::uint8_t> bytes) {
   stop_reason_ = reader.stop_reason();
 }
 
-}  // namespace fscore::record
+}  // namespace crashlab

@@ -1,11 +1,11 @@
-#include "fscore/record/crash_image.h"
+#include "crashlab/crash_image.h"
 
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
-namespace fscore::record {
+namespace crashlab {
 
 namespace {
 
@@ -106,4 +106,4 @@ void CrashImage::Export::write(std::uint64_t offset, std::span<const std::uint8_
   image_.written_bytes_.push_back(std::move(copy));
 }
 
-}  // namespace fscore::record
+}  // namespace crashlab

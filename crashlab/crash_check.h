@@ -17,13 +17,18 @@
 #include <optional>
 #include <vector>
 
-#include "fscore/record/crash_points.h"
-#include "fscore/record/crash_states.h"
+#include "crashlab/crash_points.h"
+#include "crashlab/crash_states.h"
 #include "fscore/record/fact.h"
-#include "fscore/record/recording_index.h"
-#include "fscore/record/state_check.h"
+#include "crashlab/recording_index.h"
+#include "crashlab/state_check.h"
 
-namespace fscore::record {
+namespace crashlab {
+
+// From the recording's format (fscore/record/).
+using fscore::record::Fact;
+using fscore::record::parse_fact;
+using fscore::record::FactError;
 
 // The fact each mark states (nullopt: a mark that is no fact). Throws
 // std::runtime_error naming the mark (its number and frame) whose label
@@ -98,4 +103,4 @@ class CrashChecker {
   Enumeration counted_;
 };
 
-}  // namespace fscore::record
+}  // namespace crashlab

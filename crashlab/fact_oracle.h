@@ -1,6 +1,6 @@
 // FactOracle: what the facts marked up to a crash point (fact.h) say the
 // filesystem must hold, folded in mark order, and the check of a crash
-// state's filesystem against it (read with ext4::TreeReader, no kernel, or
+// state's filesystem against it (read with fscore::ext4::TreeReader, no kernel, or
 // any other FactView).
 //
 //   file P size S crc32c H   P exists and holds exactly those bytes
@@ -27,7 +27,12 @@
 #include "fscore/ext4/tree_reader.h"
 #include "fscore/record/fact.h"
 
-namespace fscore::record {
+namespace crashlab {
+
+// From the recording's format (fscore/record/).
+using fscore::record::Fact;
+using fscore::record::FactKind;
+using fscore::record::fact_crc32c;
 
 struct FactViolation {
   std::string path;      // the path (or "A | B" for a rename not settled)
@@ -82,13 +87,13 @@ class ContentCache {
 class TreeFacts final : public FactView {
  public:
   // With a cache, files are read only when it does not know them.
-  explicit TreeFacts(const ext4::TreeReader& tree, ContentCache* cache = nullptr) : tree_(tree), cache_(cache) {}
+  explicit TreeFacts(const fscore::ext4::TreeReader& tree, ContentCache* cache = nullptr) : tree_(tree), cache_(cache) {}
   PathContent look(const std::string& path, std::optional<std::uint64_t> prefix) const override;
 
  private:
-  std::uint32_t chunked_crc(const ext4::Inode& inode, std::uint64_t want) const;
+  std::uint32_t chunked_crc(const fscore::ext4::Inode& inode, std::uint64_t want) const;
 
-  const ext4::TreeReader& tree_;
+  const fscore::ext4::TreeReader& tree_;
   ContentCache* cache_;
 };
 
@@ -100,7 +105,7 @@ class FactOracle {
   // Every expectation checked against `fs`; empty when all hold. A broken
   // filesystem (TreeReader throws) is the caller's to report.
   std::vector<FactViolation> check(const FactView& fs) const;
-  std::vector<FactViolation> check(const ext4::TreeReader& fs) const { return check(TreeFacts(fs)); }
+  std::vector<FactViolation> check(const fscore::ext4::TreeReader& fs) const { return check(TreeFacts(fs)); }
 
   std::size_t expectations() const { return at_.size() + moving_.size(); }
 
@@ -124,4 +129,4 @@ class FactOracle {
   std::vector<Moving> moving_;
 };
 
-}  // namespace fscore::record
+}  // namespace crashlab

@@ -8,11 +8,11 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace fscore::record {
+namespace crashlab {
 
 struct TornWrite {
   std::size_t change = 0;   // index in changes(): a write
   std::uint64_t bytes = 0;  // how much of it, from its start: a cut at an atomic unit's boundary
 };
 
-}  // namespace fscore::record
+}  // namespace crashlab

@@ -1,11 +1,11 @@
-#include "fscore/record/crash_check.h"
+#include "crashlab/crash_check.h"
 
 #include <stdexcept>
 #include <string>
 
-#include "fscore/record/crash_image.h"
+#include "crashlab/crash_image.h"
 
-namespace fscore::record {
+namespace crashlab {
 
 std::vector<std::optional<Fact>> facts_of(const RecordingIndex& index) {
   std::vector<std::optional<Fact>> facts;
@@ -77,4 +77,4 @@ CheckTotals CrashChecker::run(const std::function<void(const CheckedState&)>& on
   return totals;
 }
 
-}  // namespace fscore::record
+}  // namespace crashlab

@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "fscore/block_io.h"
-#include "fscore/record/piece_map.h"
-#include "fscore/record/recording_index.h"
-#include "fscore/record/torn_write.h"
+#include "crashlab/piece_map.h"
+#include "crashlab/recording_index.h"
+#include "crashlab/torn_write.h"
 
-namespace fscore::record {
+namespace crashlab {
 
 class CrashImage {
  public:
@@ -38,7 +38,7 @@ class CrashImage {
   void set_state(const std::vector<std::size_t>& kept, const std::optional<TornWrite>& torn = std::nullopt);
 
   // One export of the current state.
-  class Export final : public BlockSource, public BlockSink {
+  class Export final : public fscore::BlockSource, public fscore::BlockSink {
    public:
     std::uint64_t size() const override { return size_; }
     void read(std::uint64_t offset, std::span<std::uint8_t> bytes) const override;
@@ -76,4 +76,4 @@ class CrashImage {
   std::uint64_t next_write_ = 0;
 };
 
-}  // namespace fscore::record
+}  // namespace crashlab

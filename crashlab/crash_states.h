@@ -38,12 +38,15 @@
 #include <optional>
 #include <vector>
 
-#include "fscore/record/crash_points.h"
-#include "fscore/record/recording_index.h"
+#include "crashlab/crash_points.h"
+#include "crashlab/recording_index.h"
 #include "fscore/record/replayed_exports.h"
-#include "fscore/record/torn_write.h"
+#include "crashlab/torn_write.h"
 
-namespace fscore::record {
+namespace crashlab {
+
+// From the recording's format (fscore/record/).
+using fscore::record::ReplayedExports;
 
 enum class Strategy : std::uint8_t { none, all, keep1, keep2, prefix, random, torn };
 inline constexpr std::size_t kStrategies = 7;
@@ -98,4 +101,4 @@ Enumeration enumerate_crash_states(const RecordingIndex& index, const std::vecto
                                    const StrategyOptions& options,
                                    const std::function<void(const CrashState&)>& visit);
 
-}  // namespace fscore::record
+}  // namespace crashlab

@@ -14,7 +14,7 @@
 #include <map>
 #include <span>
 
-namespace fscore::record {
+namespace crashlab {
 
 class PieceMap {
  public:
@@ -55,4 +55,4 @@ class PieceMap {
   std::map<std::uint64_t, Piece> pieces_;  // by start; never overlapping
 };
 
-}  // namespace fscore::record
+}  // namespace crashlab

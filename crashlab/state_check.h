@@ -1,8 +1,8 @@
 // The fast path's check of one crash state of an ext4 filesystem, in
 // process: the journal replayed into the state as e2fsck would replay it
-// (ext4::replay_journal_like_e2fsck, writing into the state, never into the
+// (fscore::ext4::replay_journal_like_e2fsck, writing into the state, never into the
 // recording), then every fact the oracle holds read back with
-// ext4::TreeReader (metadata checksums checked as it reads). A filesystem
+// fscore::ext4::TreeReader (metadata checksums checked as it reads). A filesystem
 // that does not read back (a broken superblock, a journal that cannot be
 // replayed, a checksum that fails) is a verdict too, not an exception. Pure.
 #pragma once
@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "fscore/block_io.h"
-#include "fscore/record/fact_oracle.h"
+#include "crashlab/fact_oracle.h"
 
-namespace fscore::record {
+namespace crashlab {
 
 enum class Verdict : std::uint8_t {
   pass,        // every fact holds
@@ -35,8 +35,8 @@ struct StateVerdict {
 // nullptr. Both are written (the replay). `now` is the time the replay
 // stamps in the superblock. `cache`, kept from state to state, spares
 // reading files whose blocks hold what they held before.
-StateVerdict check_ext4_state(BlockSource& fs_source, BlockSink& fs_sink, BlockSource* journal_source,
-                              BlockSink* journal_sink, const FactOracle& oracle, std::uint32_t now,
+StateVerdict check_ext4_state(fscore::BlockSource& fs_source, fscore::BlockSink& fs_sink, fscore::BlockSource* journal_source,
+                              fscore::BlockSink* journal_sink, const FactOracle& oracle, std::uint32_t now,
                               ContentCache* cache = nullptr);
 
-}  // namespace fscore::record
+}  // namespace crashlab

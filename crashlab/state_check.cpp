@@ -1,4 +1,4 @@
-#include "fscore/record/state_check.h"
+#include "crashlab/state_check.h"
 
 #include <exception>
 #include <optional>
@@ -9,7 +9,7 @@
 #include "fscore/ext4/journal_replay.h"
 #include "fscore/ext4/tree_reader.h"
 
-namespace fscore::record {
+namespace crashlab {
 
 const char* to_string(Verdict verdict) {
   switch (verdict) {
@@ -20,8 +20,8 @@ const char* to_string(Verdict verdict) {
   return "unknown";
 }
 
-StateVerdict check_ext4_state(BlockSource& fs_source, BlockSink& fs_sink, BlockSource* journal_source,
-                              BlockSink* journal_sink, const FactOracle& oracle, std::uint32_t now,
+StateVerdict check_ext4_state(fscore::BlockSource& fs_source, fscore::BlockSink& fs_sink, fscore::BlockSource* journal_source,
+                              fscore::BlockSink* journal_sink, const FactOracle& oracle, std::uint32_t now,
                               ContentCache* cache) {
   StateVerdict v;
   const auto unreadable = [&](const std::string& what, const std::exception& e) {
@@ -30,16 +30,16 @@ StateVerdict check_ext4_state(BlockSource& fs_source, BlockSink& fs_sink, BlockS
     return v;
   };
   try {
-    const ext4::ImageInfo info = ext4::read_image(fs_source);
-    if (info.journal != ext4::JournalKind::kNone) {
-      ext4::ImageAccess fs{fs_source, fs_sink};
-      std::optional<ext4::ImageAccess> journal;
-      if (info.journal == ext4::JournalKind::kExternal) {
+    const fscore::ext4::ImageInfo info = fscore::ext4::read_image(fs_source);
+    if (info.journal != fscore::ext4::JournalKind::kNone) {
+      fscore::ext4::ImageAccess fs{fs_source, fs_sink};
+      std::optional<fscore::ext4::ImageAccess> journal;
+      if (info.journal == fscore::ext4::JournalKind::kExternal) {
         if (journal_source == nullptr || journal_sink == nullptr)
           throw std::runtime_error("the filesystem's journal is on another device, and there is no journal export");
-        journal.emplace(ext4::ImageAccess{*journal_source, *journal_sink});
+        journal.emplace(fscore::ext4::ImageAccess{*journal_source, *journal_sink});
       }
-      const ext4::ReplayReport r = ext4::replay_journal_like_e2fsck(fs, journal ? &*journal : nullptr, now);
+      const fscore::ext4::ReplayReport r = fscore::ext4::replay_journal_like_e2fsck(fs, journal ? &*journal : nullptr, now);
       v.replayed = r.needed;
       v.replayed_blocks = r.result.replayed;
       if (r.result.error != 0)
@@ -49,7 +49,7 @@ StateVerdict check_ext4_state(BlockSource& fs_source, BlockSink& fs_sink, BlockS
     return unreadable("journal", e);
   }
   try {
-    const ext4::TreeReader tree(fs_source);
+    const fscore::ext4::TreeReader tree(fs_source);
     v.violations = oracle.check(TreeFacts(tree, cache));
   } catch (const std::exception& e) {
     return unreadable("filesystem", e);
@@ -58,4 +58,4 @@ StateVerdict check_ext4_state(BlockSource& fs_source, BlockSink& fs_sink, BlockS
   return v;
 }
 
-}  // namespace fscore::record
+}  // namespace crashlab

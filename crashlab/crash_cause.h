@@ -29,13 +29,13 @@
 #include <string>
 #include <vector>
 
-#include "fscore/record/crash_image.h"
-#include "fscore/record/crash_points.h"
-#include "fscore/record/crash_states.h"
-#include "fscore/record/fact_oracle.h"
-#include "fscore/record/state_check.h"
+#include "crashlab/crash_image.h"
+#include "crashlab/crash_points.h"
+#include "crashlab/crash_states.h"
+#include "crashlab/fact_oracle.h"
+#include "crashlab/state_check.h"
 
-namespace fscore::record {
+namespace crashlab {
 
 enum class Region : std::uint8_t { journal, checkpoint, data, other };
 const char* to_string(Region region);
@@ -74,4 +74,4 @@ struct CauseInputs {
 CrashCause minimize_cause(const CauseInputs& in, const CrashPoint& point, const CrashState& state,
                           std::uint64_t budget = 400);
 
-}  // namespace fscore::record
+}  // namespace crashlab

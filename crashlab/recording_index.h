@@ -15,7 +15,14 @@
 
 #include "fscore/record/frame_reader.h"
 
-namespace fscore::record {
+namespace crashlab {
+
+// From the recording's format (fscore/record/).
+using fscore::record::Frame;
+using fscore::record::FrameKind;
+using fscore::record::FrameReader;
+using fscore::record::ExportInfo;
+using fscore::record::RecordingError;
 
 inline constexpr std::uint64_t kNever = ~std::uint64_t{0};
 
@@ -88,4 +95,4 @@ class RecordingIndex {
   std::string stop_reason_;
 };
 
-}  // namespace fscore::record
+}  // namespace crashlab

@@ -1,9 +1,9 @@
-#include "fscore/record/crash_points.h"
+#include "crashlab/crash_points.h"
 
 #include <map>
 #include <set>
 
-namespace fscore::record {
+namespace crashlab {
 
 std::vector<CrashPoint> crash_points(const RecordingIndex& index, const CrashPointOptions& options) {
   const auto& changes = index.changes();
@@ -45,4 +45,4 @@ std::vector<CrashPoint> crash_points(const RecordingIndex& index, const CrashPoi
   return points;
 }
 
-}  // namespace fscore::record
+}  // namespace crashlab

@@ -1,4 +1,4 @@
-#include "fscore/record/crash_cause.h"
+#include "crashlab/crash_cause.h"
 
 #include <algorithm>
 #include <set>
@@ -7,9 +7,9 @@
 #include "fscore/ext4/image_reader.h"
 #include "fscore/ext4/journal_replay.h"
 #include "fscore/ext4/tree_reader.h"
-#include "fscore/record/state_check.h"
+#include "crashlab/state_check.h"
 
-namespace fscore::record {
+namespace crashlab {
 
 const char* to_string(Region region) {
   switch (region) {
@@ -84,22 +84,22 @@ std::vector<Region> classify(const CauseInputs& in, const CrashPoint& point, con
   std::vector<std::pair<std::uint64_t, std::uint64_t>> journal_bytes, home_bytes, data_bytes;
   if (!in.judge) {  // ext4: the journal's blocks, the replay's and the broken files'
     try {
-      const ext4::ImageInfo info = ext4::read_image(fs);
+      const fscore::ext4::ImageInfo info = fscore::ext4::read_image(fs);
       const std::uint64_t bs = info.block_size;
       for (const auto& run : info.journal_runs) journal_bytes.emplace_back(run.start * bs, (run.start + run.count) * bs);
-      if (info.journal != ext4::JournalKind::kNone) {
+      if (info.journal != fscore::ext4::JournalKind::kNone) {
         auto* jx = in.journal ? &in.image.exported(*in.journal) : nullptr;
-        ext4::ImageAccess access{fs, fs};
-        std::optional<ext4::ImageAccess> journal_access;
-        if (info.journal == ext4::JournalKind::kExternal && jx != nullptr) journal_access.emplace(ext4::ImageAccess{*jx, *jx});
-        const ext4::ReplayReport r = ext4::replay_journal_like_e2fsck(access, journal_access ? &*journal_access : nullptr, in.now);
+        fscore::ext4::ImageAccess access{fs, fs};
+        std::optional<fscore::ext4::ImageAccess> journal_access;
+        if (info.journal == fscore::ext4::JournalKind::kExternal && jx != nullptr) journal_access.emplace(fscore::ext4::ImageAccess{*jx, *jx});
+        const fscore::ext4::ReplayReport r = fscore::ext4::replay_journal_like_e2fsck(access, journal_access ? &*journal_access : nullptr, in.now);
         for (const std::uint64_t b : r.result.written) home_bytes.emplace_back(b * bs, (b + 1) * bs);
       }
-      const ext4::TreeReader tree(fs);
+      const fscore::ext4::TreeReader tree(fs);
       for (const std::string& path : broken_paths)
         if (const auto found = tree.lookup(path))
-          if ((found->inode.mode & ext4::kModeTypeMask) == ext4::kModeRegular)
-            for (const ext4::Extent& x : tree.extents(found->inode, found->inode.size))
+          if ((found->inode.mode & fscore::ext4::kModeTypeMask) == fscore::ext4::kModeRegular)
+            for (const fscore::ext4::Extent& x : tree.extents(found->inode, found->inode.size))
               data_bytes.emplace_back(x.physical * bs, (x.physical + x.length) * bs);
     } catch (const std::exception&) {  // an unreadable state: what could be placed is placed
     }
@@ -204,4 +204,4 @@ CrashCause minimize_cause(const CauseInputs& in, const CrashPoint& point, const 
   return cause;
 }
 
-}  // namespace fscore::record
+}  // namespace crashlab

@@ -16,9 +16,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "fscore/record/recording_index.h"
+#include "crashlab/recording_index.h"
 
-namespace fscore::record {
+namespace crashlab {
 
 // Why a point is there (a point can have several reasons).
 inline constexpr std::uint32_t kAtMark = 1;
@@ -44,4 +44,4 @@ struct CrashPointOptions {
 
 std::vector<CrashPoint> crash_points(const RecordingIndex& index, const CrashPointOptions& options);
 
-}  // namespace fscore::record
+}  // namespace crashlab

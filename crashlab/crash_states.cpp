@@ -1,4 +1,4 @@
-#include "fscore/record/crash_states.h"
+#include "crashlab/crash_states.h"
 
 #include <algorithm>
 #include <cstring>
@@ -8,7 +8,7 @@
 #include <unordered_set>
 #include <utility>
 
-namespace fscore::record {
+namespace crashlab {
 
 namespace {
 
@@ -264,4 +264,4 @@ Enumeration enumerate_crash_states(const RecordingIndex& index, const std::vecto
   return e;
 }
 
-}  // namespace fscore::record
+}  // namespace crashlab
