@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common/command_completion.h"
+#include "common/duration.h"
 #include "common/size.h"
 
 namespace nvj::cli {
@@ -186,6 +187,10 @@ Option Command::size(const std::string& name, std::uint64_t& into, std::uint64_t
       throw std::invalid_argument("expected a size from " + format_size(min) + " to " + format_size(max));
     into = n;
   });
+}
+
+Option Command::wall_duration(const std::string& name, std::int64_t& into_ns, const std::string& help) {
+  return add_read(*app_, name, "TIME", help, [&into_ns](const std::string& text) { into_ns = parse_wall_duration(text); });
 }
 
 Option Command::choice(const std::string& name, std::string& into, const std::vector<std::string>& choices,

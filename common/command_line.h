@@ -80,6 +80,9 @@ class Command {
   // A size with binary suffixes: "250K", "1G", "4096".
   Option size(const std::string& name, std::uint64_t& into, std::uint64_t min, std::uint64_t max,
               const std::string& help);
+  // A time limit: seconds, or a number with s, m or h ("90s", "10m"); 0
+  // allowed (the caller says what it means).
+  Option wall_duration(const std::string& name, std::int64_t& into_ns, const std::string& help);
   // One word of `choices`.
   Option choice(const std::string& name, std::string& into, const std::vector<std::string>& choices,
                 const std::string& help);

@@ -19,6 +19,11 @@ constexpr Nanos kSecond = 1'000'000'000;
 // Throws std::invalid_argument saying what is wrong.
 Nanos parse_duration(std::string_view text);
 
+// A wall-clock span as people give a time limit: a number of seconds, or a
+// number with a unit s, m (minutes) or h ("90", "90s", "2.5m", "1h"), at
+// most 30 days. Throws std::invalid_argument saying what is wrong.
+Nanos parse_wall_duration(std::string_view text);
+
 // "2 us", "1.5 ms", "800 ns": for descriptions.
 std::string format_duration(Nanos ns);
 

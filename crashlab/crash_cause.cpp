@@ -99,7 +99,7 @@ std::vector<Region> classify(const CauseInputs& in, const CrashPoint& point, con
       for (const std::string& path : broken_paths)
         if (const auto found = tree.lookup(path))
           if ((found->inode.mode & fscore::ext4::kModeTypeMask) == fscore::ext4::kModeRegular)
-            for (const fscore::ext4::Extent& x : tree.extents(found->inode, found->inode.size))
+            for (const fscore::ext4::Extent& x : tree.extents(*found, found->inode.size))
               data_bytes.emplace_back(x.physical * bs, (x.physical + x.length) * bs);
     } catch (const std::exception&) {  // an unreadable state: what could be placed is placed
     }

@@ -1,9 +1,11 @@
 #include "crashlab/crash_check.h"
 
+#include <bit>
 #include <stdexcept>
 #include <string>
 
 #include "crashlab/crash_image.h"
+#include "crashlab/fact_oracle.h"
 
 namespace crashlab {
 
@@ -26,55 +28,98 @@ CrashChecker::CrashChecker(const RecordingIndex& index, const CheckOptions& opti
   if (options.shards == 0 || options.shard >= options.shards)
     throw std::invalid_argument("shard " + std::to_string(options.shard) + " of " + std::to_string(options.shards) +
                                 ": the index must be below the count");
-  counted_ = enumerate_crash_states(index, points_, options.strategies, {});
+  // Counted once to plan the sample, then again to take it.
+  std::vector<std::uint64_t> unique_by_group(points_.size() * kStrategies, 0);
+  counted_ = enumerate_crash_states(index, points_, options.strategies, [&](const CrashState& s) {
+    if (s.first) ++unique_by_group[sample_group(s.key)];
+  });
+  plan_ = plan_sample(std::move(unique_by_group), options.max_states);
+  SampleFilter filter(plan_);
+  std::uint64_t ordinal = 0, position = 0;
+  enumerate_crash_states(index, points_, options.strategies, [&](const CrashState& s) {
+    if (!s.first) return;
+    const std::uint64_t o = ordinal++;
+    if (!filter.take(sample_group(s.key))) return;
+    ++taken_by_strategy_[static_cast<std::size_t>(s.strategy)];
+    const std::uint64_t p = position++;
+    if (is_mine(p)) mine_.push_back({s.key, o, p});
+  });
 }
 
-std::uint64_t CrashChecker::share() const {
-  const std::uint64_t u = counted_.unique, blocks = u / kShardBlock, n = options_.shards, i = options_.shard;
-  std::uint64_t states = (blocks / n + (i < blocks % n ? 1 : 0)) * kShardBlock;
-  if (blocks % n == i) states += u % kShardBlock;  // the last, partial block
-  return states;
+unsigned CrashChecker::round_of(std::size_t i) {
+  const std::size_t within = i % kShardBlock;
+  if (within == 0) return 0;
+  return kRounds - 1 - static_cast<unsigned>(std::countr_zero(within));  // 32: 1, 16 and 48: 2, ..., odd: 6
 }
 
-
-Enumeration CrashChecker::walk(const std::function<void(StateContext&)>& visit) const {
+template <typename Visit>
+bool CrashChecker::walk_in_order(const std::vector<const SelectedState*>& states, Visit&& visit) const {
   CrashImage image(index_);
+  ContentCache cache;  // names that hold for this image only
   const std::uint8_t data = image.find("data").value_or(0);
   const std::optional<std::uint8_t> journal = image.find("journal");
   FactOracle oracle;
   std::size_t next_mark = 0;  // facts folded into the oracle: those of marks before it
-  std::uint64_t ordinal = 0;
-  return enumerate_crash_states(index_, points_, options_.strategies, [&](const CrashState& state) {
-    if (!state.first) return;
-    const std::uint64_t mine = ordinal++;
-    if (!this->mine(mine)) return;
+  for (const SelectedState* selected : states) {
+    const CrashState state = state_of(index_, points_, options_.strategies, selected->key);
     const CrashPoint& point = points_[state.point];
     image.advance(point.sequence);
     const std::size_t marks = point.last_mark == kNoMark ? 0 : point.last_mark + 1;
     for (; next_mark < marks; ++next_mark)
       if (facts_[next_mark]) oracle.add(*facts_[next_mark]);
     image.set_state(state.kept, state.torn);
-    StateContext context{mine, state, point, image, data, journal, oracle};
-    visit(context);
+    StateContext context{*selected, state, point, image, data, journal, oracle, cache};
+    if (!visit(context)) return false;
+  }
+  return true;
+}
+
+std::uint64_t CrashChecker::walk(const std::function<bool(StateContext&)>& visit) const {
+  std::uint64_t visited = 0;
+  for (unsigned round = 0; round < kRounds; ++round) {
+    std::vector<const SelectedState*> states;
+    for (std::size_t i = 0; i < mine_.size(); ++i)
+      if (round_of(i) == round) states.push_back(&mine_[i]);
+    if (states.empty()) continue;
+    const bool go_on = walk_in_order(states, [&](StateContext& c) {
+      ++visited;
+      return visit(c);
+    });
+    if (!go_on) break;
+  }
+  return visited;
+}
+
+void CrashChecker::walk_some(const std::vector<std::size_t>& which, const std::function<bool(StateContext&)>& visit) const {
+  std::vector<const SelectedState*> states;
+  for (const std::size_t i : which) states.push_back(&mine_.at(i));
+  walk_in_order(states, visit);
+}
+
+void CrashChecker::walk_states(const std::vector<SelectedState>& states,
+                               const std::function<void(StateContext&)>& visit) const {
+  std::vector<const SelectedState*> list;
+  for (const SelectedState& s : states) list.push_back(&s);
+  walk_in_order(list, [&](StateContext& c) {
+    visit(c);
+    return true;
   });
 }
 
-CheckTotals CrashChecker::run(const std::function<void(const CheckedState&)>& on_state) const {
-  CheckTotals totals;
-  ContentCache cache;
-  totals.enumeration = walk([&](StateContext& c) {
-    CrashImage::Export& fs = c.image.exported(c.data);
-    CrashImage::Export* journal = c.journal ? &c.image.exported(*c.journal) : nullptr;
-    CheckedState checked;
-    checked.ordinal = c.ordinal;
-    checked.state = &c.state;
-    checked.point = &c.point;
-    checked.verdict = check_ext4_state(fs, fs, journal, journal, c.oracle, options_.now, &cache);
-    ++totals.checked;
-    ++totals.by_verdict[static_cast<std::size_t>(checked.verdict.verdict)];
-    if (on_state) on_state(checked);
+std::vector<SelectedState> CrashChecker::find(const std::set<std::uint64_t>& ordinals) const {
+  std::vector<SelectedState> found;
+  if (ordinals.empty()) return found;
+  if (*ordinals.rbegin() >= plan_.unique)
+    throw std::out_of_range("no state " + std::to_string(*ordinals.rbegin()) + ": with these options the recording has " +
+                            std::to_string(plan_.unique) + " unique states (0 to " +
+                            std::to_string(plan_.unique - 1) + ")");
+  std::uint64_t ordinal = 0;
+  enumerate_crash_states(index_, points_, options_.strategies, [&](const CrashState& s) {
+    if (!s.first) return;
+    const std::uint64_t o = ordinal++;
+    if (ordinals.count(o) != 0) found.push_back({s.key, o, o});
   });
-  return totals;
+  return found;
 }
 
 }  // namespace crashlab

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "crashlab/hash.h"
+
 namespace crashlab {
 
 namespace {
@@ -40,7 +42,12 @@ void CrashImage::set_state(const std::vector<std::size_t>& kept, const std::opti
     e->kept_.clear();
     e->written_.clear();
   }
-  written_bytes_.clear();
+  if (written_total_ > kWrittenStore) {
+    written_bytes_.clear();
+    written_by_hash_.clear();
+    written_total_ = 0;
+    ++generation_;
+  }
   next_write_ = kWrittenSequences;
   for (const std::size_t i : kept) keep(i, index_.changes().at(i).length);  // in the recording's order: a later one wins
   if (torn) keep(torn->change, std::min<std::uint64_t>(torn->bytes, index_.changes().at(torn->change).length));
@@ -66,18 +73,15 @@ void CrashImage::Export::read(std::uint64_t offset, std::span<std::uint8_t> byte
   written_.read(offset, bytes);
 }
 
-std::optional<std::uint64_t> CrashImage::Export::identity(std::uint64_t offset, std::uint64_t length) const {
-  if (offset > size_ || length > size_ - offset) return std::nullopt;
-  const std::uint64_t a = durable_.identity(offset, length, false);
-  const std::uint64_t b = kept_.identity(offset, length, false);
-  const std::uint64_t c = written_.identity(offset, length, true);
+bool CrashImage::Export::identity(std::uint64_t offset, std::uint64_t length, std::vector<std::uint64_t>& key) const {
+  if (offset > size_ || length > size_ - offset) return false;
   // Layer by layer, in order: the same pieces in every layer, the same bytes.
-  std::uint64_t h = 0xBB67AE8584CAA73Bu;
-  for (const std::uint64_t v : {length, a, b, c}) {
-    h = (h ^ v) * 0xBF58476D1CE4E5B9u;
-    h ^= h >> 31;
-  }
-  return h;
+  key.push_back(length);
+  durable_.identity(offset, length, key);
+  kept_.identity(offset, length, key);
+  key.push_back(image_.generation_);
+  written_.identity(offset, length, key);
+  return true;
 }
 
 std::vector<std::pair<std::uint64_t, std::uint64_t>> CrashImage::Export::covered() const {
@@ -100,10 +104,19 @@ void CrashImage::Export::write(std::uint64_t offset, std::span<const std::uint8_
     throw std::out_of_range("crash state: a write past the end of an export (" + std::to_string(bytes.size()) +
                             " bytes at " + std::to_string(offset) + ")");
   if (bytes.empty()) return;
+  written_.put(offset, bytes.size(), image_.next_write_++, image_.store_written(bytes));
+}
+
+const std::uint8_t* CrashImage::store_written(std::span<const std::uint8_t> bytes) {
+  auto& same_hash = written_by_hash_[hash_bytes(bytes.data(), bytes.size())];
+  for (const auto& [data, size] : same_hash)
+    if (size == bytes.size() && std::memcmp(data, bytes.data(), size) == 0) return data;
   auto copy = std::make_unique<std::uint8_t[]>(bytes.size());
   std::memcpy(copy.get(), bytes.data(), bytes.size());
-  written_.put(offset, bytes.size(), image_.next_write_++, copy.get());
-  image_.written_bytes_.push_back(std::move(copy));
+  same_hash.emplace_back(copy.get(), bytes.size());
+  written_total_ += bytes.size();
+  written_bytes_.push_back(std::move(copy));
+  return written_bytes_.back().get();
 }
 
 }  // namespace crashlab

@@ -33,7 +33,7 @@ PathContent TreeFacts::look(const std::string& path, std::optional<std::uint64_t
   s.regular = (found->inode.mode & fscore::ext4::kModeTypeMask) == fscore::ext4::kModeRegular;
   if (!prefix || !s.regular) return s;
   if (cache_ == nullptr) {
-    const std::vector<std::uint8_t> bytes = tree_.contents(found->inode);
+    const std::vector<std::uint8_t> bytes = tree_.contents(*found);
     s.size = bytes.size();
     s.crc_bytes = std::min<std::uint64_t>(*prefix, bytes.size());
     s.crc = fact_crc32c(bytes.data(), static_cast<std::size_t>(s.crc_bytes));
@@ -41,24 +41,21 @@ PathContent TreeFacts::look(const std::string& path, std::optional<std::uint64_t
   }
   s.size = found->inode.size;
   s.crc_bytes = std::min(*prefix, s.size);
-  s.crc = chunked_crc(found->inode, s.crc_bytes);
+  s.crc = chunked_crc(*found, s.crc_bytes);
   return s;
 }
 
 // The crc of a file's first `want` bytes, chunk by chunk: a chunk is named
-// by the source's identity() of the blocks under it, and read only when the
-// cache does not know its name.
-std::uint32_t TreeFacts::chunked_crc(const fscore::ext4::Inode& inode, std::uint64_t want) const {
+// by where its parts lie and the source's identity() of the blocks under
+// them, and read only when the cache does not know its name.
+std::uint32_t TreeFacts::chunked_crc(const fscore::ext4::TreeReader::Found& file, std::uint64_t want) const {
   constexpr std::uint64_t kChunk = 256 * 1024;
-  const auto mix = [](std::uint64_t h, std::uint64_t v) {
-    h = (h ^ v) * 0xBF58476D1CE4E5B9u;
-    return h ^ (h >> 31);
-  };
   const std::uint64_t bs = tree_.info().block_size;
-  const std::vector<fscore::ext4::Extent> extents = tree_.extents(inode, want);
+  const std::vector<fscore::ext4::Extent> extents = tree_.extents(file, want);
   const fscore::BlockSource& source = tree_.source();
   std::uint32_t crc = 0;  // of nothing
   std::vector<std::uint8_t> buffer;
+  ContentCache::Key name;
   std::size_t first = 0;  // the first extent that may reach the chunk
   for (std::uint64_t start = 0; start < want; start += kChunk) {
     const std::uint64_t end = std::min(want, start + kChunk);
@@ -73,17 +70,19 @@ std::uint32_t TreeFacts::chunked_crc(const fscore::ext4::Inode& inode, std::uint
       const std::uint64_t a = std::max(start, from), b = std::min(end, to);
       if (a < b) parts.push_back({a, b, extents[i].physical * bs + (a - from)});
     }
-    std::optional<std::uint64_t> name = mix(0x3C6EF372FE94F82Bu, end - start);
+    name.assign({end - start, parts.size()});
+    bool named = true;
     for (const Part& p : parts) {
-      const auto id = source.identity(p.d, p.b - p.a);
-      if (!id) {
-        name.reset();
-        break;
-      }
-      name = mix(mix(mix(*name, p.a - start), p.b - p.a), *id);
+      name.push_back(p.a - start);
+      name.push_back(p.b - p.a);
+      const std::size_t words_at = name.size();
+      name.push_back(0);
+      named = source.identity(p.d, p.b - p.a, name);
+      if (!named) break;
+      name[words_at] = name.size() - words_at - 1;  // how many words the source gave
     }
     std::uint32_t chunk = 0;
-    const ContentCache::Entry* known = name ? cache_->find(*name) : nullptr;
+    const ContentCache::Entry* known = named ? cache_->find(name) : nullptr;
     if (known != nullptr) {
       chunk = known->crc;
     } else {
@@ -91,22 +90,25 @@ std::uint32_t TreeFacts::chunked_crc(const fscore::ext4::Inode& inode, std::uint
       for (const Part& p : parts)
         source.read(p.d, std::span<std::uint8_t>(buffer.data() + (p.a - start), static_cast<std::size_t>(p.b - p.a)));
       chunk = fact_crc32c(buffer.data(), buffer.size());
-      if (name) cache_->put(*name, {end - start, chunk});
+      if (named) cache_->put(name, {end - start, chunk});
     }
     crc = fscore::crc32c_combine(crc, chunk, end - start);
   }
   return crc;
 }
 
-const ContentCache::Entry* ContentCache::find(std::uint64_t name) const {
-  const auto it = entries_.find(name);
+const ContentCache::Entry* ContentCache::find(const Key& key) const {
+  const auto it = entries_.find(key);
   ++(it == entries_.end() ? misses_ : hits_);
   return it == entries_.end() ? nullptr : &it->second;
 }
 
-void ContentCache::put(std::uint64_t name, Entry entry) {
-  if (entries_.size() >= (std::size_t{1} << 20)) entries_.clear();
-  entries_[name] = entry;
+void ContentCache::put(const Key& key, Entry entry) {
+  if (words_ + key.size() > (std::uint64_t{8} << 20)) {
+    entries_.clear();
+    words_ = 0;
+  }
+  if (entries_.insert_or_assign(key, entry).second) words_ += key.size();
 }
 
 std::vector<FactOracle::Moving>::iterator FactOracle::moving_with(const std::string& path) {
@@ -163,11 +165,18 @@ std::vector<FactViolation> FactOracle::check(const FactView& fs) const {
     if (e.content->exact) return describe(e.content->size, e.content->crc32c);
     return "at least " + std::to_string(e.content->size) + " bytes, " + first_bytes(e.content->size, e.content->crc32c);
   };
-  const auto matches = [](const Expect& e, const PathContent& s) {
-    if (!s.present) return false;
-    if (!e.content) return true;
+  const auto what = [](const Expect& e) {
+    return std::string(!e.content ? "present" : e.content->exact ? "file" : "prefix");
+  };
+  // How `s` breaks `e`; empty when it does not.
+  const auto how = [](const Expect& e, const PathContent& s) -> std::string {
+    if (!s.present) return "missing";
+    if (!e.content) return "";
     const Content& c = *e.content;
-    return s.regular && (c.exact ? s.size == c.size : s.size >= c.size) && s.crc_bytes == c.size && s.crc == c.crc32c;
+    if (!s.regular) return "not a regular file";
+    if (c.exact ? s.size != c.size : s.size < c.size) return c.exact ? "size" : "short";
+    if (s.crc_bytes != c.size || s.crc != c.crc32c) return "content";
+    return "";
   };
   const auto found = [](const Expect& e, const PathContent& s) {
     if (!s.present) return std::string("missing");
@@ -182,18 +191,21 @@ std::vector<FactViolation> FactOracle::check(const FactView& fs) const {
   };
   for (const auto& [path, e] : at_) {
     const PathContent s = fs.look(path, want(e));
-    if (!matches(e, s)) out.push_back({path, expected(e), found(e, s)});
+    if (const std::string broke = how(e, s); !broke.empty())
+      out.push_back({path, expected(e), found(e, s), what(e), broke});
   }
   for (const Moving& m : moving_) {
-    std::string names, seen;
+    std::string names, seen, broke;
     bool ok = false;
     for (const std::string& name : m.names) {
       const PathContent s = fs.look(name, want(m.expect));
-      ok = ok || matches(m.expect, s);
+      const std::string h = how(m.expect, s);
+      ok = ok || h.empty();
+      if (broke.empty() || broke == "missing") broke = h;  // the closest it came
       names += (names.empty() ? "" : " | ") + name;
       seen += (seen.empty() ? "" : " | ") + found(m.expect, s);
     }
-    if (!ok) out.push_back({names, expected(m.expect) + " under one of the names", seen});
+    if (!ok) out.push_back({names, expected(m.expect) + " under one of the names", seen, "renamed", broke});
   }
   return out;
 }

@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "crashlab/hash.h"
 #include "fscore/ext4/tree_reader.h"
 #include "fscore/record/fact.h"
 
@@ -38,6 +39,11 @@ struct FactViolation {
   std::string path;      // the path (or "A | B" for a rename not settled)
   std::string expected;  // "12345 bytes, crc32c 0badf00d", "present"
   std::string found;     // "missing", "100 bytes, crc32c 12345678", ...
+  // What was expected, in a word: "file" (its exact contents), "prefix"
+  // (its first bytes), "renamed" (under one of its names), "present"; and
+  // how it broke: "missing", "not a regular file", "short" (fewer bytes
+  // than the fact), "size" (another size), "content" (other bytes).
+  std::string what, how;
 };
 
 // What a path holds, as the oracle asks a filesystem: whether it is there,
@@ -63,24 +69,28 @@ class FactView {
   virtual PathContent look(const std::string& path, std::optional<std::uint64_t> prefix) const = 0;
 };
 
-// What parts of files hash to (their CRC-32C), by a name of their bytes (a
-// chunk of 256 KiB named by the source's identity() of the blocks under
-// it): kept from one crash state to the next, so that a part whose blocks
-// hold what they held in an earlier state is not read again, and a file
-// appended to is read from where it changed.
+// What parts of files hash to (their CRC-32C), by the exact words that name
+// their bytes (a chunk of 256 KiB: where each part of it lies in the chunk
+// and the source's identity() of the blocks under it): kept from one crash
+// state to the next over one source, so that a part whose blocks hold what
+// they held in an earlier state is not read again, and a file appended to is
+// read from where it changed. A key is compared whole: never two chunks
+// under one entry.
 class ContentCache {
  public:
   struct Entry {
     std::uint64_t crc_bytes = 0;
     std::uint32_t crc = 0;
   };
-  const Entry* find(std::uint64_t name) const;
-  void put(std::uint64_t name, Entry entry);  // forgets everything past a million entries
+  using Key = std::vector<std::uint64_t>;
+  const Entry* find(const Key& key) const;
+  void put(const Key& key, Entry entry);  // forgets everything past 8Mi words of keys
   std::uint64_t hits() const { return hits_; }
   std::uint64_t misses() const { return misses_; }
 
  private:
-  std::unordered_map<std::uint64_t, Entry> entries_;
+  std::unordered_map<Key, Entry, WordsHash> entries_;
+  std::uint64_t words_ = 0;
   mutable std::uint64_t hits_ = 0, misses_ = 0;
 };
 
@@ -91,7 +101,7 @@ class TreeFacts final : public FactView {
   PathContent look(const std::string& path, std::optional<std::uint64_t> prefix) const override;
 
  private:
-  std::uint32_t chunked_crc(const fscore::ext4::Inode& inode, std::uint64_t want) const;
+  std::uint32_t chunked_crc(const fscore::ext4::TreeReader::Found& file, std::uint64_t want) const;
 
   const fscore::ext4::TreeReader& tree_;
   ContentCache* cache_;

@@ -81,33 +81,19 @@ void PieceMap::read(std::uint64_t offset, std::span<std::uint8_t> out) const {
   }
 }
 
-std::uint64_t PieceMap::identity(std::uint64_t offset, std::uint64_t length, bool by_bytes) const {
-  const auto mix = [](std::uint64_t h, std::uint64_t v) {
-    h ^= v + 0x9E3779B97F4A7C15u + (h << 6) + (h >> 2);
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9u;
-    return h ^ (h >> 29);
-  };
-  std::uint64_t h = 0x6A09E667F3BCC909u;
+void PieceMap::identity(std::uint64_t offset, std::uint64_t length, std::vector<std::uint64_t>& key) const {
+  const std::size_t count_at = key.size();
+  key.push_back(0);
   const std::uint64_t end = offset + length;
   for (auto it = first_after(pieces_, offset); it != pieces_.end() && it->first < end; ++it) {
     const std::uint64_t from = std::max(offset, it->first);
     const std::uint64_t to = std::min(end, it->second.end);
-    h = mix(mix(h, from - offset), to - from);
     const std::uint8_t* data = advance(it->second.data, from - it->first);
-    if (data == nullptr) {
-      h = mix(h, 0);
-    } else if (!by_bytes) {
-      h = mix(h, reinterpret_cast<std::uintptr_t>(data));
-    } else {
-      for (std::uint64_t i = 0; i < to - from; i += 8) {
-        std::uint64_t w = 0;
-        std::memcpy(&w, data + i, static_cast<std::size_t>(std::min<std::uint64_t>(8, to - from - i)));
-        h = mix(h, w);
-      }
-    }
+    key.push_back(from - offset);
+    key.push_back(to - from);
+    key.push_back(reinterpret_cast<std::uintptr_t>(data));
+    ++key[count_at];
   }
-  return h;
 }
 
 void PieceMap::each(std::uint64_t offset, std::uint64_t length,

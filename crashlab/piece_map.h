@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <span>
+#include <vector>
 
 namespace crashlab {
 
@@ -37,12 +38,12 @@ class PieceMap {
   void each(std::uint64_t offset, std::uint64_t length,
             const std::function<void(std::uint64_t, std::uint64_t, std::uint64_t)>& visit) const;
 
-  // A hash of the pieces' parts in [offset, offset + length): where each
-  // lies in the range, how long, and where its bytes are (the pointer: the
-  // bytes behind a pointer never change while the map lives) or, with
-  // `by_bytes`, the bytes themselves (for bytes that do not outlive a
-  // state). Equal hashes, equal contents (up to collisions).
-  std::uint64_t identity(std::uint64_t offset, std::uint64_t length, bool by_bytes) const;
+  // Appends words naming the pieces' parts in [offset, offset + length):
+  // how many, then for each where it lies in the range, how long, and where
+  // its bytes are (the pointer; 0 for zeroes). The bytes behind a pointer
+  // never change while the map's owner lives, so equal words, equal bytes
+  // over the parts (the rest is left to the layer below).
+  void identity(std::uint64_t offset, std::uint64_t length, std::vector<std::uint64_t>& key) const;
 
   // The pieces, by start.
   const std::map<std::uint64_t, Piece>& pieces() const { return pieces_; }

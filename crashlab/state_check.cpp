@@ -7,6 +7,7 @@
 
 #include "fscore/ext4/image_reader.h"
 #include "fscore/ext4/journal_replay.h"
+#include "fscore/ext4/orphans.h"
 #include "fscore/ext4/tree_reader.h"
 
 namespace crashlab {
@@ -18,6 +19,45 @@ const char* to_string(Verdict verdict) {
     case Verdict::unreadable: return "unreadable";
   }
   return "unknown";
+}
+
+namespace {
+
+struct Feature {
+  std::uint32_t bit;
+  const char* name;
+};
+// What the fast path does not follow, by the superblock's three feature
+// words (the kernel's fs/ext4/ext4.h names them).
+constexpr Feature kCompatRefused[] = {{0x400, "fast_commit (fast commits are not replayed)"},
+                                      {0x1000, "orphan_file (the orphan file is not read)"}};
+constexpr Feature kIncompatRefused[] = {{0x1, "compression"},          {0x10, "meta_bg"},
+                                        {0x400, "ea_inode"},           {0x1000, "dirdata"},
+                                        {0x8000, "inline_data"},       {0x10000, "encrypt"},
+                                        {0x20000, "casefold"}};
+constexpr Feature kRoCompatRefused[] = {{0x200, "bigalloc"}, {0x800, "replica"}, {0x4000, "shared_blocks"},
+                                        {0x10000, "orphan_present"}};
+
+}  // namespace
+
+std::optional<std::string> fast_path_refuses(const fscore::BlockSource& source) {
+  fscore::ext4::ImageInfo info;
+  try {
+    info = fscore::ext4::read_image(source);
+  } catch (const std::exception& e) {
+    return std::string("it does not read where the recording starts: ") + e.what();
+  }
+  if (info.journal_device) return std::string("a journal device, not a filesystem");
+  std::string names;
+  const auto scan = [&](std::uint32_t word, const auto& refused) {
+    for (const Feature& f : refused)
+      if ((word & f.bit) != 0) names += (names.empty() ? "" : ", ") + std::string(f.name);
+  };
+  scan(info.super.feature_compat, kCompatRefused);
+  scan(info.super.feature_incompat, kIncompatRefused);
+  scan(info.super.feature_ro_compat, kRoCompatRefused);
+  if (names.empty()) return std::nullopt;
+  return "it has " + names;
 }
 
 StateVerdict check_ext4_state(fscore::BlockSource& fs_source, fscore::BlockSink& fs_sink, fscore::BlockSource* journal_source,
@@ -47,6 +87,12 @@ StateVerdict check_ext4_state(fscore::BlockSource& fs_source, fscore::BlockSink&
     }
   } catch (const std::exception& e) {
     return unreadable("journal", e);
+  }
+  try {
+    // What the mount does next: the orphan list (fscore/ext4/orphans.h).
+    v.orphans = fscore::ext4::read_orphans(fs_source, fscore::ext4::read_image(fs_source)).deleted.size();
+  } catch (const std::exception& e) {
+    return unreadable("orphans", e);
   }
   try {
     const fscore::ext4::TreeReader tree(fs_source);

@@ -1,13 +1,18 @@
 // The fast path's check of one crash state of an ext4 filesystem, in
-// process: the journal replayed into the state as e2fsck would replay it
-// (fscore::ext4::replay_journal_like_e2fsck, writing into the state, never into the
-// recording), then every fact the oracle holds read back with
-// fscore::ext4::TreeReader (metadata checksums checked as it reads). A filesystem
-// that does not read back (a broken superblock, a journal that cannot be
-// replayed, a checksum that fails) is a verdict too, not an exception. Pure.
+// process, as a mount would leave it: the journal replayed into the state
+// as e2fsck would replay it (fscore::ext4::replay_journal_like_e2fsck,
+// writing into the state, never into the recording), the orphan list taken
+// as the mount takes it (fscore/ext4/orphans.h), then every fact the oracle
+// holds read back with fscore::ext4::TreeReader (every metadata block's
+// checksum checked as the kernel checks it: inodes, directory and htree
+// blocks, extent tree blocks). A filesystem that does not read back (a
+// broken superblock, a journal that cannot be replayed, an orphan list the
+// kernel refuses, a checksum that fails) is a verdict too, not an
+// exception. Pure.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,7 +34,13 @@ struct StateVerdict {
   std::string error;                      // unreadable: what is wrong
   bool replayed = false;                  // the journal had something to replay
   std::uint32_t replayed_blocks = 0;
+  std::size_t orphans = 0;                // inodes the mount deletes (the orphan list's, no links left)
 };
+
+// Why the fast path does not read the ext4 `source` holds (a feature it does
+// not follow, as fast commits, named), or nullopt when it does: its states
+// are then the kernel's to check, every one.
+std::optional<std::string> fast_path_refuses(const fscore::BlockSource& source);
 
 // The filesystem is `fs`; `journal` its external journal's device, or
 // nullptr. Both are written (the replay). `now` is the time the replay

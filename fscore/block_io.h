@@ -5,8 +5,8 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <span>
+#include <vector>
 
 namespace fscore {
 
@@ -24,13 +24,14 @@ class BlockSource {
   virtual std::uint64_t size() const = 0;
   // Reads bytes at a byte offset; throws if the range is past size().
   virtual void read(std::uint64_t offset, std::span<std::uint8_t> bytes) const = 0;
-  // A 64-bit name of what [offset, offset + length) holds, cheaper than
-  // reading it, where the source can give one: two ranges (of this source,
-  // at any time in its life) with the same name hold the same bytes, up to
-  // a 64-bit hash's collisions (different bytes may have different names).
-  // A reader memoises what it computes from a range by its name.
-  virtual std::optional<std::uint64_t> identity(std::uint64_t /*offset*/, std::uint64_t /*length*/) const {
-    return std::nullopt;
+  // Words naming what [offset, offset + length) holds, cheaper than reading
+  // it, where the source can give them: appended to `key`, true; false (and
+  // `key` as it was) where it cannot. Two ranges of this source, at any time
+  // while it lives, named by the same words hold the same bytes: the words
+  // are the source's own description of them (where they lie), never a
+  // hash. A reader memoises what it computes from a range under its words.
+  virtual bool identity(std::uint64_t /*offset*/, std::uint64_t /*length*/, std::vector<std::uint64_t>& /*key*/) const {
+    return false;
   }
 };
 

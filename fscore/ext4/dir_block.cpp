@@ -5,6 +5,7 @@
 
 #include "fscore/crc32c.h"
 #include "fscore/endian.h"
+#include "fscore/ext4/inode.h"
 
 namespace fscore::ext4 {
 namespace {
@@ -22,13 +23,8 @@ void seal(std::vector<std::uint8_t>& block, std::uint32_t dir_ino, std::uint32_t
   std::memset(tail, 0, kDirTailSize);
   store_le<std::uint16_t>(tail + 4, kDirTailSize);
   tail[7] = 0xDE;
-  std::uint8_t word[4];
-  store_le<std::uint32_t>(word, dir_ino);
-  std::uint32_t crc = crc32c(seed, word, 4);
-  store_le<std::uint32_t>(word, generation);
-  crc = crc32c(crc, word, 4);
-  crc = crc32c(crc, block.data(), block.size() - kDirTailSize);
-  store_le<std::uint32_t>(tail + 8, crc);
+  store_le<std::uint32_t>(tail + 8, crc32c(inode_csum_seed(seed, dir_ino, generation), block.data(),
+                                           block.size() - kDirTailSize));
 }
 
 void put_entry(std::uint8_t* p, const DirEntry& e, std::uint32_t rec_len) {
@@ -81,6 +77,46 @@ std::vector<std::uint8_t> empty_directory_block(std::uint32_t block_size, std::u
   store_le<std::uint16_t>(block.data() + 4, static_cast<std::uint16_t>(block_size - kDirTailSize));
   seal(block, dir_ino, generation, seed);
   return block;
+}
+
+void seal_dir_leaf(std::span<std::uint8_t> block, std::uint32_t inode_seed) {
+  if (block.size() < kDirTailSize) return;
+  store_le<std::uint32_t>(block.data() + block.size() - kDirTailSize + 8,
+                          crc32c(inode_seed, block.data(), block.size() - kDirTailSize));
+}
+
+bool dir_leaf_checksum_ok(std::span<const std::uint8_t> block, std::uint32_t inode_seed) {
+  if (block.size() < kDirTailSize) return false;
+  const std::uint8_t* tail = block.data() + block.size() - kDirTailSize;
+  const bool is_tail = load_le<std::uint32_t>(tail) == 0 && load_le<std::uint16_t>(tail + 4) == kDirTailSize &&
+                       tail[6] == 0 && tail[7] == 0xDE;
+  return is_tail && load_le<std::uint32_t>(tail + 8) == crc32c(inode_seed, block.data(), block.size() - kDirTailSize);
+}
+
+DxBlockCheck dx_block_checksum(std::span<const std::uint8_t> block, std::uint32_t inode_seed) {
+  constexpr std::size_t kTail = 8;  // dx_tail: dt_reserved, dt_checksum
+  const std::size_t bs = block.size();
+  if (bs < 40) return DxBlockCheck::not_index;
+  const std::uint8_t* p = block.data();
+  const std::uint16_t first_len = load_le<std::uint16_t>(p + 4);
+  std::size_t count_offset = 0;
+  if (first_len == bs) {
+    count_offset = 8;  // an index node: one empty entry over the block
+  } else if (first_len == 12 && load_le<std::uint16_t>(p + 16) == bs - 12 && load_le<std::uint32_t>(p + 24) == 0 &&
+             p[29] == 8) {
+    count_offset = 32;  // the root: ".", "..", then dx_root_info
+  } else {
+    return DxBlockCheck::not_index;
+  }
+  const std::uint16_t limit = load_le<std::uint16_t>(p + count_offset);
+  const std::uint16_t count = load_le<std::uint16_t>(p + count_offset + 2);
+  if (count > limit || count_offset + std::size_t{limit} * 8 > bs - kTail) return DxBlockCheck::no_room;
+  const std::uint8_t* tail = p + count_offset + std::size_t{limit} * 8;
+  std::uint32_t crc = crc32c(inode_seed, p, count_offset + std::size_t{count} * 8);
+  crc = crc32c(crc, tail, 4);
+  const std::uint8_t zero[4] = {0, 0, 0, 0};
+  crc = crc32c(crc, zero, 4);
+  return load_le<std::uint32_t>(tail + 4) == crc ? DxBlockCheck::ok : DxBlockCheck::bad_checksum;
 }
 
 }  // namespace fscore::ext4

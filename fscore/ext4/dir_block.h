@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,25 @@ inline constexpr std::uint32_t kDirTailSize = 12;
 std::vector<std::vector<std::uint8_t>> pack_directory(const std::vector<DirEntry>& entries, std::uint32_t block_size,
                                                       std::uint32_t dir_ino, std::uint32_t generation,
                                                       std::uint32_t csum_seed);
+
+// Whether a directory leaf block ends with its metadata_csum tail (a fake
+// entry: inode 0, rec_len 12, name_len 0, type 0xDE) holding the crc32c of
+// the rest under the directory inode's seed (inode_csum_seed).
+bool dir_leaf_checksum_ok(std::span<const std::uint8_t> block, std::uint32_t inode_seed);
+
+// Writes the tail's checksum of a leaf block that has its tail (after an
+// entry in it changed).
+void seal_dir_leaf(std::span<std::uint8_t> block, std::uint32_t inode_seed);
+
+// An htree index block (the root or an interior node) and its dx_tail
+// checksum, as the kernel's ext4_dx_csum_verify reads them.
+enum class DxBlockCheck {
+  ok,
+  not_index,     // neither a root nor a node: no dx_countlimit where one would be
+  no_room,       // its count and limit leave no room for the tail
+  bad_checksum,
+};
+DxBlockCheck dx_block_checksum(std::span<const std::uint8_t> block, std::uint32_t inode_seed);
 
 // An empty block (one unused entry spanning it), with its tail.
 std::vector<std::uint8_t> empty_directory_block(std::uint32_t block_size, std::uint32_t dir_ino,

@@ -5,6 +5,7 @@
 
 #include "fscore/crc32c.h"
 #include "fscore/endian.h"
+#include "fscore/ext4/inode.h"
 
 namespace fscore::ext4 {
 namespace {
@@ -55,12 +56,15 @@ void write_node(std::uint8_t* p, std::span<const Entry> entries, std::uint16_t m
   }
 }
 
-std::uint32_t inode_seed(std::uint32_t csum_seed, std::uint32_t ino, std::uint32_t generation) {
-  std::uint8_t word[4];
-  store_le<std::uint32_t>(word, ino);
-  std::uint32_t crc = crc32c(csum_seed, word, 4);
-  store_le<std::uint32_t>(word, generation);
-  return crc32c(crc, word, 4);
+// A tree block's metadata_csum tail: the crc32c of the header and eh_max
+// entries under the inode's seed, right after them.
+void check_tail(std::span<const std::uint8_t> block, std::uint32_t seed, std::uint64_t at) {
+  const std::uint16_t max = load_le<std::uint16_t>(block.data() + 4);
+  const std::size_t tail = kHeaderSize + std::size_t{max} * kEntrySize;
+  if (load_le<std::uint16_t>(block.data()) != kExtentMagic) fail("bad magic in block " + std::to_string(at));
+  if (tail + 4 > block.size()) fail("no room for the checksum in block " + std::to_string(at));
+  if (load_le<std::uint32_t>(block.data() + tail) != crc32c(seed, block.data(), tail))
+    fail("block " + std::to_string(at) + ": checksum does not match");
 }
 
 }  // namespace
@@ -98,7 +102,7 @@ ExtentTree build_extent_tree(std::span<const Extent> extents, std::uint32_t bloc
   ExtentTree tree;
   const std::uint16_t cap = node_capacity(block_size);
   const std::size_t tail = kHeaderSize + std::size_t{cap} * kEntrySize;
-  const std::uint32_t seed = inode_seed(csum_seed, ino, generation);
+  const std::uint32_t seed = inode_csum_seed(csum_seed, ino, generation);
   std::uint16_t depth = 0;
   while (level.size() > kRootEntries) {
     std::vector<Entry> parents;
@@ -120,7 +124,7 @@ ExtentTree build_extent_tree(std::span<const Extent> extents, std::uint32_t bloc
 
 std::vector<Extent> read_extent_tree(const std::array<std::uint8_t, 60>& root, const BlockSource& source,
                                      std::uint32_t block_size, std::uint64_t blocks_count,
-                                     std::size_t max_extents) {
+                                     std::size_t max_extents, std::optional<std::uint32_t> inode_seed) {
   std::vector<Extent> out;
   std::size_t nodes = 0;  // index entries may point at empty leaves: bound the reads too
   // Walks one node: `p` holds `bytes` of it; `expected_depth` is what the
@@ -155,6 +159,7 @@ std::vector<Extent> read_extent_tree(const std::array<std::uint8_t, 60>& root, c
         if (++nodes > max_extents + 64) fail("more tree blocks than extents");
         std::vector<std::uint8_t> block(block_size);
         source.read(leaf * block_size, block);
+        if (inode_seed) check_tail(block, *inode_seed, leaf);
         walk(block.data(), block.size(), depth - 1);
       }
     }

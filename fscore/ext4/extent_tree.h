@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -45,9 +46,11 @@ std::vector<Extent> split_long_extents(std::span<const Extent> runs);
 
 // Reads an inode's extents back, following index blocks through `source`.
 // Throws std::runtime_error on a malformed tree (bad magic, depth, entry
-// counts, blocks past `blocks_count`, more than `max_extents` extents).
+// counts, blocks past `blocks_count`, more than `max_extents` extents) and,
+// given the inode's checksum seed (inode_csum_seed; metadata_csum), on a
+// tree block whose tail checksum does not match, as the kernel refuses it.
 std::vector<Extent> read_extent_tree(const std::array<std::uint8_t, 60>& root, const BlockSource& source,
                                      std::uint32_t block_size, std::uint64_t blocks_count,
-                                     std::size_t max_extents);
+                                     std::size_t max_extents, std::optional<std::uint32_t> inode_seed = std::nullopt);
 
 }  // namespace fscore::ext4

@@ -59,6 +59,7 @@ inline constexpr std::uint16_t kBgInodeZeroed = 0x4;
 
 // Inode flags.
 inline constexpr std::uint32_t kExtentsFl = 0x80000;
+inline constexpr std::uint32_t kIndexFl = 0x1000;  // an htree directory
 inline constexpr std::uint32_t kInlineDataFl = 0x10000000;
 
 // Extra inode fields every inode here carries (i_extra_isize).

@@ -19,10 +19,6 @@ constexpr std::uint64_t kMaxJournalBlocks = 1u << 25;  // well above mke2fs's 10
 
 [[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
 
-std::uint32_t csum_seed(const Superblock& sb) {
-  return crc32c(~0u, sb.uuid.data(), sb.uuid.size());
-}
-
 jbd2::JournalSuperblock read_journal_super(const BlockSource& source, std::uint64_t block, std::uint32_t bs) {
   std::vector<std::uint8_t> bytes(jbd2::kSuperblockSize);
   source.read(block * bs, bytes);
@@ -41,7 +37,12 @@ void read_internal_journal(const BlockSource& source, ImageInfo& info) {
   info.journal_root = j.block;
   info.journal_extents = (j.flags & kExtentsFl) != 0;
   const std::vector<Extent> extents =
-      (j.flags & kExtentsFl) != 0 ? read_extent_tree(j.block, source, bs, info.blocks, kMaxJournalExtents)
+      (j.flags & kExtentsFl) != 0
+          ? read_extent_tree(j.block, source, bs, info.blocks, kMaxJournalExtents,
+                             info.super.has_metadata_csum()
+                                 ? std::optional<std::uint32_t>(
+                                       inode_csum_seed(info.super.csum_seed(), info.super.journal_inum, j.generation))
+                                 : std::nullopt)
                                   : read_indirect_blocks(j.block, source, bs, info.blocks, file_blocks, kMaxJournalBlocks,
                                                          kMaxJournalExtents);
   std::uint64_t logical = 0;
@@ -63,13 +64,9 @@ void read_internal_journal(const BlockSource& source, ImageInfo& info) {
 
 }  // namespace
 
-Inode read_inode(const BlockSource& source, const ImageInfo& info, std::uint32_t ino) {
+GroupDesc read_group_desc(const BlockSource& source, const ImageInfo& info, std::uint32_t group) {
   const Superblock& sb = info.super;
   const std::uint32_t bs = info.block_size;
-  if (ino < 1 || ino > sb.inodes_count) fail("inode " + std::to_string(ino) + " does not exist");
-  if (sb.inodes_per_group == 0 || sb.inode_size < 128) fail("the superblock's inode geometry is broken");
-  const std::uint32_t group = (ino - 1) / sb.inodes_per_group;
-  const std::uint32_t index = (ino - 1) % sb.inodes_per_group;
   const bool is64 = (sb.feature_incompat & incompat::k64bit) != 0;
   const std::uint32_t desc_size = is64 ? sb.desc_size : 32;
   if (desc_size < 32) fail("group descriptors of " + std::to_string(desc_size) + " bytes");
@@ -77,16 +74,25 @@ Inode read_inode(const BlockSource& source, const ImageInfo& info, std::uint32_t
   if (desc_offset + desc_size > info.blocks * bs) fail("group descriptor " + std::to_string(group) + " outside the filesystem");
   std::vector<std::uint8_t> desc(desc_size);
   source.read(desc_offset, desc);
-  const std::uint32_t seed = csum_seed(sb);
-  if (sb.has_metadata_csum() && !group_desc_checksum_ok(desc, group, seed))
+  if (sb.has_metadata_csum() && !group_desc_checksum_ok(desc, group, sb.csum_seed()))
     fail("group descriptor " + std::to_string(group) + ": checksum does not match");
-  const GroupDesc d = decode_group_desc(desc);
+  return decode_group_desc(desc);
+}
+
+Inode read_inode(const BlockSource& source, const ImageInfo& info, std::uint32_t ino) {
+  const Superblock& sb = info.super;
+  const std::uint32_t bs = info.block_size;
+  if (ino < 1 || ino > sb.inodes_count) fail("inode " + std::to_string(ino) + " does not exist");
+  if (sb.inodes_per_group == 0 || sb.inode_size < 128) fail("the superblock's inode geometry is broken");
+  const std::uint32_t group = (ino - 1) / sb.inodes_per_group;
+  const std::uint32_t index = (ino - 1) % sb.inodes_per_group;
+  const GroupDesc d = read_group_desc(source, info, group);
   const std::uint64_t table_blocks = (std::uint64_t{sb.inodes_per_group} * sb.inode_size + bs - 1) / bs;
   if (d.inode_table < 1 || d.inode_table >= info.blocks || table_blocks > info.blocks - d.inode_table)
     fail("group " + std::to_string(group) + ": inode table outside the filesystem");
   std::vector<std::uint8_t> raw(sb.inode_size);
   source.read(d.inode_table * bs + std::uint64_t{index} * sb.inode_size, raw);
-  if (sb.has_metadata_csum() && !inode_checksum_ok(raw, ino, seed))
+  if (sb.has_metadata_csum() && !inode_checksum_ok(raw, ino, sb.csum_seed()))
     fail("inode " + std::to_string(ino) + ": checksum does not match");
   return decode_inode(raw);
 }

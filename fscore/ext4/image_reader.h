@@ -11,6 +11,7 @@
 
 #include "fscore/block_io.h"
 #include "fscore/ext4/block_map.h"
+#include "fscore/ext4/group_desc.h"
 #include "fscore/ext4/image_builder.h"
 #include "fscore/ext4/inode.h"
 #include "fscore/ext4/superblock.h"
@@ -37,6 +38,10 @@ bool has_ext4_magic(const BlockSource& source);
 // Reads and checks the superblock and, for an internal journal, the
 // journal inode and its extents and the jbd2 superblock.
 ImageInfo read_image(const BlockSource& source);
+
+// Group descriptor `group`, its checksum checked (metadata_csum). Throws
+// std::runtime_error naming what is wrong.
+GroupDesc read_group_desc(const BlockSource& source, const ImageInfo& info, std::uint32_t group);
 
 // Inode `ino` of a filesystem read_image has read: its group descriptor and
 // the inode itself checked (metadata_csum), the inode table inside the

@@ -141,4 +141,12 @@ void encode_device_number(std::uint32_t major, std::uint32_t minor, std::array<s
   }
 }
 
+std::uint32_t inode_csum_seed(std::uint32_t fs_seed, std::uint32_t ino, std::uint32_t generation) {
+  std::uint8_t word[4];
+  store_le<std::uint32_t>(word, ino);
+  const std::uint32_t crc = crc32c(fs_seed, word, 4);
+  store_le<std::uint32_t>(word, generation);
+  return crc32c(crc, word, 4);
+}
+
 }  // namespace fscore::ext4

@@ -40,6 +40,11 @@ void encode_inode(const Inode& inode, std::uint32_t ino, std::uint32_t csum_seed
 Inode decode_inode(std::span<const std::uint8_t> in);
 bool inode_checksum_ok(std::span<const std::uint8_t> in, std::uint32_t ino, std::uint32_t csum_seed);
 
+// The seed of the checksums of an inode's own metadata blocks (extent tree
+// blocks, directory blocks): the filesystem's seed (Superblock::csum_seed)
+// followed by the inode's number and generation, little-endian.
+std::uint32_t inode_csum_seed(std::uint32_t fs_seed, std::uint32_t ino, std::uint32_t generation);
+
 // The on-disk device number in i_block, as the kernel encodes it: the old
 // 16-bit form in word 0 when major and minor fit a byte, else the new form
 // in word 1.

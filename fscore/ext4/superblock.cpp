@@ -21,7 +21,7 @@ constexpr std::size_t kInodesCount = 0x00, kBlocksCountLo = 0x04, kRBlocksCountL
                       kLastCheck = 0x40, kRevLevel = 0x4C, kFirstInoAt = 0x54, kInodeSize = 0x58,
                       kBlockGroupNr = 0x5A, kFeatureCompat = 0x5C, kFeatureIncompat = 0x60,
                       kFeatureRoCompat = 0x64, kUuid = 0x68, kVolumeName = 0x78, kJournalUuid = 0xD0,
-                      kJournalInum = 0xE0, kJournalDev = 0xE4, kHashSeed = 0xEC, kDefHashVersion = 0xFC,
+                      kJournalInum = 0xE0, kJournalDev = 0xE4, kLastOrphan = 0xE8, kHashSeed = 0xEC, kDefHashVersion = 0xFC,
                       kJnlBackupType = 0xFD, kDescSize = 0xFE, kDefaultMountOpts = 0x100,
                       kMkfsTime = 0x108, kJnlBlocks = 0x10C, kBlocksCountHi = 0x150,
                       kRBlocksCountHi = 0x154, kFreeBlocksHi = 0x158, kMinExtraIsize = 0x15C,
@@ -38,6 +38,11 @@ void fail(const std::string& what) { throw std::runtime_error("ext4 superblock: 
 }  // namespace
 
 bool Superblock::has_metadata_csum() const { return (feature_ro_compat & ro_compat::kMetadataCsum) != 0; }
+
+std::uint32_t Superblock::csum_seed() const {
+  if ((feature_incompat & kCsumSeedFeature) != 0) return checksum_seed;
+  return crc32c(~0u, uuid.data(), uuid.size());
+}
 
 std::uint32_t superblock_checksum(std::span<const std::uint8_t, 1024> bytes) {
   return crc32c(~0u, bytes.data(), kChecksum);
@@ -77,6 +82,7 @@ void encode_superblock(const Superblock& sb, std::span<std::uint8_t, 1024> out) 
   std::memcpy(p + kJournalUuid, sb.journal_uuid.data(), 16);
   store_le<std::uint32_t>(p + kJournalInum, sb.journal_inum);
   store_le<std::uint32_t>(p + kJournalDev, sb.journal_dev);
+  store_le<std::uint32_t>(p + kLastOrphan, sb.last_orphan);
   for (std::size_t i = 0; i < 4; ++i) store_le<std::uint32_t>(p + kHashSeed + 4 * i, sb.hash_seed[i]);
   p[kDefHashVersion] = sb.def_hash_version;
   p[kJnlBackupType] = sb.jnl_backup_type;
@@ -153,6 +159,7 @@ Superblock decode_superblock(std::span<const std::uint8_t, 1024> in) {
   sb.flags = load_le<std::uint32_t>(p + kFlags);
   sb.log_groups_per_flex = p[kLogGroupsPerFlex];
   sb.checksum_seed = load_le<std::uint32_t>(p + kChecksumSeed);
+  sb.last_orphan = load_le<std::uint32_t>(p + kLastOrphan);
 
   // Sanity: what the reader later divides by or multiplies with.
   if (sb.rev_level < 1) fail("revision 0 (ext2 of 1994) is not supported");

@@ -53,9 +53,13 @@ struct Superblock {
   std::uint8_t log_groups_per_flex = 0;
   std::uint8_t checksum_type = 0;
   std::uint32_t checksum_seed = 0;  // only with the csum_seed feature
+  std::uint32_t last_orphan = 0;    // s_last_orphan: the first inode of the orphan list (0: none)
 
   std::uint32_t block_size() const { return 1024u << log_block_size; }
   bool has_metadata_csum() const;
+  // The seed of every metadata_csum checksum: s_checksum_seed with the
+  // csum_seed feature, else the crc32c of the uuid.
+  std::uint32_t csum_seed() const;
 };
 
 inline constexpr std::uint32_t kMountOptsUserXattrAcl = 0x000C;

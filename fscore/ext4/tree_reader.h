@@ -6,7 +6,12 @@
 // unwritten extents reading as zeroes. Inline data is refused. Images are
 // untrusted (a crash state may hold anything): every field is checked before
 // it is used and a broken image is a std::runtime_error saying what is
-// wrong, never a crash. Pure: it reads through a BlockSource.
+// wrong, never a crash. With metadata_csum every metadata block read is
+// checked as the kernel checks it before it trusts the block: inodes,
+// directory leaf blocks (their tail), htree index blocks (their dx_tail),
+// extent tree blocks (their tail); and an entry naming an inode with no
+// links left is refused, as the kernel's lookup refuses it (ESTALE). Pure:
+// it reads through a BlockSource.
 #pragma once
 
 #include <cstdint>
@@ -35,14 +40,14 @@ class TreeReader {
   // nullopt when a component is missing.
   std::optional<Found> lookup(std::string_view path) const;
   // A directory's entries ("." and ".." left out), in the order of its blocks.
-  std::vector<DirEntry> entries(const Inode& directory) const;
+  std::vector<DirEntry> entries(const Found& directory) const;
   // A regular file's bytes, i_size of them (at most `limit`: beyond it, a
   // std::runtime_error).
-  std::vector<std::uint8_t> contents(const Inode& file, std::uint64_t limit = std::uint64_t{1} << 32) const;
+  std::vector<std::uint8_t> contents(const Found& file, std::uint64_t limit = std::uint64_t{1} << 32) const;
 
   // The written extents holding a file's first `bytes` bytes (at most its
   // size), by logical block; the blocks between them read as zeroes.
-  std::vector<Extent> extents(const Inode& file, std::uint64_t bytes) const;
+  std::vector<Extent> extents(const Found& file, std::uint64_t bytes) const;
   const BlockSource& source() const { return source_; }
 
   const ImageInfo& info() const { return info_; }
@@ -50,7 +55,9 @@ class TreeReader {
  private:
   // The file's data blocks by logical block: (device block, unwritten);
   // absent: a hole.
-  std::vector<Extent> mapping(const Inode& inode, std::uint64_t file_blocks) const;
+  std::vector<Extent> mapping(const Found& file, std::uint64_t file_blocks) const;
+  // The inode's seed for its blocks' checksums; nullopt without metadata_csum.
+  std::optional<std::uint32_t> seed_of(const Found& file) const;
 
   const BlockSource& source_;
   ImageInfo info_;

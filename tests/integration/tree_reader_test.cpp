@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <fstream>
+#include <functional>
+#include <stdexcept>
 #include <random>
 #include <string>
 #include <vector>
@@ -66,30 +68,115 @@ TEST_CASE("TreeReader reads back what e2fsprogs wrote: extents, block maps, htre
     const ext4::TreeReader reader(file);
     const auto found_small = reader.lookup("d/small");
     REQUIRE(found_small);
-    CHECK(reader.contents(found_small->inode) == small);
+    CHECK(reader.contents(*found_small) == small);
     const auto found_big = reader.lookup("/d/big");
     REQUIRE(found_big);
-    CHECK(reader.contents(found_big->inode) == big);
-    CHECK(reader.contents(reader.lookup("d/./e/tiny")->inode) == tiny);
+    CHECK(reader.contents(*found_big) == big);
+    CHECK(reader.contents(*reader.lookup("d/./e/tiny")) == tiny);
     const auto many = reader.lookup("many");
     REQUIRE(many);
     if (type == "ext4") CHECK((many->inode.flags & 0x1000) != 0);  // EXT4_INDEX_FL: an htree directory
-    const auto names = reader.entries(many->inode);
+    const auto names = reader.entries(*many);
     CHECK(names.size() == 2000);
     for (int i : {0, 999, 1999}) {
       const auto f = reader.lookup("many/" + many_name(i));
       REQUIRE(f);
-      CHECK(reader.contents(f->inode) == tiny);
+      CHECK(reader.contents(*f) == tiny);
     }
     if (type == "ext4") {
       const auto u = reader.lookup("u");
       REQUIRE(u);
-      CHECK(reader.contents(u->inode) == std::vector<std::uint8_t>(16384, 0));  // unwritten: zeroes
+      CHECK(reader.contents(*u) == std::vector<std::uint8_t>(16384, 0));  // unwritten: zeroes
     }
     CHECK_FALSE(reader.lookup("d/none").has_value());
     CHECK_FALSE(reader.lookup("d/small/x").has_value());  // a file named as a directory
     CHECK_FALSE(reader.lookup("many/" + many_name(2000)).has_value());
     CHECK(reader.lookup("")->ino == 2);
-    CHECK_THROWS_WITH(reader.contents(found_big->inode, 1000), Catch::Contains("more than 1000"));
+    CHECK_THROWS_WITH(reader.contents(*found_big, 1000), Catch::Contains("more than 1000"));
   }
+}
+
+namespace {
+
+// The number after `key` on the first line of `text` that has it.
+std::uint64_t number_after(const std::string& text, const std::string& key) {
+  const std::size_t at = text.find(key);
+  if (at == std::string::npos) throw std::runtime_error("no '" + key + "' in: " + text);
+  return std::stoull(text.substr(at + key.size()));
+}
+
+// A copy of `image` with one byte of block `block` (4 KiB) at `offset` changed.
+std::string damaged(const TempDir& dir, const std::string& image, const std::string& name, std::uint64_t block,
+                    std::uint64_t offset) {
+  std::vector<std::uint8_t> bytes = nvj::test::file_bytes(image);
+  bytes.at(block * 4096 + offset) ^= 0x5A;
+  const std::string copy = dir.file(name);
+  write_file(copy, bytes);
+  return copy;
+}
+
+}  // namespace
+
+TEST_CASE("TreeReader refuses what the kernel and e2fsck refuse: damaged directory, htree and extent blocks, deleted inodes", "[tree]") {
+  TempDir dir;
+  write_file(dir.file("tiny"), random_bytes(3, 3));
+  {  // A file of 8 blocks 64 KiB apart: 8 extents, a tree block of its own.
+    std::vector<std::uint8_t> frag(8 * 65536, 0);
+    for (std::size_t i = 0; i < 8; ++i) std::fill_n(frag.begin() + static_cast<std::ptrdiff_t>(i * 65536), 4096, i + 1);
+    write_file(dir.file("frag"), frag);
+  }
+  const std::string image = dir.file("img");
+  REQUIRE(nvj::cli::run({"mke2fs", "-q", "-F", "-t", "ext4", "-b", "4096", image, "64M"}).status == 0);
+  std::ofstream script(dir.file("script"));
+  script << "mkdir d\nwrite " << dir.file("tiny") << " d/t\nmkdir many\nwrite " << dir.file("frag") << " frag\n";
+  for (int i = 0; i < 2000; ++i) script << "write " << dir.file("tiny") << " many/" << many_name(i) << "\n";
+  script.close();
+  REQUIRE(nvj::cli::run({"debugfs", "-w", "-f", dir.file("script"), image}).status == 0);
+  REQUIRE(nvj::cli::run({"e2fsck", "-fyD", image}).status <= 1);
+  REQUIRE(nvj::cli::run({"e2fsck", "-fn", image}).status == 0);
+  const auto debugfs = [&](const std::string& request, const std::string& img) {
+    return nvj::cli::run({"debugfs", "-R", request, img}).output;
+  };
+  const std::uint64_t d_leaf = number_after(debugfs("bmap d 0", image), "\n");     // its one block
+  const std::uint64_t root = number_after(debugfs("bmap many 0", image), "\n");    // block 0: the htree root
+  const std::uint64_t tree_block = number_after(debugfs("stat frag", image), "(ETB0):");  // the extent tree's leaf
+  {
+    const nvj::cli::FileImage whole(image, nvj::cli::FileImage::Mode::read_only);
+    const ext4::TreeReader reader(whole);
+    REQUIRE(reader.lookup("d/t"));
+    REQUIRE(reader.lookup("many/" + many_name(7)));
+    REQUIRE(reader.contents(*reader.lookup("frag")).size() == 8 * 65536);
+  }
+  struct Damage {
+    const char* name;
+    std::uint64_t block, offset;
+    std::function<void(const ext4::TreeReader&)> read;
+    const char* error;
+  };
+  const std::vector<Damage> damages{
+      {"leaf", d_leaf, 2000, [](const ext4::TreeReader& r) { r.lookup("d/t"); }, ": checksum does not match"},
+      {"htree root", root, 100, [](const ext4::TreeReader& r) { r.lookup("many/" + many_name(7)); },
+       "htree index checksum does not match"},
+      {"extent block", tree_block, 3000, [](const ext4::TreeReader& r) { r.contents(*r.lookup("frag")); },
+       ": checksum does not match"},
+  };
+  for (const Damage& d : damages) {
+    CAPTURE(d.name, d.block);
+    const std::string copy = damaged(dir, image, d.name, d.block, d.offset);
+    const nvj::cli::FileImage file(copy, nvj::cli::FileImage::Mode::read_only);
+    const ext4::TreeReader reader(file);
+    CHECK_THROWS_WITH(d.read(reader), Catch::Contains(d.error));
+    const auto fsck = nvj::cli::run({"e2fsck", "-fn", copy});
+    INFO(fsck.output);
+    CHECK(fsck.status >= 4);  // e2fsck finds the damage too: errors left uncorrected
+  }
+  // An entry naming an inode whose links are gone: the kernel's lookup says
+  // ESTALE, e2fsck finds a deleted inode in use; never a missing name.
+  const std::string unlinked = dir.file("unlinked");
+  write_file(unlinked, nvj::test::file_bytes(image));
+  REQUIRE(nvj::cli::run({"debugfs", "-w", "-R", "set_inode_field d/t links_count 0", unlinked}).status == 0);
+  const nvj::cli::FileImage file(unlinked, nvj::cli::FileImage::Mode::read_only);
+  const ext4::TreeReader reader(file);
+  CHECK_THROWS_WITH(reader.lookup("d/t"), Catch::Contains("which has no links"));
+  CHECK(nvj::cli::run({"e2fsck", "-fn", unlinked}).status >= 4);
 }

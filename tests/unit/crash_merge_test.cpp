@@ -1,56 +1,94 @@
-// nvj crash merge's joining of shards (tools/nvj/crash/check_results.h):
-// the causes a merge keeps are those one unsharded run would have
-// minimized, the first --minimize failing states of all, though each shard
-// minimized its own first ones; shards of other options are refused.
+// nvj crash merge's joining of shards (tools/nvj/crash/check_results.h) on
+// real checks: the fast path's session (check_session.h, without the
+// kernel) over an ext4 workload that lies about its facts
+// (tests/support/ext4_workload.h), whole and in shards. The shards'
+// results merged are the whole check's, byte for byte: the same states,
+// verdicts, signatures and coverage, and the details (changes, minimized
+// causes) of the first --per-signature failing states of each signature
+// only, though each shard detailed its own first ones. Shards of other
+// options, shards given twice or missing are refused.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "crashlab/crash_check.h"
+#include "tests/support/ext4_workload.h"
 #include "tools/nvj/crash/check_results.h"
+#include "tools/nvj/crash/check_session.h"
 
 using nvj::Json;
 
 namespace {
 
-// A shard's results: 8 states in blocks of 2 (shard i of 2 holds ordinals
-// with (ordinal / 2) % 2 == i); `failing` are the ordinals that fail, and
-// the shard minimized the first `minimize` of its own.
-Json shard(std::uint64_t index, const std::vector<std::uint64_t>& failing, std::uint64_t minimize) {
-  Json states = Json::array();
-  std::uint64_t minimized = 0;
-  for (std::uint64_t o = 0; o < 8; ++o) {
-    if ((o / 2) % 2 != index) continue;
-    const bool fails = std::find(failing.begin(), failing.end(), o) != failing.end();
-    Json s{{"ordinal", o}, {"verdict", fails ? "fail" : "pass"}};
-    if (fails && minimized++ < minimize) s["cause"] = Json{{"found", false}, {"ordinal", o}};
-    states.push_back(s);
+struct Check {
+  const crashlab::RecordingIndex& index;
+  std::uint64_t per_signature = 2;
+  std::uint64_t max_states = 0;
+
+  Json run(std::uint64_t shard, std::uint64_t shards) const {
+    crashlab::CheckOptions o;
+    o.shard = shard;
+    o.shards = shards;
+    o.max_states = max_states;
+    o.strategies.torn = 2;
+    const crashlab::CrashChecker checker(index, o);
+    nvj::cli::SessionOptions s;
+    s.fast = true;
+    s.verify = "none";
+    s.verify_given = true;
+    s.per_signature = per_signature;
+    s.filesystem = "ext4";
+    nvj::cli::SessionResult r = nvj::cli::run_check_session(index, checker, s);
+    const nvj::cli::CheckLimits limits{r.verify, 64, max_states, per_signature, 0, 0};
+    return nvj::cli::results_json("rec.nvjrec", 1000, "ext4", false, index, checker,
+                                  nvj::cli::Shard{shard, shards, shards > 1 ? "--shard" : ""}, limits, r.progress,
+                                  std::move(r.states));
   }
-  return Json{{"recording", Json{{"bytes", 100}, {"frames", 10}, {"filesystem", "ext4"}}},
-              {"options", Json{{"minimize", minimize}}},
-              {"enumeration", Json{{"unique", 8}}},
-              {"shard", Json{{"index", index}, {"count", 2}}},
-              {"states", states}};
+};
+
+std::uint64_t with(const Json& results, const char* key) {
+  std::uint64_t n = 0;
+  for (const Json& s : results.at("states")) n += s.contains(key);
+  return n;
 }
 
 }  // namespace
 
-TEST_CASE("a merge keeps the causes of the first --minimize failing states of all shards", "[crash]") {
-  const std::vector<std::uint64_t> failing{1, 2, 3, 4, 6};  // shard 0: 1, 4; shard 1: 2, 3, 6
-  const Json merged = nvj::cli::merge_results({shard(0, failing, 2), shard(1, failing, 2)}, {"s0", "s1"});
-  std::vector<std::uint64_t> caused;
-  for (const Json& s : merged.at("states"))
-    if (s.contains("cause")) caused.push_back(s.at("ordinal").get<std::uint64_t>());
-  // Shards minimized 1, 4 and 2, 3; one run would have minimized 1 and 2.
-  CHECK(caused == std::vector<std::uint64_t>{1, 2});
-  CHECK(merged.at("verdicts").at("fail") == 5);
-  CHECK_FALSE(merged.contains("shard"));
-}
-
-TEST_CASE("shards checked with other options are not merged", "[crash]") {
-  const std::vector<std::uint64_t> failing{1, 2};
-  CHECK_THROWS_WITH(nvj::cli::merge_results({shard(0, failing, 2), shard(1, failing, 5)}, {"s0", "s1"}),
+TEST_CASE("shards merged are the whole check, byte for byte, details of the first of each signature only", "[crash][merge]") {
+  const nvj::test::Ext4Workload w = nvj::test::record_ext4_workload({false, 4, true});
+  const crashlab::RecordingIndex index(w.recording);
+  for (const std::uint64_t budget : {std::uint64_t{0}, std::uint64_t{300}}) {
+    CAPTURE(budget);
+    const Check check{index, 2, budget};
+    const Json whole = check.run(0, 1);
+    REQUIRE(whole.at("verdicts").at("fail").get<std::uint64_t>() > 20);
+    const std::uint64_t signatures = whole.at("signatures").size();
+    CHECK(with(whole, "cause") == with(whole, "kept_changes"));
+    CHECK(with(whole, "kept_changes") <= 2 * signatures);
+    for (const std::uint64_t n : {2u, 3u}) {
+      CAPTURE(n);
+      std::vector<Json> shards;
+      std::vector<std::string> names;
+      std::uint64_t detailed = 0;
+      for (std::uint64_t i = 0; i < n; ++i) {
+        shards.push_back(check.run(i, n));
+        detailed += with(shards.back(), "kept_changes");
+        names.push_back("s" + std::to_string(i));
+      }
+      CHECK(detailed > with(whole, "kept_changes"));  // each shard detailed its own first ones
+      const Json merged = nvj::cli::merge_results(shards, names);
+      CHECK(nvj::to_json_text(merged, 1) == nvj::to_json_text(whole, 1));
+      // Refused: a shard missing, given twice, of other options.
+      std::vector<Json> missing(shards.begin(), shards.end() - 1);
+      CHECK_THROWS_WITH(nvj::cli::merge_results(missing, names), Catch::Contains("is missing"));
+      std::vector<Json> twice = shards;
+      twice.back() = shards.front();
+      CHECK_THROWS_WITH(nvj::cli::merge_results(twice, names), Catch::Contains("is given twice"));
+    }
+  }
+  const Json other = Check{index, 5, 0}.run(1, 2);
+  CHECK_THROWS_WITH(nvj::cli::merge_results({Check{index, 2, 0}.run(0, 2), other}, {"s0", "s1"}),
                     Catch::Contains("s1: its options differ from s0's"));
 }

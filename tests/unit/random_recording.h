@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -39,44 +40,91 @@ struct Writer {
   }
 };
 
+// A random recording and, worked out as it was written, when each change
+// became durable: the model the index is checked against, kept apart from
+// the index's own reading (a change durable at its ack when the ack says
+// so, else at the completion of the first flush of its export that arrived
+// after its ack; kNever if none did).
+struct RandomRecording {
+  Bytes bytes;
+  std::map<std::uint64_t, std::uint64_t> durable_at;  // change id -> frame
+};
+
 // Two exports of `sectors` 512-byte sectors, a base on the first, random
 // writes (few distinct bytes, so that states repeat), zeroes and trims,
 // acknowledged in any order, a third durable on acknowledgement (a later
-// change can be durable before an earlier one), flushes and marks. With
-// `unit` below 512, changes are off sectors by multiples of it.
-inline Bytes random_recording(std::mt19937_64& rng, std::uint64_t sectors = 16, std::uint64_t unit = 512) {
+// change can be durable before an earlier one), flushes that stay pending
+// while other changes are acknowledged (those are not theirs) and complete
+// in any order, and marks. With `unit` below 512, changes are off sectors
+// by multiples of it.
+inline RandomRecording random_recording_with_model(std::mt19937_64& rng, std::uint64_t sectors = 16,
+                                                   std::uint64_t unit = 512) {
   const std::uint64_t size = sectors * 512;
   Writer w(size);
+  RandomRecording out;
   w.e.base(w.out, 0, 0, Bytes(2048, 0x5A).data(), 2048);
   std::uint64_t id = 0;
   std::vector<std::uint64_t> unacked[2];
+  std::vector<std::uint64_t> acked_volatile[2];  // acknowledged, not durable yet
+  struct Pending {
+    std::uint64_t id;
+    std::vector<std::uint64_t> covers;  // what was acknowledged volatile when it arrived
+  };
+  std::vector<Pending> pending[2];
+  const auto complete = [&](std::uint8_t dev, std::size_t which) {
+    const Pending p = pending[dev][which];
+    pending[dev].erase(pending[dev].begin() + static_cast<std::ptrdiff_t>(which));
+    const std::uint64_t at = w.next();
+    w.e.flush_done(w.out, dev, p.id);
+    for (const std::uint64_t c : p.covers)
+      if (out.durable_at[c] == kNever) out.durable_at[c] = at;
+  };
   for (int step = 0; step < 24; ++step) {
     const auto dev = static_cast<std::uint8_t>(rng() % 2);
     const std::uint64_t units = size / unit;
     const std::uint64_t n = (1 + rng() % 3) * (512 / unit == 1 ? 1 : 1 + rng() % (512 / unit));
     const std::uint64_t at = rng() % (units - std::min(units - 1, n));
     const std::uint64_t offset = at * unit, length = std::min(n * unit, size - offset);
-    const unsigned what = static_cast<unsigned>(rng() % 20);
+    const unsigned what = static_cast<unsigned>(rng() % 22);
     if (what < 9) {
       w.write(dev, ++id, offset, length, static_cast<std::uint8_t>(rng() % 3));
       unacked[dev].push_back(id);
+      out.durable_at[id] = kNever;
     } else if (what < 10) {
       w.e.zero(w.out, dev, ++id, offset, static_cast<std::uint32_t>(length), false);
       unacked[dev].push_back(id);
+      out.durable_at[id] = kNever;
     } else if (what < 11) {
       w.e.trim(w.out, dev, ++id, offset, static_cast<std::uint32_t>(length), false);
       unacked[dev].push_back(id);
+      out.durable_at[id] = kNever;
     } else if (what < 17 && !unacked[dev].empty()) {
       const std::size_t i = rng() % unacked[dev].size();
-      w.e.ack(w.out, dev, unacked[dev][i], rng() % 3 == 0);
+      const std::uint64_t c = unacked[dev][i];
+      const bool durable = rng() % 3 == 0;
+      const std::uint64_t ack_at = w.next();
+      w.e.ack(w.out, dev, c, durable);
       unacked[dev].erase(unacked[dev].begin() + static_cast<std::ptrdiff_t>(i));
-    } else if (what >= 17) {
+      if (durable)
+        out.durable_at[c] = ack_at;
+      else
+        acked_volatile[dev].push_back(c);
+    } else if (what < 20) {  // a flush arrives: it covers what is acknowledged now
       w.e.flush(w.out, dev, ++id);
-      w.e.flush_done(w.out, dev, id);
+      pending[dev].push_back({id, acked_volatile[dev]});
+    } else if (!pending[dev].empty()) {  // one of the pending flushes completes
+      complete(dev, rng() % pending[dev].size());
     }
     if (rng() % 4 == 0) w.e.mark(w.out, 0, "m");
   }
-  return w.finish();
+  for (std::uint8_t dev = 0; dev < 2; ++dev)  // some are left pending at the end: they never completed
+    while (pending[dev].size() > 1) complete(dev, 0);
+  out.bytes = w.finish();
+  return out;
+}
+
+inline Bytes random_recording(std::mt19937_64& rng, std::uint64_t sectors = 16, std::uint64_t unit = 512) {
+  return random_recording_with_model(rng, sectors, unit).bytes;
 }
 
 // What the exports hold in state `s` at `point`: the base, then in the

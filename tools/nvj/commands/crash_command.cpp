@@ -157,23 +157,35 @@ void check_torn_unit(const crashlab::StrategyOptions& strategies, const char* co
                      ": the atomic unit is whole 512-byte sectors (512, 4096, ...)");
 }
 
-constexpr const char* kCheckText = R"(Check every crash state of RECORDING with contents no earlier state had, by
+constexpr const char* kCheckText = R"(Check the crash states of RECORDING with contents no earlier state had, by
 the fast path: the state built in place over the recording, the journal
 replayed as e2fsck replays it, and every fact marked before its crash point
-read back from the filesystem. Prints the states per strategy first, each
-failing state (the first 10), and last one line: N states checked in S s
-(R states/s), F failing. Exit status 1 when a state fails. --out DIR writes
-results.json and the report (table.md, states.png, states.svg). An XFS or
-btrfs recording (the filesystem is told from the recording) is checked by
-the kernel alone: each state mounted, its facts read back, then xfs_repair -n
-or btrfs check --readonly.
+read back from the filesystem. An XFS or btrfs recording (the filesystem is
+told from the recording), or an ext4 with what the fast path does not read
+(fast commits), is checked by the kernel alone: each state mounted, its
+facts read back, then xfs_repair -n, btrfs check --readonly or e2fsck -fn.
 
-A shard: --shard I/N checks the states in blocks of 64 by ordinal whose
-block number is I modulo N. Without
-it, a Slurm job array's task (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_MIN,
-SLURM_ARRAY_TASK_COUNT) or a Kubernetes Indexed Job's (JOB_COMPLETION_INDEX,
-with NVJ_SHARD_COUNT set to its completions) checks its own; `nvj crash
-merge` joins their results.
+At most --max-states unique states are checked (default 20000 by the fast
+path, 1000 by the kernel alone; 0: every one): where there are more, a
+sample spread over every crash point and strategy. The states are checked
+in rounds of growing density (every 64th first), so that --time-limit,
+--max-findings or SIGINT and SIGTERM, which end the check early, leave a
+sample spread over the whole recording. Failing states are grouped by
+signature (what broke and how, whatever the files); the first
+--per-signature of each are described in full: the writes they kept and
+dropped, their cause minimized, and the kernel's verdict.
+
+Prints the states per strategy first, then the failing states (the first
+10), their signatures, what was not checked and how to check it, and last
+one line: N states checked in S s (R states/s), F failing. Exit status 1
+when a state fails or the check was interrupted. --out DIR writes
+results.json and the report (table.md, states.png, states.svg).
+
+A shard: --shard I/N checks the states taken in blocks of 64 whose block
+number is I modulo N. Without it, a Slurm job array's task
+(SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_COUNT) or a
+Kubernetes Indexed Job's (JOB_COMPLETION_INDEX, with NVJ_SHARD_COUNT set to
+its completions) checks its own; `nvj crash merge` joins their results.
 )";
 
 // What check and run share: the points, the strategies, the shard, the
@@ -187,27 +199,41 @@ void check_options(Command& c, CheckArgs& check) {
   c.count("--sample", check.sample, 1, ~std::uint64_t{0}, "with --verify sample, one passing state in N (default 64)")
       .value_name("N");
   c.add("--scratch", check.scratch, "the ground truth's files (default: a new folder in $TMPDIR)").value_name("DIR");
-  c.count("--minimize", check.minimize, 0, ~std::uint64_t{0},
-          "minimize the cause of the first N failing states (default 100)")
+  c.count("--per-signature", check.per_signature, 0, ~std::uint64_t{0},
+          "describe, minimize and verify the first N failing states of each signature (default 3)")
+      .value_name("N");
+  c.count("--max-states", check.max_states, 0, ~std::uint64_t{0},
+          "check at most N unique states, a sample over every point and strategy (default 20000, by the kernel "
+          "alone 1000; 0: all)")
+      .value_name("N")
+      .on_given([&check] { check.max_states_given = true; });
+  c.wall_duration("--time-limit", check.time_limit_ns, "stop checking new states after TIME (90s, 10m; default: none)");
+  c.count("--max-findings", check.max_findings, 0, ~std::uint64_t{0},
+          "stop once a signature has N failing states (default 0: never)")
       .value_name("N");
 }
 
 constexpr const char* kRunText = R"(The crash lab in one command, on this host: start nbdkit with the plugin
 recording from its start (defaults: data=256M journal=32M data-model=hdd
 journal-model=nvram, ext4 with its journal on the NVRAM export; PARAM=VALUE
-replaces or adds), attach the exports, mount the filesystem (data=ordered
-unless --mount-options say otherwise), run COMMAND with the filesystem's
-root as its working directory, NVJ_MNT naming it and NVJ_CONTROL the
-server's control socket (so that nvj writers, nvj synctest and nvj mark post
-their facts there), unmount, take it all down, then check every crash state
-as nvj crash check does. Needs root. Exit status 1 when a state fails or
-the workload does.
+replaces or adds, PARAM= drops a default; with fs-journal=internal[:SIZE]
+the journal is inside the data export and journal= goes), attach the
+exports, mount the filesystem (data=ordered unless --mount-options say
+otherwise: data=journal, nobarrier), run COMMAND with the filesystem's root
+as its working directory, NVJ_MNT naming it and NVJ_CONTROL the server's
+control socket (so that nvj writers, nvj synctest and nvj mark post their
+facts there), unmount, take it all down, then check the crash states as nvj
+crash check does. Needs root. Exit status 1 when a state fails or the
+workload does. SIGINT or SIGTERM stops the workload (or the check: its
+report says what was checked) and takes everything down; a run that was
+killed outright is cleared by the next one.
 
 With --fs xfs, an XFS made here with its log on the NVRAM export (defaults
-data=512M journal=64M fs=none), with --fs btrfs a btrfs on the data export
-(fs=none): recorded from just after mkfs and checked by the kernel alone
-(mount, then xfs_repair -n or btrfs check --readonly on every state); with
---vm too, the filesystem made here before the guest boots on it.
+data=512M journal=64M fs=none; --log internal: inside the data export),
+with --fs btrfs a btrfs on the data export (fs=none): recorded from just
+after mkfs and checked by the kernel alone (mount, then xfs_repair -n or
+btrfs check --readonly on every state); with --vm too, the filesystem made
+here before the guest boots on it.
 
 With --vm, a QEMU guest (as nvj vm) mounts the filesystem at /mnt and runs
 COMMAND there, with the guest's programs (busybox, and nvj-workload:
@@ -234,6 +260,8 @@ void workload_options(Command& c, RunArgs& run) {
   c.add("--mount-options", run.mount_options, "the workload's mount options (journal_path= or logdev= is added)")
       .value_name("OPTIONS");
   c.choice("--fs", run.filesystem, {"ext4", "xfs", "btrfs"}, "the filesystem (default ext4, the server's)");
+  c.choice("--log", run.log, {"external", "internal"},
+           "with --fs xfs, its log on the journal export (default) or inside the data export");
   c.flag("--keep-run", run.keep, "leave the run folder (the server's log) behind");
   c.flag("--vm", run.vm, "run the workload in a QEMU guest booted on the exports (as nvj vm)");
   c.add("--kernel", run.kernel, "with --vm, the guest's kernel (default: the distribution's)").value_name("FILE");

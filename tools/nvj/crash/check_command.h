@@ -12,22 +12,38 @@
 
 namespace nvj::cli {
 
+class RunFolder;
+
 struct CheckArgs {
   std::string recording;
   std::string shard;  // "I/N"; empty: from the environment (shard.h)
   std::string out;    // a folder for results.json; empty: none
-  // The ground truth (ground_truth.h): none, failing (the states the fast
-  // path fails), sample (those and one passing state in `sample`), all.
-  // Empty: sample, or none where it cannot run (not root).
+  // The ground truth (ground_truth.h): none, failing (the first failing
+  // states of each signature), sample (those and one passing state in
+  // `sample`), all. Empty: sample, or none where it cannot run (not root).
   std::string verify;
   std::uint64_t sample = 64;
-  std::uint64_t minimize = 100;  // failing states whose cause is minimized (the first ones)
+  // The failing states of each signature detailed (changes, minimized
+  // cause, the kernel's verdict): the first ones.
+  std::uint64_t per_signature = 3;
+  // Unique states checked at most, a sample spread over the points and
+  // strategies; 0: every one. Unset: kFastBudget by the fast path,
+  // kKernelBudget by the kernel alone.
+  std::uint64_t max_states = 0;
+  bool max_states_given = false;
+  std::uint64_t max_findings = 0;  // stop once a signature has this many failing states; 0: never
+  std::int64_t time_limit_ns = 0;  // stop checking new states after this long; 0: never
   std::string scratch;        // the ground truth's files; empty: a new folder in $TMPDIR or /tmp
   std::string mount_options;  // the ground truth's mount, besides journal_path=
   crashlab::CheckOptions options;
   bool no_marks = false, no_persistence = false;
   std::uint64_t every = 0;
+  // nvj crash run's folder (run_folder.h), which the check shares; null:
+  // the check makes its own.
+  const RunFolder* run_folder = nullptr;
 };
+inline constexpr std::uint64_t kFastBudget = 20000;
+inline constexpr std::uint64_t kKernelBudget = 1000;
 int crash_check_main(const CheckArgs& args);
 
 struct ImageArgs {

@@ -3,14 +3,17 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
+
+#include "crashlab/signature.h"
 
 namespace nvj::cli {
 
 namespace {
 
-using crashlab::CheckedState;
 using crashlab::CrashPoint;
 using crashlab::IndexedChange;
 using crashlab::RecordingIndex;
@@ -34,6 +37,89 @@ Json change_json(const RecordingIndex& index, const IndexedChange& c) {
               {"acknowledged", c.acked != crashlab::kNever}};
 }
 
+Json violations_json(const std::vector<crashlab::FactViolation>& violations) {
+  Json out = Json::array();
+  for (const auto& f : violations)
+    out.push_back(Json{{"path", f.path}, {"expected", f.expected}, {"found", f.found}, {"what", f.what}, {"how", f.how}});
+  return out;
+}
+
+// A verdict back from its JSON, as much as a signature needs.
+crashlab::StateVerdict verdict_from(const Json& j) {
+  crashlab::StateVerdict v;
+  const std::string name = j.at("verdict").get<std::string>();
+  v.verdict = name == "pass" ? crashlab::Verdict::pass : name == "fail" ? crashlab::Verdict::fail
+                                                                        : crashlab::Verdict::unreadable;
+  if (j.contains("error")) v.error = j["error"].get<std::string>();
+  if (j.contains("violations"))
+    for (const Json& f : j["violations"])
+      v.violations.push_back({f.at("path").get<std::string>(), "", "", f.at("what").get<std::string>(),
+                              f.at("how").get<std::string>()});
+  return v;
+}
+
+constexpr const char* kDetails[] = {"kept_changes", "dropped_changes", "cause"};
+
+bool detailed(const Json& entry) { return entry.contains("kept_changes"); }
+
+// The signatures of the document's failing states, in order of their first
+// state, each with how many states and how many detailed; and each failing
+// entry's "signature" set.
+Json signatures_of(Json& states) {
+  std::map<std::string, std::size_t> at;  // signature -> index in the list
+  Json list = Json::array();
+  for (Json& s : states) {
+    const std::string sig = entry_signature(s);
+    if (sig.empty()) continue;
+    s["signature"] = sig;
+    auto [it, added] = at.try_emplace(sig, list.size());
+    if (added)
+      list.push_back(Json{{"signature", sig}, {"states", 0}, {"first", s.at("ordinal")}, {"detailed", 0}});
+    Json& entry = list[it->second];
+    entry["states"] = entry["states"].get<std::uint64_t>() + 1;
+    if (detailed(s)) entry["detailed"] = entry["detailed"].get<std::uint64_t>() + 1;
+  }
+  return list;
+}
+
+// Per strategy: unique, taken, checked; and the points.
+Json coverage_json(const crashlab::CrashChecker& checker, const Json& states, const CheckLimits& limits,
+                   const CheckProgress& progress) {
+  std::array<std::uint64_t, crashlab::kStrategies> checked_by{};
+  std::set<std::uint64_t> points_checked;
+  for (const Json& s : states) {
+    const std::string name = s.at("strategy").get<std::string>();
+    for (std::size_t k = 0; k < crashlab::kStrategies; ++k)
+      if (name == crashlab::to_string(static_cast<crashlab::Strategy>(k))) ++checked_by[k];
+    points_checked.insert(s.at("point").get<std::uint64_t>());
+  }
+  const crashlab::SamplePlan& plan = checker.plan();
+  std::uint64_t with_states = 0;
+  for (std::size_t p = 0; p < checker.points().size(); ++p) {
+    std::uint64_t n = 0;
+    for (std::size_t k = 0; k < crashlab::kStrategies; ++k) n += plan.unique_by_group[p * crashlab::kStrategies + k];
+    with_states += n > 0;
+  }
+  Json strategies = Json::object();
+  for (std::size_t k = 0; k < crashlab::kStrategies; ++k)
+    strategies[crashlab::to_string(static_cast<crashlab::Strategy>(k))] =
+        Json{{"unique", checker.count().by_strategy[k].unique},
+             {"taken", checker.taken_by_strategy()[k]},
+             {"checked", checked_by[k]}};
+  return Json{{"unique", plan.unique},
+              {"taken", plan.selected},
+              {"checked", states.size()},
+              {"not_checked", plan.unique - states.size()},
+              {"sampled", !plan.complete()},
+              {"stopped", progress.stopped.empty() ? Json(nullptr) : Json(progress.stopped)},
+              {"time_limit", limits.time_limit > 0 ? Json(limits.time_limit) : Json(nullptr)},
+              {"rounds", progress.rounds},
+              {"points", Json{{"total", checker.points().size()},
+                              {"with_states", with_states},
+                              {"checked", points_checked.size()}}},
+              {"strategies", strategies}};
+}
+
 }  // namespace
 
 Json verdicts_json(const VerdictCount& c) {
@@ -45,12 +131,7 @@ Json verdicts_json(const VerdictCount& c) {
 
 Json verdict_json(const crashlab::StateVerdict& v) {
   Json j{{"verdict", crashlab::to_string(v.verdict)}};
-  if (!v.violations.empty()) {
-    Json violations = Json::array();
-    for (const auto& f : v.violations)
-      violations.push_back(Json{{"path", f.path}, {"expected", f.expected}, {"found", f.found}});
-    j["violations"] = violations;
-  }
+  if (!v.violations.empty()) j["violations"] = violations_json(v.violations);
   if (!v.error.empty()) j["error"] = v.error;
   return j;
 }
@@ -74,11 +155,19 @@ bool verdicts_agree(const crashlab::StateVerdict& a, const crashlab::StateVerdic
   return true;
 }
 
+std::string entry_signature(const Json& entry) {
+  if (entry.at("verdict") != "pass") return crashlab::signature_of(verdict_from(entry));
+  if (entry.contains("ground_truth") && entry["ground_truth"].at("verdict") != "pass")
+    return "kernel only, " + crashlab::signature_of(verdict_from(entry["ground_truth"]));
+  return "";
+}
+
 Json state_json(const RecordingIndex& index, const CheckedState& checked) {
   const CrashPoint& p = *checked.point;
   const crashlab::CrashState& s = *checked.state;
   const crashlab::StateVerdict& v = checked.verdict;
-  Json j{{"ordinal", checked.ordinal},
+  Json j{{"ordinal", checked.selected->ordinal},
+         {"position", checked.selected->position},
          {"point", s.point},
          {"frame", p.sequence},
          {"at", reasons(p.reasons)},
@@ -93,11 +182,31 @@ Json state_json(const RecordingIndex& index, const CheckedState& checked) {
     j["torn"] = std::move(torn);
   }
   if (v.verdict == crashlab::Verdict::pass) return j;
-  Json violations = Json::array();
-  for (const auto& f : v.violations)
-    violations.push_back(Json{{"path", f.path}, {"expected", f.expected}, {"found", f.found}});
-  j["violations"] = violations;
+  j["violations"] = violations_json(v.violations);
   if (!v.error.empty()) j["error"] = v.error;
+  return j;
+}
+
+std::string violation_text(const Json& f) {
+  std::string text = f.at("path").get<std::string>() + ": ";
+  if (f.contains("expected"))
+    return text + "expected " + f["expected"].get<std::string>() + ", found " + f.at("found").get<std::string>();
+  return text + f.at("what").get<std::string>() + " " + f.at("how").get<std::string>();
+}
+
+void slim_entry(Json& entry) {
+  const auto slim = [](Json& v) {
+    if (!v.contains("violations")) return;
+    for (Json& f : v["violations"]) {
+      f.erase("expected");
+      f.erase("found");
+    }
+  };
+  slim(entry);
+  if (entry.contains("ground_truth")) slim(entry["ground_truth"]);
+}
+
+void add_state_changes(Json& j, const RecordingIndex& index, const CrashPoint& p, const crashlab::CrashState& s) {
   Json kept = Json::array(), dropped = Json::array();
   for (const std::size_t i : p.volatile_changes) {
     if (s.torn && i == s.torn->change) continue;  // in "torn"
@@ -106,13 +215,13 @@ Json state_json(const RecordingIndex& index, const CheckedState& checked) {
   }
   j["kept_changes"] = kept;
   j["dropped_changes"] = dropped;
-  return j;
 }
 
 Json results_json(const std::string& recording, std::uint64_t recording_bytes, const std::string& filesystem,
-                  const RecordingIndex& index,
-                  const crashlab::CheckOptions& o, const crashlab::Enumeration& e, const Shard& shard,
-                  std::uint64_t minimize, Json states) {
+                  bool by_kernel, const RecordingIndex& index, const crashlab::CrashChecker& checker,
+                  const Shard& shard, const CheckLimits& limits, const CheckProgress& progress, Json states) {
+  const crashlab::CheckOptions& o = checker.options();
+  const crashlab::Enumeration& e = checker.count();
   Json strategies = Json::object();
   for (std::size_t s = 0; s < crashlab::kStrategies; ++s)
     strategies[crashlab::to_string(static_cast<crashlab::Strategy>(s))] =
@@ -123,6 +232,7 @@ Json results_json(const std::string& recording, std::uint64_t recording_bytes, c
                             {"bytes", recording_bytes},
                             {"frames", index.end() + 1},
                             {"filesystem", filesystem},
+                            {"checked_by", by_kernel ? "kernel" : "fast path"},
                             {"atomic_units", std::move(units)}}},
          {"options", Json{{"marks", o.points.marks},
                           {"persistence", o.points.persistence},
@@ -135,15 +245,22 @@ Json results_json(const std::string& recording, std::uint64_t recording_bytes, c
                           {"seed", o.strategies.seed},
                           {"torn", o.strategies.torn},
                           {"torn_unit", o.strategies.torn_unit},
-                          {"minimize", minimize}}},
+                          {"max_states", limits.max_states},
+                          {"verify", limits.verify},
+                          {"sample", limits.sample},
+                          {"per_signature", limits.per_signature},
+                          {"max_findings", limits.max_findings}}},
          {"enumeration", Json{{"states", e.states},
                               {"unique", e.unique},
                               {"merged_by_contents", e.fingerprints},
+                              {"fingerprint_collisions", e.collisions},
                               {"strategies", strategies}}}};
-  if (shard.count > 1) j["shard"] = Json{{"index", shard.index}, {"count", shard.count}};
+  if (shard.count > 1)
+    j["shard"] = Json{{"index", shard.index}, {"count", shard.count}, {"states", progress.mine}};
+  j["coverage"] = coverage_json(checker, states, limits, progress);
+  j["signatures"] = signatures_of(states);
   j["states"] = std::move(states);
-  const VerdictCount c = count_verdicts(j);
-  j["verdicts"] = verdicts_json(c);
+  j["verdicts"] = verdicts_json(count_verdicts(j));
   return j;
 }
 
@@ -189,19 +306,27 @@ Json merge_results(const std::vector<Json>& shards, const std::vector<std::strin
   const std::uint64_t count = shard_of(0).second;
   std::vector<bool> seen(count, false);
   std::vector<Json> states;
+  std::string stopped;
+  unsigned rounds = crashlab::CrashChecker::kRounds;
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const Json& s = shards[i];
     for (const char* key : {"options", "enumeration"})
       if (s.at(key) != first.at(key))
         throw std::runtime_error(names[i] + ": its " + key + " differ from " + names[0] + "'s: not shards of one run");
     const auto differs = [&](const char* key) { return s.at("recording").at(key) != first.at("recording").at(key); };
-    if (differs("bytes") || differs("frames") || differs("filesystem"))
+    if (differs("bytes") || differs("frames") || differs("filesystem") || differs("checked_by"))
       throw std::runtime_error(names[i] + ": another recording than " + names[0] + "'s");
     const auto [index, n] = shard_of(i);
     if (n != count) throw std::runtime_error(names[i] + ": a shard of " + std::to_string(n) + ", not of " +
                                              std::to_string(count));
     if (seen[index]) throw std::runtime_error(names[i] + ": shard " + std::to_string(index) + " is given twice");
     seen[index] = true;
+    const Json& c = s.at("coverage");
+    if (!c.at("stopped").is_null()) {
+      const std::string why = c["stopped"].get<std::string>();
+      stopped = stopped.empty() || stopped == why ? why : "several reasons";
+    }
+    rounds = std::min(rounds, c.at("rounds").get<unsigned>());
     for (const Json& state : s.at("states")) states.push_back(state);
   }
   for (std::uint64_t i = 0; i < count; ++i)
@@ -209,25 +334,57 @@ Json merge_results(const std::vector<Json>& shards, const std::vector<std::strin
   std::sort(states.begin(), states.end(), [](const Json& a, const Json& b) {
     return a.at("ordinal").get<std::uint64_t>() < b.at("ordinal").get<std::uint64_t>();
   });
-  const std::uint64_t unique = first.at("enumeration").at("unique").get<std::uint64_t>();
-  if (states.size() != unique)
-    throw std::runtime_error("the shards checked " + std::to_string(states.size()) + " states of " +
-                             std::to_string(unique));
-  for (std::uint64_t i = 0; i < states.size(); ++i)
-    if (states[i].at("ordinal").get<std::uint64_t>() != i)
-      throw std::runtime_error("state " + std::to_string(i) + " was not checked exactly once");
-  // Each shard minimized the causes of its own first failing states; one
-  // run, those of the first `minimize` of all of them (each of which is
-  // among its shard's first): the others' causes go.
-  const std::uint64_t minimize = first.at("options").at("minimize").get<std::uint64_t>();
-  std::uint64_t failing = 0;
-  for (Json& state : states)
-    if (state.at("verdict") == "fail" && failing++ >= minimize) state.erase("cause");
+  const std::uint64_t taken = first.at("coverage").at("taken").get<std::uint64_t>();
+  std::vector<bool> position_seen(taken, false);
+  for (const Json& s : states) {
+    const std::uint64_t p = s.at("position").get<std::uint64_t>();
+    if (p >= taken || position_seen[p])
+      throw std::runtime_error("state " + std::to_string(s.at("ordinal").get<std::uint64_t>()) +
+                               " was not checked exactly once");
+    position_seen[p] = true;
+  }
+  if (stopped.empty() && states.size() != taken)
+    throw std::runtime_error("the shards checked " + std::to_string(states.size()) + " states of the " +
+                             std::to_string(taken) + " taken");
+  // Each shard detailed the first failing states of each signature among
+  // its own; one run, the first of all of them (each among its shard's
+  // first): the others' details go, with the kernel's verdict where only
+  // the details brought it.
+  const Json& options = first.at("options");
+  const std::uint64_t per_signature = options.at("per_signature").get<std::uint64_t>();
+  const bool verify_all = options.at("verify") == "all";
+  std::map<std::string, std::uint64_t> details_kept;
+  for (Json& state : states) {
+    state.erase("signature");
+    const std::string sig = entry_signature(state);
+    if (sig.empty() || !detailed(state)) continue;
+    if (details_kept[sig]++ < per_signature) continue;
+    for (const char* key : kDetails) state.erase(key);
+    slim_entry(state);
+    if (!verify_all && state.at("verdict") != "pass" && state.contains("ground_truth")) {
+      state.erase("ground_truth");
+      state.erase("agree");
+    }
+  }
   Json merged = first;
   merged.erase("shard");
-  merged["states"] = Json(std::move(states));
-  const VerdictCount c = count_verdicts(merged);
-  merged["verdicts"] = verdicts_json(c);
+  Json all(std::move(states));
+  Json& coverage = merged["coverage"];
+  coverage["checked"] = all.size();
+  coverage["not_checked"] = coverage.at("unique").get<std::uint64_t>() - all.size();
+  coverage["stopped"] = stopped.empty() ? Json(nullptr) : Json(stopped);
+  coverage["rounds"] = rounds;
+  std::set<std::uint64_t> points;
+  for (const Json& s : all) points.insert(s.at("point").get<std::uint64_t>());
+  coverage["points"]["checked"] = points.size();
+  for (auto& [name, n] : coverage["strategies"].items()) {
+    std::uint64_t checked = 0;
+    for (const Json& s : all) checked += s.at("strategy") == name;
+    n["checked"] = checked;
+  }
+  merged["signatures"] = signatures_of(all);
+  merged["states"] = std::move(all);
+  merged["verdicts"] = verdicts_json(count_verdicts(merged));
   return merged;
 }
 

@@ -1,9 +1,13 @@
 // results.json of nvj crash check and merge: the recording, the options the
-// states were enumerated with, the counts per strategy, and one entry per
-// state checked, in ordinal order (the failing ones with what broke and the
-// writes they dropped). A shard's results say which shard; merging every
-// shard of a run gives, byte for byte, what one unsharded run writes.
-// Nothing in it depends on time or on the machine.
+// states were enumerated and taken with, the counts per strategy, what was
+// and was not checked (coverage), and one entry per state checked, in
+// ordinal order: each failing one with what broke and its signature; the
+// first few failing states of each signature (--per-signature) in full,
+// with the changes they kept and dropped, their minimized cause and the
+// kernel's verdict. A shard's results say which shard; merging every shard
+// of a run gives, byte for byte, what one unsharded run writes (unless a
+// shard was stopped early). Nothing in it depends on time or on the
+// machine, but a shard's seconds and where a time limit stopped a check.
 #pragma once
 
 #include <string>
@@ -17,8 +21,30 @@
 
 namespace nvj::cli {
 
-// One state's entry.
-Json state_json(const crashlab::RecordingIndex& index, const crashlab::CheckedState& checked);
+// One state checked.
+struct CheckedState {
+  const crashlab::SelectedState* selected = nullptr;
+  const crashlab::CrashState* state = nullptr;
+  const crashlab::CrashPoint* point = nullptr;
+  crashlab::StateVerdict verdict;
+};
+
+// One state's entry: where, which, the verdict and (failing) what broke
+// and its signature.
+Json state_json(const crashlab::RecordingIndex& index, const CheckedState& checked);
+// A failing state that is not detailed keeps of each violation only the
+// path and what broke how (the expected and found texts go): thousands of
+// them would make results.json heavy with the same words.
+void slim_entry(Json& entry);
+// "PATH: expected X, found Y", or for a slimmed one "PATH: WHAT HOW".
+std::string violation_text(const Json& violation);
+// Adds the changes the state kept and dropped (a detailed failing state).
+void add_state_changes(Json& entry, const crashlab::RecordingIndex& index, const crashlab::CrashPoint& point,
+                       const crashlab::CrashState& state);
+// The signature of a state's entry, by either check: the fast path's (or,
+// for XFS and btrfs, the kernel's) verdict, else "kernel only, " and the
+// kernel's; empty for a state that passes both.
+std::string entry_signature(const Json& entry);
 
 // A verdict alone: {"verdict", "violations", "error"} (the last two when
 // there is something to say).
@@ -32,19 +58,36 @@ Json cause_json(const crashlab::RecordingIndex& index, const crashlab::CrashCaus
 // broken.
 bool verdicts_agree(const crashlab::StateVerdict& a, const crashlab::StateVerdict& b);
 
+// What a check took on and how far it got.
+struct CheckLimits {
+  std::string verify;               // none, failing, sample, all: which states the kernel checks too
+  std::uint64_t sample = 0;         // with sample: one passing state in this many
+  std::uint64_t max_states = 0;     // the budget (0: none)
+  std::uint64_t per_signature = 0;  // failing states detailed per signature
+  std::uint64_t max_findings = 0;   // the stop after so many of one signature (0: none)
+  double time_limit = 0;            // seconds (0: none)
+};
+struct CheckProgress {
+  std::uint64_t mine = 0;     // this shard's states taken
+  std::uint64_t checked = 0;  // of them, checked
+  std::string stopped;        // "", "time limit", "interrupted", "findings"
+  unsigned rounds = 0;        // rounds complete
+};
+
 // The whole document. `states` are state_json's, in ordinal order;
 // `filesystem` is the one on the data export (ext4: the states' verdicts
-// are the fast path's; xfs, btrfs: the kernel's); `minimize`, how many
-// failing states get a minimized cause (the first ones).
+// are the fast path's; xfs, btrfs, or an ext4 the fast path does not read:
+// the kernel's, `by_kernel`).
 Json results_json(const std::string& recording, std::uint64_t recording_bytes, const std::string& filesystem,
-                  const crashlab::RecordingIndex& index, const crashlab::CheckOptions& options,
-                  const crashlab::Enumeration& enumeration, const Shard& shard, std::uint64_t minimize,
-                  Json states);
+                  bool by_kernel, const crashlab::RecordingIndex& index, const crashlab::CrashChecker& checker,
+                  const Shard& shard, const CheckLimits& limits, const CheckProgress& progress, Json states);
 
 // The shards' documents joined: they must come from the same recording and
-// options and be shards of one count, each once; every unique state must be
-// checked exactly once. A std::runtime_error naming the first thing that
-// does not fit.
+// options and be shards of one count, each once; every state taken must be
+// checked exactly once, unless a shard says it stopped early (then those it
+// did not check are counted as not checked). Only the first per_signature
+// failing states of each signature keep their details. A
+// std::runtime_error naming the first thing that does not fit.
 Json merge_results(const std::vector<Json>& shards, const std::vector<std::string>& names);
 
 // A results.json read back: `path` is the file or the folder holding it.

@@ -127,9 +127,7 @@ void write_crash_report(const Json& results, const std::filesystem::path& dir) {
     const Json& v = s.contains("violations") ? s : s["ground_truth"];
     if (v.contains("error")) broke = v["error"].get<std::string>();
     if (v.contains("violations"))
-      for (const Json& f : v["violations"])
-        broke += (broke.empty() ? "" : "; ") + f.at("path").get<std::string>() + ": expected " +
-                 f.at("expected").get<std::string>() + ", found " + f.at("found").get<std::string>();
+      for (const Json& f : v["violations"]) broke += (broke.empty() ? "" : "; ") + violation_text(f);
     md += "| " + std::to_string(s.at("ordinal").get<std::uint64_t>()) + " | " +
           std::to_string(s.at("point").get<std::uint64_t>()) + " | " + s.at("strategy").get<std::string>() + " | " +
           std::to_string(s.at("volatile").get<std::uint64_t>() - s.at("kept").get<std::uint64_t>() -

@@ -107,10 +107,9 @@ void write_state_file(crashlab::CrashImage& image, std::uint8_t device, const st
     }
 }
 
-KernelCheck::KernelCheck(std::filesystem::path scratch, crashlab::CrashImage& image, std::string filesystem,
-                         std::string mount_options)
+KernelCheck::KernelCheck(std::filesystem::path scratch, const std::vector<std::uint64_t>& export_sizes,
+                         std::string filesystem, std::string mount_options)
     : scratch_(std::move(scratch)),
-      image_(image),
       filesystem_(std::move(filesystem)),
       mount_options_(std::move(mount_options)) {
   if (::geteuid() != 0) throw std::runtime_error("the ground truth needs root (loop devices and mounts)");
@@ -120,9 +119,11 @@ KernelCheck::KernelCheck(std::filesystem::path scratch, crashlab::CrashImage& im
                              (filesystem_ == "ext4" ? "e2fsprogs" : filesystem_ + "progs") + ")");
   try {
     std::filesystem::create_directories(scratch_);
-    for (std::size_t d = 0; d < image_.count(); ++d) {
+    for (std::size_t d = 0; d < export_sizes.size(); ++d) {
       files_.push_back(scratch_ / ("export" + std::to_string(d) + ".img"));
-      write_state_file(image_, static_cast<std::uint8_t>(d), files_.back());
+      UniqueFd fd(::open(files_.back().c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+      if (fd.get() < 0 || ::ftruncate(fd.get(), static_cast<off_t>(export_sizes[d])) != 0)
+        throw sys_error("create " + files_.back().string());
       loops_.push_back(loop_attach(files_.back().string()));
     }
   } catch (...) {
@@ -145,18 +146,18 @@ void KernelCheck::teardown() noexcept {
   for (const auto& f : files_) std::filesystem::remove(f, ignored);
 }
 
-void KernelCheck::write_state() {
+void KernelCheck::write_state(crashlab::CrashImage& image) {
   for (std::size_t d = 0; d < files_.size(); ++d) {
-    write_state_file(image_, static_cast<std::uint8_t>(d), files_[d]);
+    write_state_file(image, static_cast<std::uint8_t>(d), files_[d]);
     // Nothing of the last state may be read from the loop device's cache.
     UniqueFd loop(::open(loops_[d].c_str(), O_RDONLY | O_CLOEXEC));
     if (loop.get() < 0 || ::ioctl(loop.get(), BLKFLSBUF, 0) != 0) throw sys_error("flush the cache of " + loops_[d]);
   }
 }
 
-StateVerdict KernelCheck::check(std::uint8_t data, std::optional<std::uint8_t> journal,
+StateVerdict KernelCheck::check(crashlab::CrashImage& image, std::uint8_t data, std::optional<std::uint8_t> journal,
                                 const crashlab::FactOracle& oracle) {
-  write_state();
+  write_state(image);
   StateVerdict v;
   const std::string log = journal ? loops_.at(*journal) : "";
   try {

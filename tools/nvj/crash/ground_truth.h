@@ -42,9 +42,9 @@ class DirectoryFacts final : public crashlab::FactView {
 class KernelCheck {
  public:
   // Makes `scratch` (files, mount point) and one sparse file and loop
-  // device per export of `image`. Throws naming what failed (not root, no
-  // loop devices), having undone what it did.
-  KernelCheck(std::filesystem::path scratch, crashlab::CrashImage& image, std::string filesystem,
+  // device per export, of these sizes. Throws naming what failed (not
+  // root, no loop devices), having undone what it did.
+  KernelCheck(std::filesystem::path scratch, const std::vector<std::uint64_t>& export_sizes, std::string filesystem,
               std::string mount_options);
   ~KernelCheck();
   KernelCheck(const KernelCheck&) = delete;
@@ -53,18 +53,17 @@ class KernelCheck {
   // The state `image` holds now (before any replay into it: check this
   // before the fast path writes into the state). `data` is the
   // filesystem's export, `journal` its external journal's or log's.
-  crashlab::StateVerdict check(std::uint8_t data, std::optional<std::uint8_t> journal,
-                                     const crashlab::FactOracle& oracle);
+  crashlab::StateVerdict check(crashlab::CrashImage& image, std::uint8_t data, std::optional<std::uint8_t> journal,
+                               const crashlab::FactOracle& oracle);
 
   // The files the state was last written to, by export.
   const std::vector<std::filesystem::path>& files() const { return files_; }
 
  private:
-  void write_state();
+  void write_state(crashlab::CrashImage& image);
   void teardown() noexcept;
 
   std::filesystem::path scratch_;
-  crashlab::CrashImage& image_;
   std::string filesystem_;
   std::string mount_options_;
   std::vector<std::filesystem::path> files_;

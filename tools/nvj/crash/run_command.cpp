@@ -14,7 +14,9 @@
 #include "tools/nvj/client/control_client.h"
 #include "tools/nvj/host/attach.h"
 #include "tools/nvj/host/filesystem_tools.h"
+#include "tools/nvj/host/interrupt.h"
 #include "tools/nvj/host/process.h"
+#include "tools/nvj/host/run_folder.h"
 #include "tools/nvj/host/server_process.h"
 #include "tools/nvj/host/teardown.h"
 #include "tools/nvj/testbed/testbed.h"
@@ -37,29 +39,40 @@ std::vector<std::string> default_parameters(const std::string& filesystem) {
   return {"data=256M", "journal=32M", "data-model=hdd", "journal-model=nvram"};
 }
 
-volatile std::sig_atomic_t g_interrupted = 0;
-void on_signal(int) { g_interrupted = 1; }
+std::string key_of(const std::string& parameter) { return parameter.substr(0, parameter.find('=')); }
 
-// The defaults, each replaced by a parameter of the same key given.
+// Whether the parameters given say the journal is no export of its own:
+// ext4 with fs-journal=internal or none (the internal journal's blocks are
+// a region of the data export, on journal-model=).
+bool no_journal_export(const std::vector<std::string>& given) {
+  for (const std::string& g : given)
+    if (key_of(g) == "fs-journal" && g.substr(g.find('=') + 1).rfind("external", 0) != 0) return true;
+  return false;
+}
+
+// The defaults, each replaced by a parameter of the same key given, or
+// dropped by one given empty (journal=); journal= goes by itself where the
+// journal is inside the data export.
 std::vector<std::string> parameters_over_defaults(const std::string& filesystem, const std::vector<std::string>& given,
                                                   const char* command) {
   std::vector<std::string> out;
-  const auto key = [](const std::string& p) { return p.substr(0, p.find('=')); };
-  for (const std::string& d : default_parameters(filesystem)) {
-    bool replaced = false;
-    for (const std::string& g : given) replaced = replaced || key(g) == key(d);
-    if (!replaced) out.push_back(d);
-  }
   for (const std::string& g : given) {
     if (g.find('=') == std::string::npos || g.front() == '=')
       throw UsageError(std::string(command) + ": '" + g + "' is no PARAM=VALUE (the workload goes after --)");
-    if (key(g) == "record" || key(g) == "control")
-      throw UsageError(std::string(command) + ": " + key(g) + "= is its own to set");
-    if (filesystem != "ext4" && key(g) == "fs" && g != "fs=none")
+    if (key_of(g) == "record" || key_of(g) == "control")
+      throw UsageError(std::string(command) + ": " + key_of(g) + "= is its own to set");
+    if (filesystem != "ext4" && key_of(g) == "fs" && g != "fs=none")
       throw UsageError(std::string(command) + ": " + g + " with --fs " + filesystem +
                        ": the server builds ext4 only, and " + filesystem + " is made on blank exports (fs=none)");
-    out.push_back(g);
   }
+  const bool inside = filesystem == "ext4" && no_journal_export(given);
+  for (const std::string& d : default_parameters(filesystem)) {
+    bool replaced = inside && key_of(d) == "journal";
+    for (const std::string& g : given) replaced = replaced || key_of(g) == key_of(d);
+    if (!replaced) out.push_back(d);
+  }
+  for (const std::string& g : given)
+    if (g.back() != '=') out.push_back(g);  // KEY= only drops the default
   return out;
 }
 
@@ -69,8 +82,8 @@ std::vector<std::string> parameters_over_defaults(const std::string& filesystem,
 // boots on that server (VmOptions::server); teardown stops it.
 // `server` outlives `teardown`, which stops it unless it was stopped.
 void start_server_with_filesystem(const fs::path& run_dir, std::vector<std::string> params,
-                                  const std::string& filesystem, const fs::path& recording, Teardown& teardown,
-                                  std::unique_ptr<ServerProcess>& server, std::string& control) {
+                                  const std::string& filesystem, const std::string& log_place, const fs::path& recording,
+                                  Teardown& teardown, std::unique_ptr<ServerProcess>& server, std::string& control) {
   control = (run_dir / "control.sock").string();
   params.push_back("control=" + control);
   std::printf("== starting nbdkit nvjournal %s\n", quote(params).c_str());
@@ -83,10 +96,12 @@ void start_server_with_filesystem(const fs::path& run_dir, std::vector<std::stri
   const fs::path state = run_dir / "attach";
   std::string data, log;
   try {
-    for (const auto& e : attach(AttachOptions{server->socket(), state, {"data", "journal"}, AttachMethod::automatic, {}}))
+    std::vector<std::string> exports{"data"};
+    if (log_place == "external") exports.push_back("journal");
+    for (const auto& e : attach(AttachOptions{server->socket(), state, exports, AttachMethod::automatic, {}}))
       (e.name == "data" ? data : log) = e.device;
     std::printf("== making %s on the exports, attached to this host (%s%s)\n", filesystem.c_str(), data.c_str(),
-                filesystem == "xfs" ? (", log on " + log).c_str() : "");
+                filesystem != "xfs" ? "" : log.empty() ? ", log inside" : (", log on " + log).c_str());
     std::fflush(stdout);
     make_filesystem(filesystem, data, log);
   } catch (...) {
@@ -105,20 +120,22 @@ int crash_run_main(RunArgs a) {
   if (a.workload.empty())
     throw UsageError(std::string(command) + ": which workload? (" + command + " [OPTION]... -- COMMAND [ARG]...)");
   if (a.record_only && a.check.out.empty()) throw UsageError(std::string(command) + ": --out DIR is required (the recording goes there)");
+  if (a.log != "external" && a.filesystem != "xfs")
+    throw UsageError(std::string(command) + ": --log " + a.log + " is XFS's (--fs xfs); ext4's journal goes inside "
+                     "with fs-journal=internal[:SIZE]");
   if (::geteuid() != 0) throw std::runtime_error(std::string(command) + " needs root: it attaches block devices and mounts them");
   std::vector<std::string> params = parameters_over_defaults(a.filesystem, a.parameters, command);
   const bool ext4 = a.filesystem == "ext4";
+  catch_interrupts();
+  const auto stop_if_interrupted = [] {
+    if (interrupted()) throw std::runtime_error("interrupted");
+  };
 
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-
-  const fs::path run_dir = fs::path("/run/nvjournal") / ("crash-" + std::to_string(::getpid()));
+  RunFolder folder("crash");
+  if (a.keep) folder.keep();
+  const fs::path run_dir = folder.path();
   std::unique_ptr<ServerProcess> vm_server;  // --vm on XFS or btrfs: the server made here
   Teardown teardown;
-  fs::create_directories(run_dir);
-  if (!a.keep) teardown.add("remove " + run_dir.string(), [run_dir] { fs::remove_all(run_dir); });
   const fs::path out = a.check.out.empty() ? run_dir / "report" : fs::path(a.check.out);
   fs::create_directories(out);
   const fs::path recording = fs::absolute(out / "recording.nvjrec");
@@ -134,17 +151,18 @@ int crash_run_main(RunArgs a) {
     VmOptions o;
     o.mount_options = a.mount_options;
     o.filesystem = a.filesystem;
+    o.internal_log = a.log == "internal";
     if (ext4)
       o.parameters = params;
     else
-      start_server_with_filesystem(run_dir, params, a.filesystem, recording, teardown, vm_server, o.control);
+      start_server_with_filesystem(run_dir, params, a.filesystem, a.log, recording, teardown, vm_server, o.control);
     if (vm_server) o.server = vm_server->socket();
     o.kernel = a.kernel;
     o.command = a.workload;
     std::printf("== booting a guest on the exports to run %s (nvj vm)\n", quote(a.workload).c_str());
     std::fflush(stdout);
     status = run_vm(o);
-    if (g_interrupted != 0) throw std::runtime_error("interrupted");
+    stop_if_interrupted();
     std::printf("== the workload exited with status %d; the guest unmounted and powered off\n", status);
     if (vm_server) {
       control_call(o.control, "POST", "/record/stop");
@@ -152,12 +170,13 @@ int crash_run_main(RunArgs a) {
         throw std::runtime_error("nbdkit exited with status " + std::to_string(stopped) + ": " + vm_server->log());
     }
   } else {
-    TestbedOptions o{run_dir, params, a.mount_options, [](const std::string& what) {
-                       if (g_interrupted != 0) throw std::runtime_error("interrupted");
+    TestbedOptions o{run_dir, params, a.mount_options, [&](const std::string& what) {
+                       stop_if_interrupted();
                        std::printf("== %s\n", what.c_str());
                        std::fflush(stdout);
                      }};
     o.filesystem = a.filesystem;
+    if (a.filesystem == "xfs" && a.log == "internal") o.exports = {"data"};
     if (!ext4)
       o.before_mount = [&recording](const Testbed& lab) {
         std::printf("== recording from here on into %s\n", recording.c_str());
@@ -169,8 +188,10 @@ int crash_run_main(RunArgs a) {
     SpawnOptions options;
     options.directory = lab.mount_point().string();
     options.env = {"NVJ_MNT=" + lab.mount_point().string(), "NVJ_CONTROL=" + lab.control()};
-    status = wait_for(spawn(a.workload, options));
-    if (g_interrupted != 0) throw std::runtime_error("interrupted");
+    options.new_group = true;  // stopped, children and all, when we are interrupted
+    status = wait_or_stop(spawn(a.workload, options), interrupted);
+    if (interrupted()) std::printf("== interrupted: the workload was stopped (status %d); taking the lab down\n", status);
+    stop_if_interrupted();
     std::printf("== the workload exited with status %d; unmounting\n", status);
     lab.unmount();
     lab.post("/record/stop");
@@ -188,6 +209,7 @@ int crash_run_main(RunArgs a) {
   a.check.recording = recording.string();
   a.check.out = out.string();
   a.check.mount_options = a.mount_options;
+  a.check.run_folder = &folder;
   const int checked = crash_check_main(a.check);
   if (a.check.out.empty() || out == run_dir / "report")
     std::printf("(--out DIR keeps the recording and results.json)\n");

@@ -13,6 +13,7 @@
 
 #include "common/command_line.h"
 #include "tools/nvj/commands.h"
+#include "tools/nvj/host/interrupt.h"
 #include "tools/nvj/experiment/experiment.h"
 #include "tools/workloads/task_group.h"
 
@@ -20,11 +21,8 @@ namespace nvj::cli {
 namespace fs = std::filesystem;
 namespace {
 
-volatile std::sig_atomic_t g_interrupted = 0;
-void on_signal(int) {
-  g_interrupted = 1;
-  workloads::stop_tasks();  // a synctest or writers run in progress ends now
-}
+// A synctest or writers run in progress ends at once.
+void stop_workloads() { workloads::stop_tasks(); }
 
 constexpr const char* kText = R"(A classic experiment end to end on this host: servers with the devices it
 compares, their exports attached and the filesystem mounted, the seed's
@@ -99,11 +97,8 @@ int experiment_main(ExperimentArgs& a, const Experiment& e) {
   o.out = fs::absolute(o.out);
   // Ctrl-C or SIGTERM: the workload's tasks die, the run in progress fails
   // and everything is torn down (unmount, detach, stop) before nvj exits.
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  o.interrupted = &g_interrupted;
+  catch_interrupts(stop_workloads);
+  o.interrupted = interrupt_flag();
   o.run_dir = fs::path("/run/nvjournal") / ("experiment-" + std::to_string(::getpid()));
   struct RemoveRunDir {
     fs::path dir;

@@ -116,6 +116,10 @@ pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
   posix_spawnattr_setsigdefault(&attr, &all);
   short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
   if (options.new_session) flags = static_cast<short>(flags | POSIX_SPAWN_SETSID);
+  if (options.new_group) {
+    flags = static_cast<short>(flags | POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+  }
   posix_spawnattr_setflags(&attr, flags);
 
   pid_t pid = -1;
@@ -150,6 +154,29 @@ int wait_for(pid_t pid) {
     if (errno != EINTR) return -1;
   }
   return decode_status(status);
+}
+
+int wait_or_stop(pid_t pid, const std::function<bool()>& give_up, std::chrono::milliseconds grace) {
+  int status = 0;
+  while (!reap(pid, status)) {
+    if (give_up()) {
+      const bool leads = ::getpgid(pid) == pid;
+      ::kill(leads ? -pid : pid, SIGTERM);
+      const auto deadline = std::chrono::steady_clock::now() + grace;
+      while (!reap(pid, status)) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          ::kill(leads ? -pid : pid, SIGKILL);
+          return wait_for(pid);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      if (leads) ::kill(-pid, SIGKILL);  // what the leader left of its group
+      return status;
+    }
+    if (::kill(pid, 0) != 0 && errno == ESRCH) return -1;  // gone, and not our child
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return status;
 }
 
 bool alive(pid_t pid) {

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ struct SpawnOptions {
   // empty NAME is refused with std::invalid_argument.
   std::vector<std::string> env;
   std::string directory;  // its working directory ("" = ours)
+  bool new_group = false;  // a process group of its own (wait_or_stop signals the group)
 };
 
 // Starts argv[0] (searched in PATH) with our environment and options.env.
@@ -26,6 +28,13 @@ pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& options = 
 
 // Waits for a child; returns its exit status (128 + signal if killed).
 int wait_for(pid_t pid);
+
+// Waits for a child as wait_for() does, but gives up once `give_up()` says
+// so (asked every 50 ms): then SIGTERM to the child (to its process group,
+// when it leads one: SpawnOptions::new_group), SIGKILL after `grace`, and
+// its status once reaped.
+int wait_or_stop(pid_t pid, const std::function<bool()>& give_up,
+                 std::chrono::milliseconds grace = std::chrono::seconds(5));
 
 // True while `pid` exists (a zombie child counts as gone once reaped).
 bool alive(pid_t pid);

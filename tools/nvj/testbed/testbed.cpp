@@ -58,7 +58,7 @@ Testbed::Testbed(TestbedOptions options) : options_(std::move(options)) {
     step("mounting " + std::string(options_.filesystem == "ext4" ? "the ext4 the server built" : options_.filesystem) +
          " on " + data_device_ +
          (options_.filesystem == "btrfs" ? ""
-          : journal_device_.empty()      ? " (journal inside)"
+          : journal_device_.empty()      ? (options_.filesystem == "xfs" ? " (log inside)" : " (journal inside)")
           : options_.filesystem == "xfs" ? " (log on " + journal_device_ + ")"
                                          : " (journal on " + journal_device_ + ")") +
          (options_.mount_options.empty() ? "" : " with " + options_.mount_options));

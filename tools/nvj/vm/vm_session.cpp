@@ -22,6 +22,7 @@
 #include "tools/nvj/vm/fact_relay.h"
 #include "tools/nvj/vm/guest_boot.h"
 #include "tools/nvj/vm/guest_init.h"
+#include "tools/nvj/host/interrupt.h"
 #include "tools/nvj/vm/guest_kernel.h"
 #include "tools/nvj/vm/guest_tools.h"
 #include "tools/nvj/vm/initramfs.h"
@@ -32,10 +33,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-volatile std::sig_atomic_t g_interrupted = 0;
-void on_signal(int) { g_interrupted = 1; }
 void check_interrupted() {
-  if (g_interrupted != 0) throw std::runtime_error("interrupted");
+  if (interrupted()) throw std::runtime_error("interrupted");
 }
 
 void say(const std::string& text) {
@@ -369,10 +368,7 @@ class VmRun {
 }  // namespace
 
 int run_vm(const VmOptions& o) {
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  catch_interrupts();
   VmRun run(o);
   return run.run();
 }

@@ -1,0 +1,211 @@
+#include "tools/nvj/crash/check_session.h"
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "crashlab/crash_cause.h"
+#include "crashlab/crash_image.h"
+#include "crashlab/fact_oracle.h"
+#include "crashlab/hash.h"
+#include "tools/nvj/crash/ground_truth.h"
+#include "tools/nvj/crash/progress.h"
+#include "tools/nvj/host/interrupt.h"
+
+namespace nvj::cli {
+
+namespace {
+
+// The tries a cause's minimization may spend: the fast path's are cheap,
+// the kernel's (a mount and the checker) some 50 ms each.
+constexpr std::uint64_t kFastMinimizeBudget = 400;
+constexpr std::uint64_t kKernelMinimizeBudget = 60;
+
+// One passing state in `sample`, chosen by its ordinal and the seed (the
+// same on every shard).
+bool in_passing_sample(std::uint64_t sample, std::uint64_t seed, std::uint64_t ordinal) {
+  return crashlab::hash_of(seed, ordinal) % sample == 0;
+}
+
+class Session {
+ public:
+  Session(const crashlab::RecordingIndex& index, const crashlab::CrashChecker& checker, const SessionOptions& o)
+      : index_(index), checker_(checker), o_(o), verify_(o.fast ? o.verify : "all"), entries_(checker.mine().size()) {
+    for (const auto& e : index.exports()) sizes_.push_back(e.size);
+  }
+
+  SessionResult run() {
+    Progress progress(checker_.mine().size());
+    SessionResult result;
+    std::uint64_t failing = 0, visited = 0;
+    std::optional<std::size_t> stopped_at;  // the state (index in mine) the check stopped before or at
+    std::map<std::string, std::uint64_t> findings;
+    checker_.walk([&](crashlab::StateContext& c) {
+      const std::size_t i = index_of(c);
+      if (const std::string why = stop_reason(progress.elapsed()); !why.empty()) {
+        result.progress.stopped = why;
+        stopped_at = i;
+        return false;
+      }
+      Json& entry = entries_[i].emplace(check_state(c));
+      ++visited;
+      const std::string sig = entry_signature(entry);
+      if (!sig.empty()) ++failing;
+      progress.update(visited, failing);
+      if (!sig.empty() && o_.max_findings > 0 && ++findings[sig] >= o_.max_findings) {
+        result.progress.stopped = "findings";
+        stopped_at = i;
+        return false;
+      }
+      return true;
+    });
+    progress.finish();
+    result.progress.mine = checker_.mine().size();
+    result.progress.checked = visited;
+    result.progress.rounds = stopped_at ? crashlab::CrashChecker::round_of(*stopped_at) : crashlab::CrashChecker::kRounds;
+    detail_first_of_each_signature();
+    for (auto& e : entries_) {
+      if (!e) continue;
+      if (!e->contains("kept_changes")) slim_entry(*e);
+      result.states.push_back(std::move(*e));
+    }
+    result.verify = verify_;
+    result.seconds = progress.elapsed();
+    return result;
+  }
+
+ private:
+  std::size_t index_of(const crashlab::StateContext& c) const {
+    return static_cast<std::size_t>(&c.selected - checker_.mine().data());
+  }
+
+  std::string stop_reason(double seconds) const {
+    if (interrupted()) return "interrupted";
+    if (o_.time_limit > 0 && seconds >= o_.time_limit) return "time limit";
+    return "";
+  }
+
+  // The kernel's check, made at the first state that needs it. Where it
+  // cannot run, the default (sample) goes on without it, saying so;
+  // an explicit --verify, or a filesystem only the kernel reads, is an
+  // error.
+  KernelCheck* kernel() {
+    if (kernel_ || verify_ == "none") return kernel_.get();
+    try {
+      kernel_ = std::make_unique<KernelCheck>(o_.scratch(), sizes_, o_.filesystem, o_.mount_options);
+    } catch (const std::exception& e) {
+      if (o_.verify_given || !o_.fast)
+        throw std::runtime_error("--verify " + verify_ + (o_.verify_given ? "" : " (" + o_.filesystem + ")") + ": " +
+                                 e.what());
+      std::fprintf(stderr, "nvj crash check: no ground truth (%s); the fast path alone decides\n", e.what());
+      verify_ = "none";
+    }
+    return kernel_.get();
+  }
+
+  std::optional<std::uint8_t> log(const crashlab::StateContext& c) const {
+    return o_.external_log || o_.filesystem == "ext4" ? c.journal : std::nullopt;
+  }
+
+  crashlab::StateVerdict kernel_verdict(crashlab::StateContext& c) {
+    return kernel()->check(c.image, c.data, log(c), c.oracle);
+  }
+
+  crashlab::StateVerdict fast_verdict(crashlab::StateContext& c) const {
+    auto& fs = c.image.exported(c.data);
+    auto* journal = c.journal ? &c.image.exported(*c.journal) : nullptr;
+    return crashlab::check_ext4_state(fs, fs, journal, journal, c.oracle, checker_.options().now, &c.cache);
+  }
+
+  // The first pass's check of one state.
+  Json check_state(crashlab::StateContext& c) {
+    CheckedState checked{&c.selected, &c.state, &c.point, {}};
+    if (!o_.fast) {  // the kernel's verdict is the state's
+      kernel();
+      checked.verdict = kernel_verdict(c);
+      return state_json(index_, checked);
+    }
+    checked.verdict = fast_verdict(c);
+    Json j = state_json(index_, checked);
+    const bool passed = checked.verdict.verdict == crashlab::Verdict::pass;
+    const bool wanted = verify_ == "all" ||
+                        (verify_ == "sample" && passed &&
+                         in_passing_sample(o_.sample, checker_.options().strategies.seed, c.selected.ordinal));
+    if (wanted && kernel() != nullptr) add_ground_truth(c, checked.verdict, j);
+    return j;
+  }
+
+  void add_ground_truth(crashlab::StateContext& c, const crashlab::StateVerdict& fast, Json& j) {
+    c.image.set_state(c.state.kept, c.state.torn);  // the state as it was, before the fast path's replay
+    const crashlab::StateVerdict truth = kernel_verdict(c);
+    j["ground_truth"] = verdict_json(truth);
+    j["agree"] = verdicts_agree(fast, truth);
+  }
+
+  // The second pass: the first failing states of each signature in full.
+  void detail_first_of_each_signature() {
+    std::map<std::string, std::uint64_t> taken;
+    std::vector<std::size_t> which;
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      if (!entries_[i]) continue;
+      const std::string sig = entry_signature(*entries_[i]);
+      if (!sig.empty() && taken[sig]++ < o_.per_signature) which.push_back(i);
+    }
+    if (which.empty() || interrupted()) return;
+    std::fprintf(stderr, "nvj crash check: the first %llu failing states of each of %zu signature%s in full: %zu states\n",
+                 static_cast<unsigned long long>(o_.per_signature), taken.size(), taken.size() == 1 ? "" : "s", which.size());
+    checker_.walk_some(which, [&](crashlab::StateContext& c) {
+      if (interrupted()) return false;
+      detail(c, *entries_[index_of(c)]);
+      return true;
+    });
+  }
+
+  void detail(crashlab::StateContext& c, Json& entry) {
+    add_state_changes(entry, index_, c.point, c.state);
+    if (!o_.fast) {
+      if (entry.at("verdict") != "fail") return;
+      crashlab::CauseInputs in{index_, c.image, c.data, log(c), c.oracle, nullptr, checker_.options().now, {}};
+      in.judge = [&] { return kernel_verdict(c); };
+      entry["cause"] = confirmed_cause(in, c, kKernelMinimizeBudget);
+      return;
+    }
+    const crashlab::StateVerdict fast = fast_verdict(c);
+    if (verify_ != "none" && !entry.contains("ground_truth") && kernel() != nullptr) add_ground_truth(c, fast, entry);
+    if (fast.verdict != crashlab::Verdict::fail) return;
+    const crashlab::CauseInputs in{index_, c.image, c.data, c.journal, c.oracle, &c.cache, checker_.options().now, {}};
+    entry["cause"] = confirmed_cause(in, c, kFastMinimizeBudget);
+  }
+
+  // A failing state's minimized cause, and the kernel's verdict with only
+  // the cause's writes dropped (the torn one torn) where the kernel checks.
+  Json confirmed_cause(const crashlab::CauseInputs& in, crashlab::StateContext& c, std::uint64_t budget) {
+    const crashlab::CrashCause cause = crashlab::minimize_cause(in, c.point, c.state, budget);
+    Json j = cause_json(index_, cause);
+    if (cause.found && verify_ != "none" && kernel() != nullptr) {
+      c.image.set_state(crashlab::kept_without(c.point, c.state, cause.dropped), c.state.torn);
+      j["ground_truth"] = crashlab::to_string(kernel_verdict(c).verdict);
+    }
+    return j;
+  }
+
+  const crashlab::RecordingIndex& index_;
+  const crashlab::CrashChecker& checker_;
+  const SessionOptions& o_;
+  std::string verify_;
+  std::vector<std::uint64_t> sizes_;
+  std::unique_ptr<KernelCheck> kernel_;
+  std::vector<std::optional<Json>> entries_;  // by index in mine()
+};
+
+}  // namespace
+
+SessionResult run_check_session(const crashlab::RecordingIndex& index, const crashlab::CrashChecker& checker,
+                                const SessionOptions& options) {
+  return Session(index, checker, options).run();
+}
+
+}  // namespace nvj::cli
