@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "fscore/ext4/features.h"
 #include "fscore/ext4/image_reader.h"
 #include "fscore/ext4/journal_replay.h"
 #include "fscore/ext4/orphans.h"
@@ -71,7 +72,13 @@ StateVerdict check_ext4_state(fscore::BlockSource& fs_source, fscore::BlockSink&
   };
   try {
     const fscore::ext4::ImageInfo info = fscore::ext4::read_image(fs_source);
-    if (info.journal != fscore::ext4::JournalKind::kNone) {
+    // The kernel replays the journal only when the superblock says
+    // needs_recovery; without it, it wipes the journal unread
+    // (ext4_load_journal: jbd2_journal_wipe), where e2fsck would ask "Run
+    // journal anyway?". The mount decides what the kernel shows: no replay.
+    const bool kernel_replays = (info.super.feature_incompat & fscore::ext4::incompat::kRecover) != 0;
+    v.journal_wiped = info.journal != fscore::ext4::JournalKind::kNone && !kernel_replays;
+    if (info.journal != fscore::ext4::JournalKind::kNone && kernel_replays) {
       fscore::ext4::ImageAccess fs{fs_source, fs_sink};
       std::optional<fscore::ext4::ImageAccess> journal;
       if (info.journal == fscore::ext4::JournalKind::kExternal) {

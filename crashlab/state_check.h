@@ -1,7 +1,9 @@
 // The fast path's check of one crash state of an ext4 filesystem, in
 // process, as a mount would leave it: the journal replayed into the state
 // as e2fsck would replay it (fscore::ext4::replay_journal_like_e2fsck,
-// writing into the state, never into the recording), the orphan list taken
+// writing into the state, never into the recording) where the kernel
+// replays it (the superblock says needs_recovery: without it the kernel
+// wipes the journal unread, and so does the fast path), the orphan list taken
 // as the mount takes it (fscore/ext4/orphans.h), then every fact the oracle
 // holds read back with fscore::ext4::TreeReader (every metadata block's
 // checksum checked as the kernel checks it: inodes, directory and htree
@@ -33,6 +35,7 @@ struct StateVerdict {
   std::vector<FactViolation> violations;  // fail
   std::string error;                      // unreadable: what is wrong
   bool replayed = false;                  // the journal had something to replay
+  bool journal_wiped = false;             // a journal the kernel does not replay: needs_recovery is clear
   std::uint32_t replayed_blocks = 0;
   std::size_t orphans = 0;                // inodes the mount deletes (the orphan list's, no links left)
 };

@@ -43,6 +43,11 @@ FsSignature identify_filesystem(const BlockSource& device) {
   std::array<std::uint8_t, 2> ext4{};
   if (holds(device, kExt4Magic, ext4) && load_le<std::uint16_t>(ext4.data()) == 0xEF53) {
     s.kind = FsKind::ext4;
+    // has_journal (s_feature_compat at 0x5C) with no journal inode
+    // (s_journal_inum at 0xE0): the journal is on another device.
+    std::array<std::uint8_t, 4> compat{}, inum{};
+    if (holds(device, 1024 + 0x5C, compat) && holds(device, 1024 + 0xE0, inum))
+      s.external_log = (load_le<std::uint32_t>(compat.data()) & 0x4) != 0 && load_le<std::uint32_t>(inum.data()) == 0;
     return s;
   }
   std::array<std::uint8_t, 8> btrfs{};

@@ -1,10 +1,11 @@
 // Which filesystem a device holds, by the magic numbers of its superblock
-// (as blkid tells them apart), and for XFS whether its log is on another
+// (as blkid tells them apart), and whether its journal or log is on another
 // device. The crash lab checks ext4 in process and hands XFS and btrfs to
 // the kernel: this says which. Pure.
 //
 //   ext4   0xEF53 (little-endian) at byte 1080 (the superblock at 1024,
-//          s_magic at 56 into it); ext2 and ext3 too
+//          s_magic at 56 into it); ext2 and ext3 too; its journal is
+//          external when it has one (has_journal) and no journal inode
 //   xfs    "XFSB" at byte 0; sb_logstart (big-endian, at 48) is 0 when the
 //          log is external
 //   btrfs  "_BHRfS_M" at byte 65600 (the superblock at 64 KiB, magic at
@@ -20,7 +21,7 @@ const char* to_string(FsKind kind);  // "unknown", "ext4", "xfs", "btrfs"
 
 struct FsSignature {
   FsKind kind = FsKind::unknown;
-  bool external_log = false;  // xfs: its log is on another device
+  bool external_log = false;  // its journal (ext4) or log (xfs) is on another device
 };
 
 // Reads at most the first 65608 bytes of `device`; a device too small for

@@ -15,8 +15,12 @@
 #   - the lie is caught: states after its mark fail on that file alone, by
 #     both checks, and nvj crash check exits 1;
 #   - two shards merged give the same results.json as one run, byte for
-#     byte, each state checked once; nvj crash states counts the same
-#     states.
+#     byte, each state checked once, the details (changes, minimized cause)
+#     of the first 3 failing states of each signature only; nvj crash
+#     states counts the same states;
+#   - a budget smaller than the states takes a sample over every crash
+#     point, and the report says how many were not checked and how to
+#     check them.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 command -v curl >/dev/null || skip "curl is not installed"
@@ -78,6 +82,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 states = r["states"]
 assert len(states) == r["enumeration"]["unique"] == r["verdicts"]["checked"], "every unique state checked"
+assert not r["coverage"]["sampled"] and r["coverage"]["not_checked"] == 0 and r["coverage"]["stopped"] is None
 assert len(states) >= 2000, f"only {len(states)} states"
 assert all("ground_truth" in s for s in states), "the ground truth checked every state"
 disagree = [s for s in states if not s["agree"]]
@@ -111,13 +116,13 @@ if "$NVJ" crash image "$rec" --state 999999999 --out "$T/none" >"$T/none.log" 2>
 grep -q "no state 999999999" "$T/none.log" || fail "the missing state is not named: $(cat "$T/none.log")"
 
 # Two shards, merged: the same bytes as one run (the ground truth on the
-# failing states and a sample of the others, as by default; the causes of
-# the first 3 failing states, which each shard minimizes for its own first
-# 3 and the merge trims to all shards' first 3); the second shard from
-# Slurm's variables.
-"$NVJ" crash check "$rec" --minimize 3 --out "$T/one" >"$T/one.log" || true
-"$NVJ" crash check "$rec" --minimize 3 --shard 0/2 --out "$T/s0" >"$T/s0.log" || true
-SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_COUNT=2 "$NVJ" crash check "$rec" --minimize 3 \
+# detailed failing states and a sample of the others, as by default; the
+# details of the first 3 failing states of each signature, which each shard
+# gives its own first 3 and the merge trims to all shards' first 3); the
+# second shard from Slurm's variables.
+"$NVJ" crash check "$rec" --per-signature 3 --out "$T/one" >"$T/one.log" || true
+"$NVJ" crash check "$rec" --per-signature 3 --shard 0/2 --out "$T/s0" >"$T/s0.log" || true
+SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_COUNT=2 "$NVJ" crash check "$rec" --per-signature 3 \
   --out "$T/s1" >"$T/s1.log" || true
 grep -q "shard 1 of 2 (from Slurm)" "$T/s1.log" || fail "the shard was not taken from Slurm's variables"
 status=0
@@ -140,14 +145,21 @@ PY
   tail -n 5 "$T/one.log" "$T/s0.log" "$T/s1.log"
   fail "the merged shards differ from the unsharded run"
 fi
-python3 - "$T/merged/results.json" <<'PY' || fail "the causes are not those of the first 3 failing states"
+python3 - "$T/merged/results.json" <<'PY' || fail "the details are not those of the first 3 failing states of each signature"
 import json, sys
 merged = json.load(open(sys.argv[1]))
 failing = [s for s in merged["states"] if s["verdict"] == "fail"]
 assert failing, "no failing state"
-assert all("cause" in s for s in failing[:3]) and not any("cause" in s for s in failing[3:])
+signatures = {s["signature"] for s in failing}
+for sig in signatures:
+    mine = [s for s in failing if s["signature"] == sig]
+    assert all("cause" in s and "kept_changes" in s and "ground_truth" in s for s in mine[:3]), sig
+    assert not any("cause" in s or "kept_changes" in s for s in mine[3:]), sig
+    listed = next(g for g in merged["signatures"] if g["signature"] == sig)
+    assert listed["states"] == len(mine) and listed["first"] == mine[0]["ordinal"] and listed["detailed"] == min(3, len(mine))
+print(f"{len(signatures)} signatures, the first 3 of each detailed")
 PY
-"$NVJ" crash check "$rec" --minimize 5 --shard 1/2 --out "$T/s1-other" >/dev/null || true
+"$NVJ" crash check "$rec" --per-signature 5 --shard 1/2 --out "$T/s1-other" >/dev/null || true
 if "$NVJ" crash merge --out "$T/m3" "$T/s0" "$T/s1-other" >"$T/m3.log" 2>&1; then fail "shards checked with other options were merged"; fi
 grep -q "options differ" "$T/m3.log" || fail "merge did not say the options differ: $(cat "$T/m3.log")"
 if "$NVJ" crash merge --out "$T/m2" "$T/s0" "$T/s0" >"$T/m2.log" 2>&1; then fail "a shard given twice was merged"; fi
@@ -159,5 +171,30 @@ python3 - "$T/states.json" "$T/one/results.json" <<'PY' || fail "nvj crash state
 import json, sys
 a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert a["unique"] == b["enumeration"]["unique"] and a["states"] == b["enumeration"]["states"]
+PY
+# A budget of 300 states: a sample over every crash point with states, and
+# the report and the output say how many were not checked and how.
+status=0
+"$NVJ" crash check "$rec" --every 3 --max-states 300 --verify none --out "$T/budget" >"$T/budget.log" || status=$?
+[ "$status" = 1 ] || fail "the budget's check exited $status, not 1 (the lie is in the sample)"
+check_json crash-results "$T/budget/results.json"
+grep -q "not checked: [0-9]* unique states; every one: nvj crash check $rec --max-states 0" "$T/budget.log" ||
+  fail "the output does not say what was not checked: $(tail -n 4 "$T/budget.log")"
+grep -q "unique states were not checked\*\*: .nvj crash check $rec --max-states 0" "$T/budget/table.md" ||
+  fail "the report does not say what was not checked"
+python3 - "$T/budget/results.json" "$T/all/results.json" <<'PY' || fail "the sample is not spread over the crash points"
+import json, sys
+b, a = (json.load(open(f)) for f in sys.argv[1:])
+c = b["coverage"]
+assert c["sampled"] and c["taken"] == c["checked"] == 300 == len(b["states"]), c
+assert c["not_checked"] == a["coverage"]["unique"] - 300, c
+points = sorted({s["point"] for s in b["states"]})
+with_states = sorted({s["point"] for s in a["states"]})
+assert len(points) >= 0.6 * min(len(with_states), 300), c["points"]  # (point, strategy) groups spread evenly
+assert points[0] <= with_states[len(with_states) // 20] and points[-1] >= with_states[-len(with_states) // 20 - 1], "not over the whole run"
+sampled = {s["ordinal"]: s["verdict"] for s in b["states"]}
+whole = {s["ordinal"]: s["verdict"] for s in a["states"]}
+assert all(whole[o] == v for o, v in sampled.items()), "a sampled state's verdict differs from the whole check's"
+print(f"300 of {c['unique']} states over {c['points']['checked']} crash points")
 PY
 echo "PASS"

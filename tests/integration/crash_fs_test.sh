@@ -4,7 +4,8 @@
 # just after mkfs) and nvj crash check of the recording, and nvj crash run
 # --fs btrfs; every state is checked by the kernel (a mount, the facts read
 # back, then xfs_repair -n or btrfs check --readonly).
-#   - nvj writers --fsync each: its facts hold in every state, on both;
+#   - nvj writers --fsync each: its facts hold in every state, on both,
+#     and on XFS with its log inside the data export (--log internal);
 #   - a script that posts a file fact without the fsync, on XFS: states
 #     fail on that file alone (the check can fail), exit 1;
 #   - an overwrite in place said durable without the flush, on XFS, torn
@@ -88,7 +89,7 @@ dd if="$T/new.bin" of=f bs=65536 count=1 oflag=direct conv=notrunc status=none
 "\$NVJ" mark fact file f size 65536 crc32c $(crc32c "$T/new.bin")
 EOF2
 chmod +x "$T/overwrite.sh"
-run_crash "$T/overwrite.log" run --fs xfs --torn 2 --out "$T/overwrite" -- "$T/overwrite.sh"
+run_crash "$T/overwrite.log" run --fs xfs --torn 2 --per-signature 100 --out "$T/overwrite" -- "$T/overwrite.sh"
 [ "$STATUS" = 1 ] || fail "an unflushed overwrite said durable, on XFS: exit $STATUS, not 1"
 grep -q "causes are minimized with the kernel as the test" "$T/overwrite.log" || fail "the check does not say how causes are minimized"
 python3 - "$T/overwrite/results.json" <<'PY' || fail "the kernel's minimized causes are not the overwrite"
@@ -109,6 +110,12 @@ for s in torn:
     assert c["found"] and not c["dropped"] and c["torn"] == "other" and c["ground_truth"] == "fail", c
 print(f"{len(dropped)} states dropping the overwrite and {len(torn)} torn, each cause minimized by the kernel")
 PY
+
+run_crash "$T/xfs-internal.log" run --fs xfs --log internal --out "$T/xfs-internal" -- "${writers[@]}"
+[ "$STATUS" = 0 ] || fail "nvj crash run --fs xfs --log internal exited $STATUS"
+grep -q "making xfs on .* (log inside)" "$T/xfs-internal.log" || fail "XFS was not made with its log inside"
+summary "$T/xfs-internal.log" 0 || fail "not every state of XFS with its log inside passed"
+all_pass "$T/xfs-internal/results.json" xfs || fail "the check of XFS with its log inside is not what it says"
 
 run_crash "$T/btrfs.log" run --fs btrfs --out "$T/btrfs" -- "${writers[@]}"
 [ "$STATUS" = 0 ] || fail "nvj crash run --fs btrfs exited $STATUS"

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "fscore/ext4/image_builder.h"
 #include "fscore/fs_signature.h"
+#include "tests/support/sparse_image.h"
 #include "tests/support/temp_dir.h"
 #include "tools/nvj/host/file_image.h"
 #include "tools/nvj/host/process.h"
@@ -36,7 +38,7 @@ void make(const std::string& path, const std::string& size, std::vector<std::str
 
 }  // namespace
 
-TEST_CASE("identify_filesystem tells ext4, XFS and btrfs apart, and where XFS's log is", "[fs]") {
+TEST_CASE("identify_filesystem tells ext4, XFS and btrfs apart, and where the journal or log is", "[fs]") {
   TempDir dir;
   const std::string image = dir.file("image"), log = dir.file("log");
   for (const std::string type : {"ext4", "ext3"}) {
@@ -45,6 +47,21 @@ TEST_CASE("identify_filesystem tells ext4, XFS and btrfs apart, and where XFS's 
     CHECK(identify(image).kind == FsKind::ext4);
     CHECK_FALSE(identify(image).external_log);
   }
+  // ext4 with its journal on a device of its own (mke2fs wants a block
+  // device for that: fscore's builder, as the server makes it).
+  {
+    nvj::test::SparseImage built(64u << 20);
+    fscore::ext4::ImageOptions o;
+    o.device_bytes = 64u << 20;
+    o.journal = fscore::ext4::JournalKind::kExternal;
+    o.external_journal_uuid = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+    o.uuid = {9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9};
+    fscore::ext4::ImageBuilder(o, &built).finish();
+    CHECK(fscore::identify_filesystem(built).kind == FsKind::ext4);
+    CHECK(fscore::identify_filesystem(built).external_log);
+  }
+  make(image, "64M", {"mke2fs", "-q", "-F", "-t", "ext2"});  // no journal at all
+  CHECK_FALSE(identify(image).external_log);
   make(image, "512M", {"mkfs.xfs", "-q", "-f"});
   const auto internal = identify(image);
   CHECK(internal.kind == FsKind::xfs);

@@ -186,6 +186,8 @@ fsck_clean() {
 experiment_leftovers() {
   local dir="/run/nvjournal/${2:-experiment}-$1/"
   if losetup -a | grep -q "$dir"; then echo "a loop device is left"; return 1; fi
+  if losetup -a | grep -q "/nvj-crash-$1-"; then echo "a loop device of the ground truth is left"; return 1; fi
+  if compgen -G "${TMPDIR:-/tmp}/nvj-crash-$1-*" >/dev/null; then echo "the ground truth's scratch is left"; return 1; fi
   if grep -q "$dir" /proc/self/mountinfo; then echo "a mount is left"; return 1; fi
   if [ -e "$dir" ]; then echo "the run folder is left"; return 1; fi
   if pgrep -f "$dir" >/dev/null; then echo "a server is left"; return 1; fi

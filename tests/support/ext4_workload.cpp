@@ -183,7 +183,7 @@ Ext4Workload record_ext4_workload(const Ext4WorkloadOptions& o) {
     ext4::Superblock sb = ext4::decode_superblock(std::span<const std::uint8_t, 1024>(first.data() + 1024, 1024));
     sb.feature_incompat |= ext4::incompat::kRecover;
     ext4::encode_superblock(sb, std::span<std::uint8_t, 1024>(first.data() + 1024, 1024));
-    r.write(kData, 0, first, true);
+    r.write(kData, 0, first, !o.nobarrier);
     jsb.start = jsb.first;
     jsb.sequence = 1;
     Bytes block(kBlock, 0);
@@ -209,7 +209,7 @@ Ext4Workload record_ext4_workload(const Ext4WorkloadOptions& o) {
       for (std::uint64_t b = x.physical; b < x.physical + x.length; ++b) data.insert(b);
     w.names.push_back(name_of(k));
     w.data_writes.emplace_back();
-    if (o.fact_before_flush && k > 0) r.flush(kData);  // the liar's flush: the last step's data, only now
+    if (o.fact_before_flush && k > 0 && !o.nobarrier) r.flush(kData);  // the liar's flush: the last step's data, only now
     for (const std::uint64_t b : data) {
       r.write(kData, b * kBlock, block_of(*next, b), false);
       w.data_writes.back().push_back(b * kBlock);
@@ -222,7 +222,7 @@ Ext4Workload record_ext4_workload(const Ext4WorkloadOptions& o) {
     log.commit(1700000000 + k);
     std::vector<jbd2::LogBlockWrite>& blocks = log.blocks();
     for (std::size_t i = 0; i < blocks.size(); ++i) {
-      if (i + 1 == blocks.size() && !o.fact_before_flush) r.flush(kData);  // ordered: the data before the commit
+      if (i + 1 == blocks.size() && !o.fact_before_flush && !o.nobarrier) r.flush(kData);  // ordered: the data before the commit
       const auto [where, at] = log_place(blocks[i].log_block);
       r.write(where, at * kBlock, blocks[i].bytes, true);
     }
@@ -234,7 +234,7 @@ Ext4Workload record_ext4_workload(const Ext4WorkloadOptions& o) {
     now = std::move(next);
   }
   for (const auto& [b, bytes] : checkpoint) r.write(kData, b * kBlock, bytes, false);
-  r.flush(kData);
+  if (!o.nobarrier) r.flush(kData);
   w.recording = r.finish();
   return w;
 }

@@ -5,7 +5,8 @@
 // journal on NVRAM):
 //
 //   mount     the superblock gets needs_recovery, the journal's superblock
-//             a start (both written durable)
+//             a start (both written durable; the superblock volatile with
+//             `nobarrier`, which never flushes)
 //   step k    file k's data blocks written to the data disk (volatile);
 //             the last step's metadata checkpointed home (volatile: jbd2
 //             writes it back later, lazily); the changed metadata blocks
@@ -35,6 +36,11 @@ struct Ext4WorkloadOptions {
   bool internal_journal = false;  // the journal inside the data export (else an export of its own)
   unsigned files = 3;
   bool fact_before_flush = false;
+  // No flush of the data disk ever (mount -o nobarrier): the mount's
+  // superblock (needs_recovery), the data and the checkpoints all stay
+  // volatile; states that drop the superblock have a journal the kernel
+  // wipes unread.
+  bool nobarrier = false;
 };
 
 struct Ext4Workload {

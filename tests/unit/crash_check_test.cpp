@@ -139,6 +139,36 @@ TEST_CASE("facts posted before the data is flushed fail where the data is droppe
   CHECK(minimized > 20);
 }
 
+TEST_CASE("a journal whose superblock never said needs_recovery is not replayed, as the kernel wipes it unread", "[crash][check]") {
+  // No flush ever (nobarrier): the mount's superblock write stays volatile,
+  // and in the states that drop it the kernel's ext4_load_journal wipes
+  // the journal without replaying it; the fast path does the same, and
+  // the facts of what only the journal held break.
+  const Ext4Workload w = nvj::test::record_ext4_workload(Ext4WorkloadOptions{false, 3, false, true});
+  const RecordingIndex index(w.recording);
+  const CrashChecker checker(index, options_with(0, 1, 0));
+  std::uint64_t wiped = 0, replayed = 0, wiped_failing = 0;
+  checker.walk([&](StateContext& c) {
+    // The superblock's write is change 0 (the mount's first), never durable.
+    REQUIRE(index.changes()[0].durable == kNever);
+    const bool kept = std::binary_search(c.state.kept.begin(), c.state.kept.end(), std::size_t{0});
+    const StateVerdict v = fast_path(c);
+    CAPTURE(c.selected.ordinal, to_string(c.state.strategy), v.error);
+    CHECK(v.journal_wiped == !kept);
+    if (v.journal_wiped) {
+      CHECK_FALSE(v.replayed);
+      ++wiped;
+      wiped_failing += v.verdict != Verdict::pass;
+    } else {
+      replayed += v.replayed;
+    }
+    return true;
+  });
+  CHECK(wiped > 20);
+  CHECK(replayed > 20);
+  CHECK(wiped_failing > 10);  // after a fact, what only the journal held is gone
+}
+
 TEST_CASE("shards split the states taken into disjoint parts that cover them, with the whole walk's verdicts", "[crash][check]") {
   const Ext4Workload w = nvj::test::record_ext4_workload(Ext4WorkloadOptions{false, 5, true});
   const RecordingIndex index(w.recording);

@@ -106,8 +106,9 @@ class Session {
     return kernel_.get();
   }
 
+  // The journal's or log's export, where the filesystem has it on one.
   std::optional<std::uint8_t> log(const crashlab::StateContext& c) const {
-    return o_.external_log || o_.filesystem == "ext4" ? c.journal : std::nullopt;
+    return o_.external_log ? c.journal : std::nullopt;
   }
 
   crashlab::StateVerdict kernel_verdict(crashlab::StateContext& c) {

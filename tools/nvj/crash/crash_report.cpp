@@ -64,6 +64,31 @@ std::string cause_text(const Json& s) {
   return out + kernel;
 }
 
+// What was checked and what not, and how to check the rest.
+std::string coverage_text(const Json& results) {
+  const Json& c = results.at("coverage");
+  const std::uint64_t unique = c.at("unique").get<std::uint64_t>(), taken = c.at("taken").get<std::uint64_t>();
+  const std::uint64_t checked = c.at("checked").get<std::uint64_t>();
+  const std::string path = results.at("recording").at("path").get<std::string>();
+  std::string md;
+  if (taken < unique)
+    md += "A sample: " + std::to_string(taken) + " of the " + std::to_string(unique) +
+          " unique states taken (--max-states " + std::to_string(results.at("options").at("max_states").get<std::uint64_t>()) +
+          "), spread over every crash point and strategy; checked states at " +
+          std::to_string(c.at("points").at("checked").get<std::uint64_t>()) + " of the " +
+          std::to_string(c.at("points").at("with_states").get<std::uint64_t>()) + " crash points that have any. ";
+  if (!c.at("stopped").is_null())
+    md += "The check stopped early (" + c["stopped"].get<std::string>() + ") after " +
+          std::to_string(c.at("rounds").get<unsigned>()) + " of its 7 rounds of growing density: " +
+          std::to_string(taken - checked) + " of the states taken were not checked. ";
+  if (checked < unique)
+    md += "**" + std::to_string(unique - checked) + " unique states were not checked**: `nvj crash check " + path +
+          " --max-states 0` checks every one, or the same with `--shard I/N` on N machines (deploy/README.md).\n\n";
+  else
+    md += "Every unique state was checked.\n\n";
+  return md;
+}
+
 }  // namespace
 
 void write_crash_report(const Json& results, const std::filesystem::path& dir) {
@@ -86,10 +111,21 @@ void write_crash_report(const Json& results, const std::filesystem::path& dir) {
           std::to_string(c.verified_failing) + " failing, disagreeing with the fast path on " +
           std::to_string(c.disagree) + ".";
   md += " **" + std::to_string(c.failing) + " failing.**\n\n";
-  md += "| strategy | states | unique |\n|---|---:|---:|\n";
+  md += coverage_text(results);
+  const Json& by = results.at("coverage").at("strategies");
+  md += "| strategy | states | unique | taken | checked |\n|---|---:|---:|---:|---:|\n";
   for (const auto& [name, n] : e.at("strategies").items())
     md += "| " + name + " | " + std::to_string(n.at("states").get<std::uint64_t>()) + " | " +
-          std::to_string(n.at("unique").get<std::uint64_t>()) + " |\n";
+          std::to_string(n.at("unique").get<std::uint64_t>()) + " | " +
+          std::to_string(by.at(name).at("taken").get<std::uint64_t>()) + " | " +
+          std::to_string(by.at(name).at("checked").get<std::uint64_t>()) + " |\n";
+
+  md += "\n## Signatures of the failing states\n\n| signature | states | first state | detailed |\n|---|---:|---:|---:|\n";
+  for (const Json& g : results.at("signatures"))
+    md += "| " + cell(g.at("signature").get<std::string>()) + " | " + std::to_string(g.at("states").get<std::uint64_t>()) +
+          " | " + std::to_string(g.at("first").get<std::uint64_t>()) + " | " +
+          std::to_string(g.at("detailed").get<std::uint64_t>()) + " |\n";
+  if (results.at("signatures").empty()) md += "| (none) | | | |\n";
 
   std::map<std::uint64_t, PointRow> points;
   for (const Json& s : results.at("states")) {
@@ -113,32 +149,29 @@ void write_crash_report(const Json& results, const std::filesystem::path& dir) {
   }
   if (failing_points == 0) md += "| | | (none) | | | |\n";
 
-  md += "\n## Failing states\n\n| state | point | strategy | dropped | verdict | what broke | cause |\n"
-        "|---:|---:|---|---|---|---|---|\n";
+  md += "\n## Failing states\n\nThe detailed ones first (the first of each signature), then the others.\n\n"
+        "| state | point | strategy | dropped | verdict | what broke | cause |\n|---:|---:|---|---|---|---|---|\n";
   std::size_t listed = 0;
-  for (const Json& s : results.at("states")) {
-    const bool failing = s.at("verdict") != "pass" || (s.contains("ground_truth") && s["ground_truth"].at("verdict") != "pass");
-    if (!failing) continue;
-    if (listed++ == kListed) {
-      md += "\n(" + std::to_string(c.failing - kListed) + " more in results.json.)\n";
-      break;
+  for (const bool detailed : {true, false})
+    for (const Json& s : results.at("states")) {
+      if (!s.contains("signature") || s.contains("kept_changes") != detailed) continue;
+      if (listed++ == kListed) break;
+      std::string broke;
+      const Json& v = s.contains("violations") ? s : s["ground_truth"];
+      if (v.contains("error")) broke = v["error"].get<std::string>();
+      if (v.contains("violations"))
+        for (const Json& f : v["violations"]) broke += (broke.empty() ? "" : "; ") + violation_text(f);
+      md += "| " + std::to_string(s.at("ordinal").get<std::uint64_t>()) + " | " +
+            std::to_string(s.at("point").get<std::uint64_t>()) + " | " + s.at("strategy").get<std::string>() + " | " +
+            std::to_string(s.at("volatile").get<std::uint64_t>() - s.at("kept").get<std::uint64_t>() -
+                           (s.contains("torn") ? 1 : 0)) +
+            " of " + std::to_string(s.at("volatile").get<std::uint64_t>()) +
+            (s.contains("torn") ? ", 1 torn (" + std::to_string(s["torn"].at("kept_bytes").get<std::uint64_t>()) + " of " +
+                                      std::to_string(s["torn"].at("length").get<std::uint64_t>()) + " B)"
+                                : "") +
+            " | " + state_verdict(s) + " | " + cell(broke) + " | " + cell(cause_text(s)) + " |\n";
     }
-    std::string broke;
-    const Json& v = s.contains("violations") ? s : s["ground_truth"];
-    if (v.contains("error")) broke = v["error"].get<std::string>();
-    if (v.contains("violations"))
-      for (const Json& f : v["violations"]) broke += (broke.empty() ? "" : "; ") + violation_text(f);
-    md += "| " + std::to_string(s.at("ordinal").get<std::uint64_t>()) + " | " +
-          std::to_string(s.at("point").get<std::uint64_t>()) + " | " + s.at("strategy").get<std::string>() + " | " +
-          std::to_string(s.at("volatile").get<std::uint64_t>() - s.at("kept").get<std::uint64_t>() -
-                         (s.contains("torn") ? 1 : 0)) +
-          " of " + std::to_string(s.at("volatile").get<std::uint64_t>()) +
-          (s.contains("torn") ? ", 1 torn (" + std::to_string(s["torn"].at("kept_bytes").get<std::uint64_t>()) + " of " +
-                                    std::to_string(s["torn"].at("length").get<std::uint64_t>()) + " B)"
-                              : "") +
-          " | " + state_verdict(s) + " | " + cell(broke) +
-          " | " + cell(cause_text(s)) + " |\n";
-  }
+  if (listed > kListed) md += "\n(" + std::to_string(c.failing - kListed) + " more in results.json.)\n";
   if (listed == 0) md += "| | | | | (none) | | |\n";
   md += "\n![states by verdict at each crash point](states.png)\n";
   write_report_file(dir, "table.md", md);

@@ -14,6 +14,7 @@
 
 #include "tools/nvj/host/attach.h"
 #include "tools/nvj/host/loop_device.h"
+#include "tools/nvj/host/process.h"
 
 namespace nvj::cli {
 
@@ -61,7 +62,7 @@ bool under(const fs::path& path, const fs::path& folder) {
 // Kills the processes whose working directory, root or open files are in
 // `dir` (what fuser -k does), so that it can be unmounted.
 int kill_users(const fs::path& dir) {
-  int killed = 0;
+  std::vector<pid_t> killed_pids;
   std::error_code ec;
   for (const auto& proc : fs::directory_iterator("/proc", ec)) {
     const std::string name = proc.path().filename().string();
@@ -81,10 +82,14 @@ int kill_users(const fs::path& dir) {
       const fs::path target = fs::read_symlink(fd.path(), f);
       uses = !f && under(target, dir);
     }
-    if (uses && ::kill(pid, SIGKILL) == 0) ++killed;
+    if (uses && ::kill(pid, SIGKILL) == 0) killed_pids.push_back(pid);
   }
-  if (killed > 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  return killed;
+  // Gone once /proc forgets them (a zombie whose parent died is reaped by init).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (const pid_t pid : killed_pids)
+    while (fs::exists("/proc/" + std::to_string(pid) + "/cwd") && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return static_cast<int>(killed_pids.size());
 }
 
 bool is_mount_point(const fs::path& dir) {
@@ -123,9 +128,10 @@ std::string clear(const fs::path& folder) {
   {
     std::ifstream in(folder / "server" / "nbdkit.pid");
     long pid = 0;
-    if (in >> pid && pid > 0 && comm_of(static_cast<pid_t>(pid)) == "nbdkit" &&
-        ::kill(static_cast<pid_t>(pid), SIGTERM) == 0)
+    if (in >> pid && pid > 0 && comm_of(static_cast<pid_t>(pid)) == "nbdkit") {
+      stop(static_cast<pid_t>(pid));  // SIGTERM, SIGKILL after 5 s; gone when it returns
       note("stopped its server (nbdkit " + std::to_string(pid) + ")");
+    }
   }
   // Loop devices over files of its scratch folders, and the folders.
   std::ifstream scratch_list(folder / "scratch");
