@@ -4,12 +4,14 @@
 # each) on the default layout (nvj crash run: ext4, journal on NVRAM, data on
 # a disk with a write cache):
 #   - the fast path (nvj crash check --verify none): states per second, and
-#     per second of CPU (one core), median of rounds; what dominates per
-#     state (perf's samples by function, grouped);
+#     per second of CPU (one core), median of rounds; where its time goes
+#     by what the code does (perf's call graphs: the time spent inside each
+#     phase's function, planning the states, building them, the journal's
+#     replay, the orphan list, reading the filesystem and the facts back,
+#     writing the results);
 #   - the ground truth (--verify all, a shard of about --gt-states states):
-#     states per second, against the peer's way on the same states, the
-#     replay-log approach of dm-log-writes (xfstests): a full copy of the
-#     images per state (cp --sparse=always), then the same loop devices,
+#     states per second, against a peer that copies the whole images per
+#     state (cp --sparse=always of both), then the same loop devices,
 #     mount, reading every file back, unmount and e2fsck -fn;
 #   - sharding: 2 shards side by side against 1, states per second.
 # Targets: fast path >= 1000 states/s per core; ground truth >= 20 states/s
@@ -20,7 +22,9 @@
 #
 # The peer runs on every state the ground truth checked; their images are
 # written --batch states at a time (nvj crash image, untimed), so that
-# --scratch needs room for that many (about 70 MiB each).
+# --scratch needs room for that many (about 70 MiB each). Every check takes
+# every unique state (--max-states 0). With --markdown the working tree
+# must be clean: the section names the commit it was built from.
 set -euo pipefail
 source "$(dirname "$0")/lib/options.sh"
 
@@ -40,6 +44,7 @@ bench_parse "$@"
 [[ -x $nvj ]] || bench_fail "nvj not found: $nvj (build it with ninja -C build)"
 [[ $(id -u) == 0 ]] || bench_fail "needs root (nvj crash run and the ground truth attach loop devices and mount)"
 [[ -d $scratch ]] || bench_usage_error "--scratch $scratch: no such folder"
+[[ -z $markdown ]] || bench_require_clean_tree
 nvj=$(cd "$(dirname "$nvj")" && pwd)/$(basename "$nvj")
 bench_require nbdkit nbdfuse:nbdfuse e2fsck:e2fsprogs losetup:mount python3
 tmp=$(mktemp -d "$scratch/nvj-crash-bench-XXXXXX")
@@ -69,20 +74,23 @@ timed() {
 }
 
 echo "crash_check: fast path, $rounds rounds"
-for r in $(seq 1 "$rounds"); do timed "$tmp/fast$r" "$nvj" crash check "$rec" --verify none; done
+for r in $(seq 1 "$rounds"); do timed "$tmp/fast$r" "$nvj" crash check "$rec" --max-states 0 --verify none; done
 
-echo "crash_check: where a state's time goes (perf)"
+echo "crash_check: where a state's time goes (perf, call graphs)"
 perf_ok=0
-if command -v perf >/dev/null && perf record -q -o "$tmp/perf.data" "$nvj" crash check "$rec" --verify none >/dev/null 2>&1; then
-  perf report -i "$tmp/perf.data" --no-children --sort symbol --stdio 2>/dev/null >"$tmp/perf.txt" && perf_ok=1
+if command -v perf >/dev/null &&
+  perf record -q -F 499 --call-graph dwarf,16384 -o "$tmp/perf.data" "$nvj" crash check "$rec" --max-states 0 \
+    --verify none >/dev/null 2>&1; then
+  perf report -i "$tmp/perf.data" --children --sort symbol --stdio --no-demangle -g none 2>/dev/null \
+    >"$tmp/perf.txt" && perf_ok=1
 fi
 
 echo "crash_check: sharding, $rounds rounds of 2 shards side by side"
 for r in $(seq 1 "$rounds"); do
   start=$(date +%s.%N)
-  "$nvj" crash check "$rec" --verify none --shard 0/2 >"$tmp/s0.$r" 2>&1 &
+  "$nvj" crash check "$rec" --max-states 0 --verify none --shard 0/2 >"$tmp/s0.$r" 2>&1 &
   p0=$!
-  "$nvj" crash check "$rec" --verify none --shard 1/2 >"$tmp/s1.$r" 2>&1 &
+  "$nvj" crash check "$rec" --max-states 0 --verify none --shard 1/2 >"$tmp/s1.$r" 2>&1 &
   p1=$!
   wait "$p0" || true
   wait "$p1" || true
@@ -92,9 +100,9 @@ done
 unique=$(awk '/^total/ { print $3 }' "$tmp/fast1")
 shards=$(( unique / gt_states > 1 ? unique / gt_states : 1 ))
 echo "crash_check: ground truth on shard 0 of $shards (about $gt_states states)"
-timed "$tmp/gt" "$nvj" crash check "$rec" --verify all --shard "0/$shards" --scratch "$tmp" --out "$tmp/gt-out"
+timed "$tmp/gt" "$nvj" crash check "$rec" --max-states 0 --verify all --shard "0/$shards" --scratch "$tmp" --out "$tmp/gt-out"
 
-echo "crash_check: the peer (a full cp --sparse per state) on the same states"
+echo "crash_check: the peer (a full image copy per state) on the same states"
 python3 -c 'import json,sys; print("\n".join(str(s["ordinal"]) for s in json.load(open(sys.argv[1]))["states"]))' \
   "$tmp/gt-out/results.json" >"$tmp/peer.ordinals"
 mkdir -p "$peer_mnt" "$tmp/work"
@@ -159,26 +167,39 @@ gt_disagree = re.search(r"(\d+) disagreeing", open(f"{d}/gt").read())
 peer = [float(x) for x in open(f"{d}/peer.times").read().split()]
 peer_rate = len(peer) / sum(peer)
 assert len(peer) == gt_n, f"the peer checked {len(peer)} states, the ground truth {gt_n}"
-groups = {"journal replay (fscore/jbd2)": r"jbd2|journal_replay|Walk::run|tag_checksum|JournalLog",
-          "facts: files read back (chunks, crc32c, pieces)": r"crc32c|chunked_crc|TreeReader|TreeFacts|PieceMap::read|PieceMap::identity|identity|memmove|memcpy|memset|Export::read",
-          "enumeration and fingerprints": r"crash_states|sector_hash|enumerate|hashtable|_Rb_tree|first_after|PieceMap::put",
-          "allocation": r"malloc|free|operator new|operator delete|unlink_chunk"}
+# The time inside each phase's function (perf's "children" share: the
+# function and all it calls), by what the code does. The phases do not
+# nest, so their shares add up; what is left is the rest (the walk itself,
+# the session's bookkeeping, start-up).
+phases = [("planning: enumerating the states twice, the sample", r"crashlab::CrashChecker::CrashChecker"),
+          ("building each state (its kept changes put over the durable ones)",
+           r"crashlab::CrashImage::set_state|crashlab::CrashImage::advance|crashlab::state_of"),
+          ("the journal's replay into the state", r"fscore::ext4::replay_journal_like_e2fsck"),
+          ("the orphan list", r"fscore::ext4::read_orphans"),
+          ("reading the filesystem and the facts back (checksums, files' CRCs)",
+           r"crashlab::FactOracle::check|fscore::ext4::TreeReader::TreeReader"),
+          ("results.json, the report", r"nvj::cli::results_json|nvj::cli::state_json|nvj::cli::write_crash_report|nvj::to_json_text")]
 shares = {}
 if env["CC_PERF"] == "1":
+    inside = {}
     for line in open(f"{d}/perf.txt"):
-        m = re.match(r"\s*([\d.]+)%\s+(?:\S+\s+)?\[\.\]\s+(.*)", line)
-        if not m:
-            continue
-        pct, sym = float(m.group(1)), m.group(2)
-        g = next((g for g, rx in groups.items() if re.search(rx, sym)), "other")
-        shares[g] = shares.get(g, 0) + pct
+        m = re.match(r"\s*([\d.]+)%\s+([\d.]+)%\s+\S+\s+\[\.\]\s+(\S+)", line)
+        if m:
+            inside[m.group(3)] = float(m.group(1))
+    demangled = dict(zip(inside, subprocess.run(["c++filt"], input="\n".join(inside), capture_output=True,
+                                                text=True).stdout.splitlines()))
+    for what, rx in phases:
+        # A function's own entry, not its clones' or lambdas' (their time is inside it already).
+        shares[what] = sum(p for sym, p in inside.items()
+                           if re.fullmatch(rf"(?:{rx})\(.*\)(?: const)?", demangled.get(sym, sym)))
+    shares["the rest: the walk, the session, start-up"] = max(0.0, 100.0 - sum(shares.values()))
 ok_fast, ok_gt, ok_shard = fast_cpu >= 1000, gt_rate >= 20, speedup >= 1.7
 print()
 print(f"fast path: {states} states, {fast_wall:.0f} states/s, {fast_cpu:.0f} per CPU second ({'PASS' if ok_fast else 'FAIL'}, target 1000)")
 for g, p in sorted(shares.items(), key=lambda x: -x[1]):
     print(f"  {p:5.1f}%  {g}")
 print(f"ground truth: {gt_n} states in {gt_wall:.1f} s, {gt_rate:.1f} states/s ({'PASS' if ok_gt else 'FAIL'}, target 20); "
-      f"peer (cp --sparse per state) on the same states: {peer_rate:.1f} states/s; ours/peer {gt_rate / peer_rate:.2f}x")
+      f"peer (a full image copy per state) on the same states: {peer_rate:.1f} states/s; ours/peer {gt_rate / peer_rate:.2f}x")
 print(f"sharding: 1 shard {one_wall:.2f} s, 2 side by side {statistics.median(two_wall):.2f} s: {speedup:.2f}x ({'PASS' if ok_shard else 'FAIL'}, target 1.7)")
 path = env["CC_MARKDOWN"]
 if not path:
@@ -191,9 +212,10 @@ lines = [
     f" model with its write cache): {env['CC_REC_BYTES']} bytes of recording, {states} unique crash states (default"
     " strategies). The fast path is `nvj crash check --verify none`, its states per CPU second the per-core figure;"
     " the ground truth is `--verify all` on a shard (a kernel mount, the facts read back, `e2fsck -fn`, files in"
-    f" `{env['CC_SCRATCH']}`); its peer is the replay-log way of dm-log-writes (xfstests) on the same states, a full"
-    " `cp --sparse=always` of both images per state and then the same loop devices, mount, every file read,"
-    " unmount and `e2fsck -fn` (the state's images themselves written beforehand, untimed).",
+    f" `{env['CC_SCRATCH']}`); its peer, on the same states, copies the whole images per state (`cp"
+    " --sparse=always` of both) and then does the same: loop devices, mount, every file read, unmount and"
+    " `e2fsck -fn` (the state's images themselves written beforehand, untimed). Every check takes every unique"
+    " state (`--max-states 0`).",
     "",
     f"- Command: `{env['CC_COMMAND']}`",
     f"- Date: {env['CC_DATE']}",
@@ -210,7 +232,8 @@ lines = [
     f"The ground truth and the fast path disagreed on {gt_disagree.group(1) if gt_disagree else '?'} of the {gt_n} states.",
 ]
 if shares:
-    lines += ["", "Where the fast path's time goes (perf samples by function):", "",
+    lines += ["", "Where the fast path's time goes, by what the code does (perf with call graphs: the share of"
+              " samples inside each phase's function, all it calls included):", "",
               "| share | what |", "|---:|---|"]
     lines += [f"| {p:.1f}% | {g} |" for g, p in sorted(shares.items(), key=lambda x: -x[1])]
 section = "\n".join(lines) + "\n"

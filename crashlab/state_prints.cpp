@@ -138,19 +138,22 @@ void StatePrints::winners(const std::vector<std::size_t>& kept, const std::optio
   const auto put = [&](std::size_t change, std::size_t sectors) {
     const std::uint64_t sent = index_.changes()[change].sequence;
     const auto& list = sectors_[change];
-    for (std::size_t k = 0; k < sectors && k < list.size(); ++k) {
-      auto [it, added] = out.try_emplace(list[k].first, Cell{sent, list[k].second});
-      if (!added && it->second.sequence < sent) it->second = Cell{sent, list[k].second};
-    }
+    for (std::size_t k = 0; k < sectors && k < list.size(); ++k) out.emplace_back(list[k].first, Cell{sent, list[k].second});
   };
   for (const std::size_t i : kept) put(i, sectors_[i].size());
   if (torn) put(torn->change, static_cast<std::size_t>(torn->bytes / kSector));
-  for (auto it = out.begin(); it != out.end();) {
-    if (it->second.sequence > at(it->first).sequence)
-      ++it;
-    else
-      it = out.erase(it);  // the durable contents were sent later: they hold the sector
+  // By sector, the one sent last first; then one per sector, kept only where
+  // it was sent later than the durable contents there.
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second.sequence > b.second.sequence;
+  });
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < out.size();) {
+    const std::pair<std::uint64_t, Cell> last = out[i];
+    while (i < out.size() && out[i].first == last.first) ++i;  // and the ones sent before it, under it
+    if (last.second.sequence > at(last.first).sequence) out[n++] = last;
   }
+  out.resize(n);
 }
 
 std::uint64_t StatePrints::fingerprint(const std::vector<std::size_t>& kept, const std::optional<TornWrite>& torn) {
@@ -167,13 +170,17 @@ bool StatePrints::same(const std::vector<std::size_t>& kept, const std::optional
   Winners& theirs = scratch_b_;
   winners(kept, torn, [this](std::uint64_t key) { return durable_now(key); }, mine);
   winners(other_kept, other_torn, [&](std::uint64_t key) { return durable_at(key, other_point); }, theirs);
+  const auto in = [](const Winners& w, std::uint64_t key) -> const Cell* {
+    const auto it = std::lower_bound(w.begin(), w.end(), key, [](const auto& e, std::uint64_t k) { return e.first < k; });
+    return it != w.end() && it->first == key ? &it->second : nullptr;
+  };
   const auto value_mine = [&](std::uint64_t key) {
-    const auto it = mine.find(key);
-    return it != mine.end() ? it->second.id : durable_now(key).id;
+    const Cell* c = in(mine, key);
+    return c != nullptr ? c->id : durable_now(key).id;
   };
   const auto value_theirs = [&](std::uint64_t key) {
-    const auto it = theirs.find(key);
-    return it != theirs.end() ? it->second.id : durable_at(key, other_point).id;
+    const Cell* c = in(theirs, key);
+    return c != nullptr ? c->id : durable_at(key, other_point).id;
   };
   for (const auto& [key, cell] : mine)
     if (value_theirs(key) != cell.id) return false;

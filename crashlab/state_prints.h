@@ -64,7 +64,9 @@ class StatePrints {
     std::uint64_t sequence = 0;
     std::uint32_t id = 0;  // the interned bytes; 0: zeroes
   };
-  using Winners = std::unordered_map<std::uint64_t, Cell>;  // sector -> what a state puts there
+  // What a state puts over the durable contents: (sector, cell), sorted by
+  // sector, one each.
+  using Winners = std::vector<std::pair<std::uint64_t, Cell>>;
 
   std::uint32_t intern(const std::uint8_t* sector);
   void land(std::uint64_t key, Cell cell);

@@ -18,6 +18,9 @@
 #   bench_fail MESSAGE...   prints "SCRIPT: MESSAGE" on stderr and exits 1
 #   bench_git_rev           the commit of the repository, and whether the
 #                           working tree has changes
+#   bench_require_clean_tree  fails unless the working tree is the commit it
+#                           names (a RESULTS.md section must come from a
+#                           committed script, built from a clean tree)
 set -euo pipefail
 
 script_dir=$(cd "$(dirname "$0")" && pwd)
@@ -88,6 +91,12 @@ bench_require() {  # bench_require TOOL[:PACKAGE]...
     [[ $tool != *:* ]] || hint=" (apt-get install ${tool#*:})"
     command -v "$name" >/dev/null || bench_fail "$name not found$hint"
   done
+}
+
+bench_require_clean_tree() {
+  git -C "$repo_dir" rev-parse HEAD >/dev/null 2>&1 || bench_fail "not a git checkout: the results would name no commit"
+  [[ -z $(git -C "$repo_dir" status --porcelain --untracked-files=no) ]] ||
+    bench_fail "the working tree has uncommitted changes: commit them (a RESULTS.md section comes from a committed script on a clean tree)"
 }
 
 bench_git_rev() {

@@ -86,8 +86,8 @@ python3 - "$T/shards" <<'PY' || fail "a state was checked by two tasks, or by no
 import json, sys
 seen = []
 for i in range(4):
-    seen += [s["ordinal"] for s in json.load(open(f"{sys.argv[1]}/shard-{i}/results.json"))["states"]]
-assert sorted(seen) == list(range(len(seen))), "each ordinal exactly once"
+    seen += [s["position"] for s in json.load(open(f"{sys.argv[1]}/shard-{i}/results.json"))["states"]]
+assert sorted(seen) == list(range(len(seen))), "each state taken exactly once"
 assert all(json.load(open(f"{sys.argv[1]}/shard-{i}/results.json"))["states"] for i in range(4)), "a task had nothing"
 print(f"{len(seen)} states, each checked by exactly one of 4 tasks")
 PY
