@@ -29,7 +29,7 @@ StateVerdict check_image(const CauseInputs& in) {
   if (in.judge) return in.judge();
   auto& fs = in.image.exported(in.data);
   auto* journal = in.journal ? &in.image.exported(*in.journal) : nullptr;
-  return check_ext4_state(fs, fs, journal, journal, in.oracle, in.now, in.cache);
+  return check_ext4_state(fs, fs, journal, journal, in.oracle, in.now, in.memo);
 }
 
 class Minimizer {

@@ -61,7 +61,7 @@ struct CauseInputs {
   std::uint8_t data = 0;
   std::optional<std::uint8_t> journal;
   const FactOracle& oracle;
-  ContentCache* cache = nullptr;
+  FastPathMemo* memo = nullptr;
   std::uint32_t now = 0;
   // The test of each try, on the state `image` holds: the ext4 fast path
   // when empty.

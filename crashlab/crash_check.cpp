@@ -55,7 +55,7 @@ unsigned CrashChecker::round_of(std::size_t i) {
 template <typename Visit>
 bool CrashChecker::walk_in_order(const std::vector<const SelectedState*>& states, Visit&& visit) const {
   CrashImage image(index_);
-  ContentCache cache;  // names that hold for this image only
+  FastPathMemo memo;  // names that hold for this image only
   const std::uint8_t data = image.find("data").value_or(0);
   const std::optional<std::uint8_t> journal = image.find("journal");
   FactOracle oracle;
@@ -68,7 +68,7 @@ bool CrashChecker::walk_in_order(const std::vector<const SelectedState*>& states
     for (; next_mark < marks; ++next_mark)
       if (facts_[next_mark]) oracle.add(*facts_[next_mark]);
     image.set_state(state.kept, state.torn);
-    StateContext context{*selected, state, point, image, data, journal, oracle, cache};
+    StateContext context{*selected, state, point, image, data, journal, oracle, memo};
     if (!visit(context)) return false;
   }
   return true;

@@ -68,12 +68,12 @@ struct SelectedState {
 
 class CrashImage;
 class FactOracle;
-class ContentCache;
+struct FastPathMemo;
 
 // One state as CrashChecker::walk hands it over: built in `image` (its
 // `data` export the filesystem, `journal` its external journal if the
 // recording has one), `oracle` holding the facts marked before its point;
-// `cache`, the fast path's, belongs to this image (state_check.h).
+// `memo`, the fast path's, belongs to this image (state_check.h).
 struct StateContext {
   const SelectedState& selected;
   const CrashState& state;
@@ -82,7 +82,7 @@ struct StateContext {
   std::uint8_t data = 0;
   std::optional<std::uint8_t> journal;
   const FactOracle& oracle;
-  ContentCache& cache;
+  FastPathMemo& memo;
 };
 
 class CrashChecker {

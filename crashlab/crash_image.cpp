@@ -5,7 +5,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "crashlab/hash.h"
 
 namespace crashlab {
 
@@ -18,7 +17,7 @@ const std::uint8_t* bytes_of(const IndexedChange& c) { return c.kind == FrameKin
 
 }  // namespace
 
-CrashImage::CrashImage(const RecordingIndex& index) : index_(index) {
+CrashImage::CrashImage(const RecordingIndex& index) : index_(index), next_write_(kWrittenSequences) {
   for (const ExportInfo& e : index.exports()) exports_.push_back(std::unique_ptr<Export>(new Export(*this, e.size)));
   for (const IndexedBase& b : index.bases()) exports_.at(b.device)->durable_.put(b.offset, b.data.size(), 0, b.data.data());
 }
@@ -42,13 +41,7 @@ void CrashImage::set_state(const std::vector<std::size_t>& kept, const std::opti
     e->kept_.clear();
     e->written_.clear();
   }
-  if (written_total_ > kWrittenStore) {
-    written_bytes_.clear();
-    written_by_hash_.clear();
-    written_total_ = 0;
-    ++generation_;
-  }
-  next_write_ = kWrittenSequences;
+  written_bytes_.clear();  // the pieces that pointed there are gone; their sequences are not reused
   for (const std::size_t i : kept) keep(i, index_.changes().at(i).length);  // in the recording's order: a later one wins
   if (torn) keep(torn->change, std::min<std::uint64_t>(torn->bytes, index_.changes().at(torn->change).length));
 }
@@ -79,8 +72,7 @@ bool CrashImage::Export::identity(std::uint64_t offset, std::uint64_t length, st
   key.push_back(length);
   durable_.identity(offset, length, key);
   kept_.identity(offset, length, key);
-  key.push_back(image_.generation_);
-  written_.identity(offset, length, key);
+  written_.identity(offset, length, key, true);
   return true;
 }
 
@@ -104,19 +96,10 @@ void CrashImage::Export::write(std::uint64_t offset, std::span<const std::uint8_
     throw std::out_of_range("crash state: a write past the end of an export (" + std::to_string(bytes.size()) +
                             " bytes at " + std::to_string(offset) + ")");
   if (bytes.empty()) return;
-  written_.put(offset, bytes.size(), image_.next_write_++, image_.store_written(bytes));
-}
-
-const std::uint8_t* CrashImage::store_written(std::span<const std::uint8_t> bytes) {
-  auto& same_hash = written_by_hash_[hash_bytes(bytes.data(), bytes.size())];
-  for (const auto& [data, size] : same_hash)
-    if (size == bytes.size() && std::memcmp(data, bytes.data(), size) == 0) return data;
   auto copy = std::make_unique<std::uint8_t[]>(bytes.size());
   std::memcpy(copy.get(), bytes.data(), bytes.size());
-  same_hash.emplace_back(copy.get(), bytes.size());
-  written_total_ += bytes.size();
-  written_bytes_.push_back(std::move(copy));
-  return written_bytes_.back().get();
+  written_.put(offset, bytes.size(), image_.next_write_++, copy.get());
+  image_.written_bytes_.push_back(std::move(copy));
 }
 
 }  // namespace crashlab

@@ -13,7 +13,6 @@
 #include <memory>
 #include <optional>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -44,13 +43,11 @@ class CrashImage {
     std::uint64_t size() const override { return size_; }
     void read(std::uint64_t offset, std::span<std::uint8_t> bytes) const override;
     // The three layers' pieces in the range, each named by where its bytes
-    // lie: in the recording, or (the state's own writes) in the image's
-    // store of written blocks, with the store's generation. Valid while the
+    // lie: in the recording, or (the state's own writes) in a copy numbered
+    // by a sequence no other write of this image ever gets. Valid while the
     // image lives.
     bool identity(std::uint64_t offset, std::uint64_t length, std::vector<std::uint64_t>& key) const override;
-    // Kept with the state until the next set_state; the bytes go to the
-    // store of written blocks, where equal bytes written by any state share
-    // one copy (so that an identity() over them names them the same way).
+    // Kept with the state until the next set_state.
     void write(std::uint64_t offset, std::span<const std::uint8_t> bytes) override;
     // The byte ranges [start, end) something (the starting contents, a
     // change, the state's own writes) holds, in order, joined where they
@@ -75,20 +72,10 @@ class CrashImage {
   // where it was sent later.
   void keep(std::size_t i, std::uint64_t length);
 
-  // The store of what states wrote: one copy of each distinct run of bytes,
-  // kept across states (a state's replay writes what others wrote), until
-  // it holds more than kWrittenStore bytes: then it starts again at the next
-  // set_state, under a new generation.
-  const std::uint8_t* store_written(std::span<const std::uint8_t> bytes);
-  static constexpr std::uint64_t kWrittenStore = std::uint64_t{256} << 20;
-
   std::vector<std::unique_ptr<Export>> exports_;
   std::size_t next_durable_ = 0;  // in durable_order()
-  std::vector<std::unique_ptr<std::uint8_t[]>> written_bytes_;
-  std::unordered_map<std::uint64_t, std::vector<std::pair<const std::uint8_t*, std::size_t>>> written_by_hash_;
-  std::uint64_t written_total_ = 0;
-  std::uint64_t generation_ = 0;
-  std::uint64_t next_write_ = 0;
+  std::vector<std::unique_ptr<std::uint8_t[]>> written_bytes_;  // the current state's writes
+  std::uint64_t next_write_;  // the sequence of the next write: only grows
 };
 
 }  // namespace crashlab

@@ -81,7 +81,8 @@ void PieceMap::read(std::uint64_t offset, std::span<std::uint8_t> out) const {
   }
 }
 
-void PieceMap::identity(std::uint64_t offset, std::uint64_t length, std::vector<std::uint64_t>& key) const {
+void PieceMap::identity(std::uint64_t offset, std::uint64_t length, std::vector<std::uint64_t>& key,
+                        bool with_sequence) const {
   const std::size_t count_at = key.size();
   key.push_back(0);
   const std::uint64_t end = offset + length;
@@ -92,6 +93,7 @@ void PieceMap::identity(std::uint64_t offset, std::uint64_t length, std::vector<
     key.push_back(from - offset);
     key.push_back(to - from);
     key.push_back(reinterpret_cast<std::uintptr_t>(data));
+    if (with_sequence) key.push_back(it->second.sequence);
     ++key[count_at];
   }
 }

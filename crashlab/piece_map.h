@@ -40,10 +40,14 @@ class PieceMap {
 
   // Appends words naming the pieces' parts in [offset, offset + length):
   // how many, then for each where it lies in the range, how long, and where
-  // its bytes are (the pointer; 0 for zeroes). The bytes behind a pointer
+  // its bytes are (the pointer; 0 for zeroes), and with `with_sequence` the
+  // sequence of the change that wrote it too. The bytes behind a pointer
   // never change while the map's owner lives, so equal words, equal bytes
-  // over the parts (the rest is left to the layer below).
-  void identity(std::uint64_t offset, std::uint64_t length, std::vector<std::uint64_t>& key) const;
+  // over the parts (the rest is left to the layer below); where pointers
+  // are freed and reused (a state's own writes), sequences that are never
+  // reused tell them apart.
+  void identity(std::uint64_t offset, std::uint64_t length, std::vector<std::uint64_t>& key,
+                bool with_sequence = false) const;
 
   // The pieces, by start.
   const std::map<std::uint64_t, Piece>& pieces() const { return pieces_; }

@@ -63,7 +63,7 @@ std::optional<std::string> fast_path_refuses(const fscore::BlockSource& source) 
 
 StateVerdict check_ext4_state(fscore::BlockSource& fs_source, fscore::BlockSink& fs_sink, fscore::BlockSource* journal_source,
                               fscore::BlockSink* journal_sink, const FactOracle& oracle, std::uint32_t now,
-                              ContentCache* cache) {
+                              FastPathMemo* memo) {
   StateVerdict v;
   const auto unreadable = [&](const std::string& what, const std::exception& e) {
     v.verdict = Verdict::unreadable;
@@ -86,7 +86,9 @@ StateVerdict check_ext4_state(fscore::BlockSource& fs_source, fscore::BlockSink&
           throw std::runtime_error("the filesystem's journal is on another device, and there is no journal export");
         journal.emplace(fscore::ext4::ImageAccess{*journal_source, *journal_sink});
       }
-      const fscore::ext4::ReplayReport r = fscore::ext4::replay_journal_like_e2fsck(fs, journal ? &*journal : nullptr, now);
+      const fscore::ext4::ReplayReport r = journal && memo != nullptr
+                                               ? memo->replay.replay(fs, *journal, now)
+                                               : fscore::ext4::replay_journal_like_e2fsck(fs, journal ? &*journal : nullptr, now);
       v.replayed = r.needed;
       v.replayed_blocks = r.result.replayed;
       if (r.result.error != 0)
@@ -103,7 +105,7 @@ StateVerdict check_ext4_state(fscore::BlockSource& fs_source, fscore::BlockSink&
   }
   try {
     const fscore::ext4::TreeReader tree(fs_source);
-    v.violations = oracle.check(TreeFacts(tree, cache));
+    v.violations = oracle.check(TreeFacts(tree, memo != nullptr ? &memo->content : nullptr));
   } catch (const std::exception& e) {
     return unreadable("filesystem", e);
   }

@@ -20,6 +20,7 @@
 
 #include "fscore/block_io.h"
 #include "crashlab/fact_oracle.h"
+#include "crashlab/replay_memo.h"
 
 namespace crashlab {
 
@@ -45,12 +46,21 @@ struct StateVerdict {
 // are then the kernel's to check, every one.
 std::optional<std::string> fast_path_refuses(const fscore::BlockSource& source);
 
+// What the fast path remembers from one state to the next of one
+// CrashImage (the names it keys them by hold for that image only): files'
+// CRCs by chunk, and external journals' replays by what they read.
+struct FastPathMemo {
+  ContentCache content;
+  ReplayMemo replay;
+};
+
 // The filesystem is `fs`; `journal` its external journal's device, or
 // nullptr. Both are written (the replay). `now` is the time the replay
-// stamps in the superblock. `cache`, kept from state to state, spares
-// reading files whose blocks hold what they held before.
+// stamps in the superblock. `memo`, kept from state to state, spares
+// replaying a journal that holds what it held before, and reading files
+// whose blocks do.
 StateVerdict check_ext4_state(fscore::BlockSource& fs_source, fscore::BlockSink& fs_sink, fscore::BlockSource* journal_source,
                               fscore::BlockSink* journal_sink, const FactOracle& oracle, std::uint32_t now,
-                              ContentCache* cache = nullptr);
+                              FastPathMemo* memo = nullptr);
 
 }  // namespace crashlab

@@ -37,7 +37,7 @@ namespace {
 StateVerdict fast_path(StateContext& c) {
   auto& fs = c.image.exported(c.data);
   auto* journal = c.journal ? &c.image.exported(*c.journal) : nullptr;
-  return check_ext4_state(fs, fs, journal, journal, c.oracle, 1700001000, &c.cache);
+  return check_ext4_state(fs, fs, journal, journal, c.oracle, 1700001000, &c.memo);
 }
 
 // Every state's verdict by ordinal, walking the shard.
@@ -85,6 +85,56 @@ TEST_CASE("an honest ext4 workload passes in every crash state, by the fast path
   }
 }
 
+TEST_CASE("a journal's replay from the memo writes what the replay writes, and gives its verdict", "[crash][check]") {
+  // Every state checked twice: with the memo kept from state to state, and
+  // afresh; the writes each makes into the state, in order, and the verdicts
+  // are the same, and the memo was used.
+  struct Tape final : fscore::BlockSink {
+    fscore::BlockSink& to;
+    std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> writes;
+    explicit Tape(fscore::BlockSink& sink) : to(sink) {}
+    void write(std::uint64_t offset, std::span<const std::uint8_t> bytes) override {
+      to.write(offset, bytes);
+      writes.emplace_back(offset, std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
+    }
+  };
+  for (const bool liar : {false, true}) {
+    const Ext4Workload w = nvj::test::record_ext4_workload(Ext4WorkloadOptions{false, 4, liar});
+    const RecordingIndex index(w.recording);
+    const CrashChecker checker(index, options_with(0, 1, 0));
+    std::uint64_t compared = 0;
+    checker.walk([&](StateContext& c) {
+      auto& fs = c.image.exported(c.data);
+      auto& journal = c.image.exported(*c.journal);
+      Tape fs_a(fs), journal_a(journal);
+      const StateVerdict a = check_ext4_state(fs, fs_a, &journal, &journal_a, c.oracle, 1700001000, &c.memo);
+      c.image.set_state(c.state.kept, c.state.torn);
+      Tape fs_b(fs), journal_b(journal);
+      const StateVerdict b = check_ext4_state(fs, fs_b, &journal, &journal_b, c.oracle, 1700001000, nullptr);
+      CAPTURE(liar, c.selected.ordinal);
+      CHECK(a.verdict == b.verdict);
+      CHECK(a.replayed_blocks == b.replayed_blocks);
+      CHECK(fs_a.writes == fs_b.writes);
+      CHECK(journal_a.writes == journal_b.writes);
+      ++compared;
+      return true;
+    });
+    CHECK(compared > 100);
+  }
+  // The memo is used: most states share their point's journal.
+  const Ext4Workload w = nvj::test::record_ext4_workload(Ext4WorkloadOptions{false, 4, false});
+  const RecordingIndex index(w.recording);
+  const CrashChecker checker(index, options_with(0, 1, 0));
+  std::uint64_t hits = 0, misses = 0;
+  checker.walk([&](StateContext& c) {
+    fast_path(c);
+    hits = c.memo.replay.hits();
+    misses = c.memo.replay.misses();
+    return true;
+  });
+  CHECK(hits > 3 * misses);
+}
+
 TEST_CASE("facts posted before the data is flushed fail where the data is dropped, and the cause is that data", "[crash][check]") {
   const Ext4Workload w = nvj::test::record_ext4_workload(Ext4WorkloadOptions{false, 5, true});
   const RecordingIndex index(w.recording);
@@ -112,7 +162,7 @@ TEST_CASE("facts posted before the data is flushed fail where the data is droppe
     if (v.verdict != Verdict::fail) return true;
     ++failing;
     if (minimized++ >= 25) return true;
-    const CauseInputs in{index, c.image, c.data, c.journal, c.oracle, &c.cache, 1700001000, {}};
+    const CauseInputs in{index, c.image, c.data, c.journal, c.oracle, &c.memo, 1700001000, {}};
     const CrashCause cause = minimize_cause(in, c.point, c.state);
     CHECK(cause.found);
     CHECK(cause.minimal);

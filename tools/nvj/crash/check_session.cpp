@@ -118,7 +118,7 @@ class Session {
   crashlab::StateVerdict fast_verdict(crashlab::StateContext& c) const {
     auto& fs = c.image.exported(c.data);
     auto* journal = c.journal ? &c.image.exported(*c.journal) : nullptr;
-    return crashlab::check_ext4_state(fs, fs, journal, journal, c.oracle, checker_.options().now, &c.cache);
+    return crashlab::check_ext4_state(fs, fs, journal, journal, c.oracle, checker_.options().now, &c.memo);
   }
 
   // The first pass's check of one state.
@@ -177,7 +177,7 @@ class Session {
     const crashlab::StateVerdict fast = fast_verdict(c);
     if (verify_ != "none" && !entry.contains("ground_truth") && kernel() != nullptr) add_ground_truth(c, fast, entry);
     if (fast.verdict != crashlab::Verdict::fail) return;
-    const crashlab::CauseInputs in{index_, c.image, c.data, c.journal, c.oracle, &c.cache, checker_.options().now, {}};
+    const crashlab::CauseInputs in{index_, c.image, c.data, c.journal, c.oracle, &c.memo, checker_.options().now, {}};
     entry["cause"] = confirmed_cause(in, c, kFastMinimizeBudget);
   }
 
