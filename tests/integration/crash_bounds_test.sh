@@ -11,7 +11,8 @@
 #     and what was not checked said, with how to check it;
 #   - SIGTERM while the check runs: it stops at the next state, writes the
 #     report of what it checked (stopped: interrupted), takes everything
-#     down and exits 1;
+#     down and exits 1; while the workload runs: the workload (its whole
+#     process group) is stopped, everything taken down, exit 1;
 #   - SIGKILL during the workload, and during the check: what the run left
 #     (its mount, its exports, the ground truth's loop devices, its run
 #     folder) is cleared by the next run, which says so;
@@ -93,6 +94,25 @@ import json, sys
 c = json.load(open(sys.argv[1]))["coverage"]
 assert c["stopped"] == "interrupted" and 0 < c["checked"] < c["taken"] and c["rounds"] < 7, c
 PY
+
+# SIGTERM while the workload runs: it is stopped and the lab taken down.
+"$NVJ" crash run --out "$T/term2" -- "$NVJ" writers --tasks 8 --dirs 4 --chunks 100000 --fsync each w >"$T/term2.log" 2>&1 &
+pid=$!
+_servers+=("$pid")
+for _ in $(seq 300); do grep -q "== running" "$T/term2.log" && break; sleep 0.1; done
+grep -q "== running" "$T/term2.log" || fail "the workload did not start: $(cat "$T/term2.log")"
+sleep 2
+kill -TERM "$pid"
+for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$pid" 2>/dev/null; then fail "30 s after SIGTERM the run (in its workload) still runs"; fi
+status=0
+wait "$pid" || status=$?
+_servers=()
+cat "$T/term2.log"
+[ "$status" = 1 ] || fail "the run interrupted in its workload exited $status, not 1"
+grep -q "== interrupted: the workload was stopped" "$T/term2.log" || fail "it does not say the workload was stopped"
+experiment_leftovers "$pid" crash || fail "the run interrupted in its workload left something behind"
+if pgrep -f "writers --tasks 8 --dirs 4 --chunks 100000" >/dev/null; then fail "the workload still runs"; fi
 
 # SIGKILL: during the workload, then during the check; the next run clears
 # what each left.

@@ -1,0 +1,91 @@
+// nvj crash check's session (tools/nvj/crash/check_session.h) without the
+// kernel, on an ext4 workload that lies about its facts
+// (tests/support/ext4_workload.h): a check stops once a signature has
+// --max-findings failing states, or at its time limit, having checked a
+// sample spread over the recording and saying why it stopped; the first
+// --per-signature failing states of each signature are described in full
+// (their changes, their minimized cause), the others keep what broke, in
+// a few words.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "crashlab/crash_check.h"
+#include "tests/support/ext4_workload.h"
+#include "tools/nvj/crash/check_results.h"
+#include "tools/nvj/crash/check_session.h"
+
+namespace {
+
+nvj::cli::SessionResult session(const crashlab::CrashChecker& checker, const crashlab::RecordingIndex& index,
+                                std::uint64_t max_findings, double time_limit, std::uint64_t per_signature = 2) {
+  nvj::cli::SessionOptions s;
+  s.fast = true;
+  s.verify = "none";
+  s.verify_given = true;
+  s.per_signature = per_signature;
+  s.max_findings = max_findings;
+  s.time_limit = time_limit;
+  s.filesystem = "ext4";
+  return nvj::cli::run_check_session(index, checker, s);
+}
+
+}  // namespace
+
+TEST_CASE("a check stops after so many findings of one signature, or at its time limit, and says so", "[crash][session]") {
+  const nvj::test::Ext4Workload w = nvj::test::record_ext4_workload({false, 4, true});
+  const crashlab::RecordingIndex index(w.recording);
+  crashlab::CheckOptions o;
+  const crashlab::CrashChecker checker(index, o);
+  const std::uint64_t mine = checker.mine().size();
+
+  const nvj::cli::SessionResult all = session(checker, index, 0, 0);
+  CHECK(all.progress.stopped.empty());
+  CHECK(all.progress.checked == mine);
+  CHECK(all.progress.rounds == crashlab::CrashChecker::kRounds);
+
+  const nvj::cli::SessionResult five = session(checker, index, 5, 0);
+  CHECK(five.progress.stopped == "findings");
+  CHECK(five.progress.checked < mine);
+  CHECK(five.progress.rounds < crashlab::CrashChecker::kRounds);
+  std::map<std::string, std::uint64_t> by_signature;
+  for (const nvj::Json& s : five.states)
+    if (const std::string sig = nvj::cli::entry_signature(s); !sig.empty()) ++by_signature[sig];
+  std::uint64_t most = 0;
+  for (const auto& [sig, n] : by_signature) most = std::max(most, n);
+  CHECK(most == 5);  // it stopped at the fifth
+
+  const nvj::cli::SessionResult none = session(checker, index, 0, 1e-9);
+  CHECK(none.progress.stopped == "time limit");
+  CHECK(none.progress.checked == 0);
+  CHECK(none.progress.rounds == 0);
+  CHECK(none.states.empty());
+}
+
+TEST_CASE("the first failing states of each signature are described in full, the others in a few words", "[crash][session]") {
+  const nvj::test::Ext4Workload w = nvj::test::record_ext4_workload({false, 4, true});
+  const crashlab::RecordingIndex index(w.recording);
+  crashlab::CheckOptions o;
+  const crashlab::CrashChecker checker(index, o);
+  const nvj::cli::SessionResult r = session(checker, index, 0, 0, 2);
+  std::map<std::string, std::uint64_t> seen;
+  std::uint64_t failing = 0;
+  for (const nvj::Json& s : r.states) {  // in ordinal order
+    const std::string sig = nvj::cli::entry_signature(s);
+    if (sig.empty()) {
+      CHECK(s.at("verdict") == "pass");
+      continue;
+    }
+    ++failing;
+    const bool first_two = seen[sig]++ < 2;
+    CHECK(s.contains("kept_changes") == first_two);
+    CHECK(s.contains("cause") == first_two);
+    for (const nvj::Json& v : s.at("violations")) {
+      CHECK(v.contains("expected") == first_two);
+      CHECK((v.contains("what") && v.contains("how")));
+    }
+  }
+  CHECK(failing > 20);
+}
