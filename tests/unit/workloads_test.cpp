@@ -285,4 +285,10 @@ TEST_CASE("writers --verify checks a completed run's files and names the first l
   CHECK_THROWS_WITH(writers_command({dir, "--tasks", "2", "--dirs", "3", "--verify"}),
                     Catch::Contains("--dirs must be between 1 and --tasks"));
   CHECK_THROWS_AS(writers_command({"--verify"}), nvj::cli::UsageError);
+  // Fewer tasks than the default 9 directories, --dirs not given: one
+  // directory a task, never an error.
+  const std::string few = dir + "/few";
+  CHECK(writers_command({few, "--tasks", "4", "--chunks", "2"}) == 0);
+  for (int d = 0; d < 4; ++d) CHECK(fs::is_directory(few + "/d" + std::to_string(d)));
+  CHECK_FALSE(fs::exists(few + "/d4"));
 }

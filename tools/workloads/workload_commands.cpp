@@ -1,5 +1,6 @@
 #include "tools/workloads/workload_commands.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -77,6 +78,7 @@ struct WritersArgs {
   std::string sync = "none";
   bool json = false;
   bool verify = false;
+  bool dirs_given = false;
 };
 
 // --control, or NVJ_CONTROL in the environment (what nvj crash run sets).
@@ -122,6 +124,9 @@ int writers_main(WritersArgs& a, const std::string& path) {
   const bool json = a.json;
   o.chunk_size = static_cast<std::uint32_t>(a.chunk_size);
   o.sync = a.sync == "each" ? WritersSync::each : a.sync == "end" ? WritersSync::end : WritersSync::none;
+  // The default never makes a valid command an error: no more directories
+  // than tasks unless --dirs says so (which is then refused).
+  if (!a.dirs_given) o.directories = std::min(o.directories, o.tasks);
   if (!a.verify) default_control(o.control);
   if (o.directory.empty()) throw cli::UsageError(path + ": no directory given (" + path + " --help)");
   if (a.verify) return verify_writers_command(o, json, path);
@@ -190,7 +195,8 @@ cli::CommandRun declare_writers(cli::Command& app) {
   app.count("--tasks", o.tasks, 1u, 100000u, "tasks (default 1000)");
   app.count("--chunks", o.chunks, 1u, 100000000u, "chunks per task (default 40)");
   app.size("--chunk-size", a->chunk_size, 16, 1u << 24, "bytes per chunk (default 1K)");
-  app.count("--dirs", o.directories, 1u, 100000u, "directories the tasks are spread over (default 9)");
+  app.count("--dirs", o.directories, 1u, 100000u, "directories the tasks are spread over (default 9, or --tasks if fewer)")
+      .on_given([a] { a->dirs_given = true; });
   app.count("--rounds", o.rounds, 1u, 1000000u, "rounds (default 1)");
   app.flag("--overwrite", o.overwrite,
            "write over existing files' blocks in place instead of truncating them first");
