@@ -174,7 +174,7 @@ assert len(peer) == gt_n, f"the peer checked {len(peer)} states, the ground trut
 phases = [("planning: enumerating the states twice, the sample", r"crashlab::CrashChecker::CrashChecker"),
           ("building each state (its kept changes put over the durable ones)",
            r"crashlab::CrashImage::set_state|crashlab::CrashImage::advance|crashlab::state_of"),
-          ("the journal's replay into the state", r"fscore::ext4::replay_journal_like_e2fsck"),
+          ("the journal's replay into the state (or the memo's copy of it)", r"crashlab::ReplayMemo::replay"),
           ("the orphan list", r"fscore::ext4::read_orphans"),
           ("reading the filesystem and the facts back (checksums, files' CRCs)",
            r"crashlab::FactOracle::check|fscore::ext4::TreeReader::TreeReader"),
@@ -183,7 +183,8 @@ shares = {}
 if env["CC_PERF"] == "1":
     inside = {}
     for line in open(f"{d}/perf.txt"):
-        m = re.match(r"\s*([\d.]+)%\s+([\d.]+)%\s+\S+\s+\[\.\]\s+(\S+)", line)
+        # "children%  self%  [.] symbol" (--sort symbol: no command or object column)
+        m = re.match(r"\s*([\d.]+)%\s+([\d.]+)%\s+(?:\S+\s+)*?\[\.\]\s+(\S+)", line)
         if m:
             inside[m.group(3)] = float(m.group(1))
     demangled = dict(zip(inside, subprocess.run(["c++filt"], input="\n".join(inside), capture_output=True,
