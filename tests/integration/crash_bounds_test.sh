@@ -178,8 +178,8 @@ assert (v["failing"] > 0) == (sys.argv[2] == "1"), (v, sys.argv[2])
 after = [s for s in r["states"] if (s["last_mark"] or "").startswith(("fact file w/", "fact prefix w/"))]
 assert len(after) > 10, f"only {len(after)} states after the writers' facts"
 for s in r["states"]:
-    if s["verdict"] != "pass":  # the kernel's recovery short of an fsynced append
-        assert s["verdict"] == "fail" and all(x["what"] == "prefix" for x in s["violations"]), s
+    if s["verdict"] != "pass":  # the kernel's recovery leaves an fsynced file short, nothing else
+        assert s["verdict"] == "fail" and all(x["how"] in ("short", "size") for x in s["violations"]), s
 print(f"{v['checked']} states by the kernel, {v['failing']} failing")
 PY
 status=0
