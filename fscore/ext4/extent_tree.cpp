@@ -21,10 +21,10 @@ struct Entry {  // a leaf extent (depth 0) or an index entry
   std::uint32_t length;  // leaves only
 };
 
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error("extent tree: " + what); }
+[[noreturn]] void bad_extent_tree(const std::string& what) { throw std::runtime_error("extent tree: " + what); }
 
 [[noreturn]] void fail_block_size(std::uint32_t block_size) {
-  fail("block size " + std::to_string(block_size) + " is not a power of two from 1024 to 65536");
+  bad_extent_tree("block size " + std::to_string(block_size) + " is not a power of two from 1024 to 65536");
 }
 
 // Entries a tree block holds; ext4's blocks are 1 KiB to 64 KiB, a power of
@@ -61,10 +61,10 @@ void write_node(std::uint8_t* p, std::span<const Entry> entries, std::uint16_t m
 void check_tail(std::span<const std::uint8_t> block, std::uint32_t seed, std::uint64_t at) {
   const std::uint16_t max = load_le<std::uint16_t>(block.data() + 4);
   const std::size_t tail = kHeaderSize + std::size_t{max} * kEntrySize;
-  if (load_le<std::uint16_t>(block.data()) != kExtentMagic) fail("bad magic in block " + std::to_string(at));
-  if (tail + 4 > block.size()) fail("no room for the checksum in block " + std::to_string(at));
+  if (load_le<std::uint16_t>(block.data()) != kExtentMagic) bad_extent_tree("bad magic in block " + std::to_string(at));
+  if (tail + 4 > block.size()) bad_extent_tree("no room for the checksum in block " + std::to_string(at));
   if (load_le<std::uint32_t>(block.data() + tail) != crc32c(seed, block.data(), tail))
-    fail("block " + std::to_string(at) + ": checksum does not match");
+    bad_extent_tree("block " + std::to_string(at) + ": checksum does not match");
 }
 
 }  // namespace
@@ -116,7 +116,7 @@ ExtentTree build_extent_tree(std::span<const Extent> extents, std::uint32_t bloc
       tree.blocks.emplace_back(at, std::move(block));
     }
     level = std::move(parents);
-    if (++depth > kMaxDepth) fail("too many extents for a tree of depth 5");
+    if (++depth > kMaxDepth) bad_extent_tree("too many extents for a tree of depth 5");
   }
   write_node(tree.root.data(), level, kRootEntries, depth);
   return tree;
@@ -131,14 +131,14 @@ std::vector<Extent> read_extent_tree(const std::array<std::uint8_t, 60>& root, c
   // parent says (or -1 at the root).
   std::function<void(const std::uint8_t*, std::size_t, int)> walk = [&](const std::uint8_t* p, std::size_t bytes,
                                                                         int expected_depth) {
-    if (load_le<std::uint16_t>(p) != kExtentMagic) fail("bad magic");
+    if (load_le<std::uint16_t>(p) != kExtentMagic) bad_extent_tree("bad magic");
     const std::uint16_t entries = load_le<std::uint16_t>(p + 2);
     const std::uint16_t max = load_le<std::uint16_t>(p + 4);
     const std::uint16_t depth = load_le<std::uint16_t>(p + 6);
-    if (max == 0 || kHeaderSize + std::size_t{max} * kEntrySize > bytes) fail("entry capacity larger than its node");
-    if (entries > max) fail("more entries than the node holds");
-    if (depth > kMaxDepth) fail("depth " + std::to_string(depth) + " is more than 5");
-    if (expected_depth >= 0 && depth != expected_depth) fail("a child's depth does not follow its parent's");
+    if (max == 0 || kHeaderSize + std::size_t{max} * kEntrySize > bytes) bad_extent_tree("entry capacity larger than its node");
+    if (entries > max) bad_extent_tree("more entries than the node holds");
+    if (depth > kMaxDepth) bad_extent_tree("depth " + std::to_string(depth) + " is more than 5");
+    if (expected_depth >= 0 && depth != expected_depth) bad_extent_tree("a child's depth does not follow its parent's");
     const std::uint8_t* e = p + kHeaderSize;
     for (std::uint16_t i = 0; i < entries; ++i, e += kEntrySize) {
       const std::uint32_t logical = load_le<std::uint32_t>(e);
@@ -148,15 +148,15 @@ std::vector<Extent> read_extent_tree(const std::array<std::uint8_t, 60>& root, c
         if (unwritten) len -= kMaxExtentLength;
         const std::uint64_t start =
             load_le<std::uint32_t>(e + 8) | std::uint64_t{load_le<std::uint16_t>(e + 6)} << 32;
-        if (len == 0 || start >= blocks_count || len > blocks_count - start) fail("an extent lies outside the device");
+        if (len == 0 || start >= blocks_count || len > blocks_count - start) bad_extent_tree("an extent lies outside the device");
         if (!out.empty() && logical < std::uint64_t{out.back().logical} + out.back().length)
-          fail("extents overlap or are out of order");
-        if (out.size() >= max_extents) fail("more than " + std::to_string(max_extents) + " extents");
+          bad_extent_tree("extents overlap or are out of order");
+        if (out.size() >= max_extents) bad_extent_tree("more than " + std::to_string(max_extents) + " extents");
         out.push_back({logical, start, len, unwritten});
       } else {
         const std::uint64_t leaf = load_le<std::uint32_t>(e + 4) | std::uint64_t{load_le<std::uint16_t>(e + 8)} << 32;
-        if (leaf >= blocks_count) fail("an index points outside the device");
-        if (++nodes > max_extents + 64) fail("more tree blocks than extents");
+        if (leaf >= blocks_count) bad_extent_tree("an index points outside the device");
+        if (++nodes > max_extents + 64) bad_extent_tree("more tree blocks than extents");
         std::vector<std::uint8_t> block(block_size);
         source.read(leaf * block_size, block);
         if (inode_seed) check_tail(block, *inode_seed, leaf);

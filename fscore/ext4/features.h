@@ -62,6 +62,10 @@ inline constexpr std::uint32_t kExtentsFl = 0x80000;
 inline constexpr std::uint32_t kIndexFl = 0x1000;  // an htree directory
 inline constexpr std::uint32_t kInlineDataFl = 0x10000000;
 
+// The most links an inode takes (ext4.h EXT4_LINK_MAX); with dir_nlink a
+// directory past it counts 1.
+inline constexpr std::uint32_t kLinkMax = 65000;
+
 // Extra inode fields every inode here carries (i_extra_isize).
 inline constexpr std::uint16_t kExtraIsize = 32;
 

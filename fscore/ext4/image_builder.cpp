@@ -11,9 +11,8 @@ namespace fscore::ext4 {
 namespace {
 
 constexpr std::uint64_t kMinJournalBlocks = 1024;       // JBD2_MIN_JOURNAL_BLOCKS
-constexpr std::uint64_t kMaxJournalBlocks = 10240000;   // mke2fs's upper bound
+constexpr std::uint64_t kMke2fsMaxJournalBlocks = 10240000;   // mke2fs's upper bound
 constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
-constexpr std::uint16_t kMaxLinks = 65000;              // EXT4_LINK_MAX; dir_nlink then counts 1
 
 std::uint64_t div_ceil(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
@@ -105,7 +104,7 @@ void ImageBuilder::plan_journal(std::uint64_t blocks, bool asked) {
                            " blocks is too small for a journal (mke2fs makes none below 2048 blocks)");
   // Like mke2fs (misc/util.c): a size asked for may take at most half of
   // what is free once the metadata is placed; its own default always fits.
-  const std::uint64_t limit = std::min(kMaxJournalBlocks, asked ? map_.free_blocks() / 2 : map_.free_blocks());
+  const std::uint64_t limit = std::min(kMke2fsMaxJournalBlocks, asked ? map_.free_blocks() / 2 : map_.free_blocks());
   if (blocks < kMinJournalBlocks || blocks > limit)
     throw JournalSizeError("a journal of " + std::to_string(blocks) + " blocks: a filesystem of " +
                            std::to_string(geometry_.blocks) + " blocks takes " + std::to_string(kMinJournalBlocks) +
@@ -311,7 +310,7 @@ void ImageBuilder::add_hard_link(std::uint32_t parent, std::string_view name, st
   if (ino < kFirstIno || ino > inodes_.size()) throw std::invalid_argument("hard link to unknown inode " + std::to_string(ino));
   Inode& n = inodes_[ino - 1];
   if ((n.mode & kModeTypeMask) == kModeDir) throw std::invalid_argument("hard link '" + std::string(name) + "' to a directory");
-  if (n.links >= kMaxLinks) throw std::invalid_argument("inode " + std::to_string(ino) + " has 65000 links already");
+  if (n.links >= kLinkMax) throw std::invalid_argument("inode " + std::to_string(ino) + " has 65000 links already");
   FileType type = FileType::kRegular;
   switch (n.mode & kModeTypeMask) {
     case kModeSymlink: type = FileType::kSymlink; break;

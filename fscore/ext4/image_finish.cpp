@@ -11,7 +11,6 @@
 namespace fscore::ext4 {
 namespace {
 
-constexpr std::uint32_t kMaxLinks = 65000;
 constexpr std::uint32_t kLostFoundBytes = 16384;  // mke2fs grows lost+found to 16 KiB,
 constexpr std::uint32_t kLostFoundMaxBlocks = 12; // within the direct blocks
 
@@ -66,7 +65,7 @@ void ImageBuilder::write_directories() {
     }
     n.size = std::uint64_t{blocks.size()} * bs;
     set_extents(ino, extents, blocks.size());
-    n.links = static_cast<std::uint16_t>(links > kMaxLinks ? 1 : links);
+    n.links = static_cast<std::uint16_t>(links > kLinkMax ? 1 : links);
   }
 }
 

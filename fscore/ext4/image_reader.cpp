@@ -15,25 +15,25 @@ namespace fscore::ext4 {
 namespace {
 
 constexpr std::size_t kMaxJournalExtents = 1 << 16;  // 2^16 x 32768 blocks: more than any journal
-constexpr std::uint64_t kMaxJournalBlocks = 1u << 25;  // well above mke2fs's 10,240,000
+constexpr std::uint64_t kMaxJournalBlocksRead = 1u << 25;  // well above mke2fs's 10,240,000
 
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+[[noreturn]] void bad_image(const std::string& what) { throw std::runtime_error(what); }
 
 jbd2::JournalSuperblock read_journal_super(const BlockSource& source, std::uint64_t block, std::uint32_t bs) {
   std::vector<std::uint8_t> bytes(jbd2::kSuperblockSize);
   source.read(block * bs, bytes);
   auto jsb = jbd2::decode_journal_superblock(std::span<const std::uint8_t, jbd2::kSuperblockSize>(bytes.data(), bytes.size()));
   if (jsb.block_size != bs)
-    fail("journal block size " + std::to_string(jsb.block_size) + " differs from the filesystem's " + std::to_string(bs));
+    bad_image("journal block size " + std::to_string(jsb.block_size) + " differs from the filesystem's " + std::to_string(bs));
   return jsb;
 }
 
 void read_internal_journal(const BlockSource& source, ImageInfo& info) {
   const std::uint32_t bs = info.block_size;
   const Inode j = read_inode(source, info, info.super.journal_inum);
-  if ((j.mode & kModeTypeMask) != kModeRegular) fail("journal inode is not a regular file");
+  if ((j.mode & kModeTypeMask) != kModeRegular) bad_image("journal inode is not a regular file");
   const std::uint64_t file_blocks = (j.size + bs - 1) / bs;
-  if (file_blocks > kMaxJournalBlocks) fail("journal inode of " + std::to_string(j.size) + " bytes is larger than jbd2 takes");
+  if (file_blocks > kMaxJournalBlocksRead) bad_image("journal inode of " + std::to_string(j.size) + " bytes is larger than jbd2 takes");
   info.journal_root = j.block;
   info.journal_extents = (j.flags & kExtentsFl) != 0;
   const std::vector<Extent> extents =
@@ -43,11 +43,11 @@ void read_internal_journal(const BlockSource& source, ImageInfo& info) {
                                  ? std::optional<std::uint32_t>(
                                        inode_csum_seed(info.super.csum_seed(), info.super.journal_inum, j.generation))
                                  : std::nullopt)
-                                  : read_indirect_blocks(j.block, source, bs, info.blocks, file_blocks, kMaxJournalBlocks,
+                                  : read_indirect_blocks(j.block, source, bs, info.blocks, file_blocks, kMaxJournalBlocksRead,
                                                          kMaxJournalExtents);
   std::uint64_t logical = 0;
   for (const Extent& x : extents) {
-    if (x.logical != logical) fail("journal inode has a hole at block " + std::to_string(logical));
+    if (x.logical != logical) bad_image("journal inode has a hole at block " + std::to_string(logical));
     if (!info.journal_runs.empty() && info.journal_runs.back().start + info.journal_runs.back().count == x.physical) {
       info.journal_runs.back().count += x.length;
     } else {
@@ -55,11 +55,11 @@ void read_internal_journal(const BlockSource& source, ImageInfo& info) {
     }
     logical += x.length;
   }
-  if (logical == 0) fail("journal inode has no blocks");
-  if (j.size != logical * bs) fail("journal inode size does not match its blocks");
+  if (logical == 0) bad_image("journal inode has no blocks");
+  if (j.size != logical * bs) bad_image("journal inode size does not match its blocks");
   info.journal_superblock_block = info.journal_runs.front().start;
   info.journal_super = read_journal_super(source, info.journal_superblock_block, bs);
-  if (info.journal_super.maxlen > logical) fail("jbd2 superblock says the journal is longer than its inode");
+  if (info.journal_super.maxlen > logical) bad_image("jbd2 superblock says the journal is longer than its inode");
 }
 
 }  // namespace
@@ -69,31 +69,31 @@ GroupDesc read_group_desc(const BlockSource& source, const ImageInfo& info, std:
   const std::uint32_t bs = info.block_size;
   const bool is64 = (sb.feature_incompat & incompat::k64bit) != 0;
   const std::uint32_t desc_size = is64 ? sb.desc_size : 32;
-  if (desc_size < 32) fail("group descriptors of " + std::to_string(desc_size) + " bytes");
+  if (desc_size < 32) bad_image("group descriptors of " + std::to_string(desc_size) + " bytes");
   const std::uint64_t desc_offset = (std::uint64_t{sb.first_data_block} + 1) * bs + std::uint64_t{group} * desc_size;
-  if (desc_offset + desc_size > info.blocks * bs) fail("group descriptor " + std::to_string(group) + " outside the filesystem");
+  if (desc_offset + desc_size > info.blocks * bs) bad_image("group descriptor " + std::to_string(group) + " outside the filesystem");
   std::vector<std::uint8_t> desc(desc_size);
   source.read(desc_offset, desc);
   if (sb.has_metadata_csum() && !group_desc_checksum_ok(desc, group, sb.csum_seed()))
-    fail("group descriptor " + std::to_string(group) + ": checksum does not match");
+    bad_image("group descriptor " + std::to_string(group) + ": checksum does not match");
   return decode_group_desc(desc);
 }
 
 Inode read_inode(const BlockSource& source, const ImageInfo& info, std::uint32_t ino) {
   const Superblock& sb = info.super;
   const std::uint32_t bs = info.block_size;
-  if (ino < 1 || ino > sb.inodes_count) fail("inode " + std::to_string(ino) + " does not exist");
-  if (sb.inodes_per_group == 0 || sb.inode_size < 128) fail("the superblock's inode geometry is broken");
+  if (ino < 1 || ino > sb.inodes_count) bad_image("inode " + std::to_string(ino) + " does not exist");
+  if (sb.inodes_per_group == 0 || sb.inode_size < 128) bad_image("the superblock's inode geometry is broken");
   const std::uint32_t group = (ino - 1) / sb.inodes_per_group;
   const std::uint32_t index = (ino - 1) % sb.inodes_per_group;
   const GroupDesc d = read_group_desc(source, info, group);
   const std::uint64_t table_blocks = (std::uint64_t{sb.inodes_per_group} * sb.inode_size + bs - 1) / bs;
   if (d.inode_table < 1 || d.inode_table >= info.blocks || table_blocks > info.blocks - d.inode_table)
-    fail("group " + std::to_string(group) + ": inode table outside the filesystem");
+    bad_image("group " + std::to_string(group) + ": inode table outside the filesystem");
   std::vector<std::uint8_t> raw(sb.inode_size);
   source.read(d.inode_table * bs + std::uint64_t{index} * sb.inode_size, raw);
   if (sb.has_metadata_csum() && !inode_checksum_ok(raw, ino, sb.csum_seed()))
-    fail("inode " + std::to_string(ino) + ": checksum does not match");
+    bad_image("inode " + std::to_string(ino) + ": checksum does not match");
   return decode_inode(raw);
 }
 
@@ -105,7 +105,7 @@ bool has_ext4_magic(const BlockSource& source) {
 }
 
 ImageInfo read_image(const BlockSource& source) {
-  if (source.size() < kSuperOffset + kSuperSize) fail("too small to hold an ext4 superblock");
+  if (source.size() < kSuperOffset + kSuperSize) bad_image("too small to hold an ext4 superblock");
   std::vector<std::uint8_t> bytes(kSuperSize);
   source.read(kSuperOffset, bytes);
   ImageInfo info;
@@ -113,14 +113,14 @@ ImageInfo read_image(const BlockSource& source) {
   info.block_size = info.super.block_size();
   info.blocks = info.super.blocks_count;
   if (info.blocks > source.size() / info.block_size)
-    fail("the filesystem has " + std::to_string(info.blocks) + " blocks of " + std::to_string(info.block_size) +
+    bad_image("the filesystem has " + std::to_string(info.blocks) + " blocks of " + std::to_string(info.block_size) +
          " bytes, more than the device holds");
   if ((info.super.feature_incompat & incompat::kJournalDev) != 0) {
     info.journal_device = true;
     info.journal_superblock_block = kSuperOffset / info.block_size + 1;
-    if (info.journal_superblock_block >= info.blocks) fail("journal device too small for its jbd2 superblock");
+    if (info.journal_superblock_block >= info.blocks) bad_image("journal device too small for its jbd2 superblock");
     info.journal_super = read_journal_super(source, info.journal_superblock_block, info.block_size);
-    if (info.journal_super.maxlen > info.blocks) fail("jbd2 superblock says the journal is longer than the device");
+    if (info.journal_super.maxlen > info.blocks) bad_image("jbd2 superblock says the journal is longer than the device");
     return info;
   }
   if ((info.super.feature_compat & compat::kHasJournal) == 0) return info;
@@ -130,7 +130,7 @@ ImageInfo read_image(const BlockSource& source) {
   } else if (!is_nil(info.super.journal_uuid)) {
     info.journal = JournalKind::kExternal;
   } else {
-    fail("has_journal without a journal inode or a journal uuid");
+    bad_image("has_journal without a journal inode or a journal uuid");
   }
   return info;
 }

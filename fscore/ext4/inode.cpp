@@ -13,7 +13,7 @@ constexpr std::size_t kMode = 0x00, kUid = 0x02, kSizeLo = 0x04, kAtime = 0x08, 
                       kMtime = 0x10, kDtime = 0x14, kGid = 0x18, kLinks = 0x1A, kBlocksLo = 0x1C,
                       kFlags = 0x20, kBlock = 0x28, kGeneration = 0x64, kSizeHigh = 0x6C,
                       kBlocksHigh = 0x74, kUidHigh = 0x78, kGidHigh = 0x7A, kChecksumLo = 0x7C,
-                      kExtraIsize = 0x80, kChecksumHi = 0x82, kCtimeExtra = 0x84, kMtimeExtra = 0x88,
+                      kExtraIsizeAt = 0x80, kChecksumHi = 0x82, kCtimeExtra = 0x84, kMtimeExtra = 0x88,
                       kAtimeExtra = 0x8C, kCrtime = 0x90, kCrtimeExtra = 0x94;
 constexpr std::size_t kGoodOldSize = 128;
 
@@ -52,7 +52,7 @@ std::uint32_t inode_checksum(std::span<const std::uint8_t> in, std::uint32_t ino
   crc = crc32c(crc, zero, 2);
   crc = crc32c(crc, in.data() + kChecksumLo + 2, kGoodOldSize - kChecksumLo - 2);
   if (in.size() > kGoodOldSize) {
-    const std::uint16_t extra = load_le<std::uint16_t>(in.data() + kExtraIsize);
+    const std::uint16_t extra = load_le<std::uint16_t>(in.data() + kExtraIsizeAt);
     crc = crc32c(crc, in.data() + kGoodOldSize, kChecksumHi - kGoodOldSize);
     if (extra >= kChecksumHi + 2 - kGoodOldSize) {
       crc = crc32c(crc, zero, 2);
@@ -85,7 +85,7 @@ void encode_inode(const Inode& n, std::uint32_t ino, std::uint32_t seed, std::sp
   store_le<std::uint32_t>(p + kGeneration, n.generation);
   const bool extra = out.size() > kGoodOldSize;
   if (extra) {
-    store_le<std::uint16_t>(p + kExtraIsize, n.extra_isize);
+    store_le<std::uint16_t>(p + kExtraIsizeAt, n.extra_isize);
     put_time(p, kCtime, kCtimeExtra, n.ctime);
     put_time(p, kMtime, kMtimeExtra, n.mtime);
     put_time(p, kAtime, kAtimeExtra, n.atime);
@@ -115,7 +115,7 @@ Inode decode_inode(std::span<const std::uint8_t> in) {
   std::memcpy(n.block.data(), p + kBlock, n.block.size());
   n.generation = load_le<std::uint32_t>(p + kGeneration);
   const bool extra = in.size() > kGoodOldSize;
-  n.extra_isize = extra ? load_le<std::uint16_t>(p + kExtraIsize) : 0;
+  n.extra_isize = extra ? load_le<std::uint16_t>(p + kExtraIsizeAt) : 0;
   const bool times = extra && n.extra_isize >= kCrtimeExtra + 4 - kGoodOldSize;
   n.ctime = get_time(p, kCtime, kCtimeExtra, times);
   n.mtime = get_time(p, kMtime, kMtimeExtra, times);
@@ -127,7 +127,7 @@ Inode decode_inode(std::span<const std::uint8_t> in) {
 bool inode_checksum_ok(std::span<const std::uint8_t> in, std::uint32_t ino, std::uint32_t seed) {
   const std::uint32_t crc = inode_checksum(in, ino, seed);
   if (load_le<std::uint16_t>(in.data() + kChecksumLo) != static_cast<std::uint16_t>(crc)) return false;
-  if (in.size() > kGoodOldSize && load_le<std::uint16_t>(in.data() + kExtraIsize) >= kChecksumHi + 2 - kGoodOldSize)
+  if (in.size() > kGoodOldSize && load_le<std::uint16_t>(in.data() + kExtraIsizeAt) >= kChecksumHi + 2 - kGoodOldSize)
     return load_le<std::uint16_t>(in.data() + kChecksumHi) == static_cast<std::uint16_t>(crc >> 16);
   return true;
 }

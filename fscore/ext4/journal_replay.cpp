@@ -22,7 +22,7 @@ constexpr std::uint32_t kRoCompatMetadataCsum = 0x400;
 // Journal superblock fields.
 constexpr std::size_t kJSequence = 0x18, kJStart = 0x1C, kJChecksum = 0xFC;
 
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+[[noreturn]] void replay_failed(const std::string& what) { throw std::runtime_error(what); }
 
 // e2fsck's unix I/O cache on the filesystem device: 8 blocks, least
 // recently used out first, dirty blocks written (and counted in
@@ -121,11 +121,11 @@ std::array<std::uint8_t, 1024> read_1k(const BlockSource& source, std::uint64_t 
 LocatedJournal locate_journal(const BlockSource& fs, const BlockSource* journal_device) {
   LocatedJournal j;
   j.fs = read_image(fs);
-  if (j.fs.journal_device) fail("this is a journal device: give the filesystem, and this with --journal");
+  if (j.fs.journal_device) replay_failed("this is a journal device: give the filesystem, and this with --journal");
   const std::uint32_t bs = j.fs.block_size;
   switch (j.fs.journal) {
     case JournalKind::kNone:
-      fail("the filesystem has no journal");
+      replay_failed("the filesystem has no journal");
     case JournalKind::kInternal:
       j.super = j.fs.journal_super;
       j.superblock_offset = j.fs.journal_superblock_block * bs;
@@ -135,13 +135,13 @@ LocatedJournal locate_journal(const BlockSource& fs, const BlockSource* journal_
       break;
   }
   if (journal_device == nullptr)
-    fail("the journal is external (uuid " + format_uuid(j.fs.super.journal_uuid) + "): give its device with --journal");
+    replay_failed("the journal is external (uuid " + format_uuid(j.fs.super.journal_uuid) + "): give its device with --journal");
   j.device = read_image(*journal_device);
-  if (!j.device->journal_device) fail("the --journal image is not a journal device");
+  if (!j.device->journal_device) replay_failed("the --journal image is not a journal device");
   if (j.device->super.uuid != j.fs.super.journal_uuid)
-    fail("the --journal device has uuid " + format_uuid(j.device->super.uuid) + ", the filesystem's journal is " +
+    replay_failed("the --journal device has uuid " + format_uuid(j.device->super.uuid) + ", the filesystem's journal is " +
          format_uuid(j.fs.super.journal_uuid));
-  if (j.device->block_size != bs) fail("the journal device's block size differs from the filesystem's");
+  if (j.device->block_size != bs) replay_failed("the journal device's block size differs from the filesystem's");
   j.super = j.device->journal_super;
   j.superblock_offset = j.device->journal_superblock_block * bs;
   return j;

@@ -33,7 +33,7 @@ constexpr std::uint32_t kCsumSeedFeature = 0x2000;  // incompat csum_seed
 std::uint32_t lo32(std::uint64_t v) { return static_cast<std::uint32_t>(v); }
 std::uint32_t hi32(std::uint64_t v) { return static_cast<std::uint32_t>(v >> 32); }
 
-void fail(const std::string& what) { throw std::runtime_error("ext4 superblock: " + what); }
+void bad_superblock(const std::string& what) { throw std::runtime_error("ext4 superblock: " + what); }
 
 }  // namespace
 
@@ -108,14 +108,14 @@ Superblock decode_superblock(std::span<const std::uint8_t, 1024> in) {
   const std::uint8_t* p = in.data();
   Superblock sb;
   sb.magic = load_le<std::uint16_t>(p + kMagic);
-  if (sb.magic != kSuperMagic) fail("no ext2/3/4 magic number (not an ext4 filesystem)");
+  if (sb.magic != kSuperMagic) bad_superblock("no ext2/3/4 magic number (not an ext4 filesystem)");
   sb.feature_compat = load_le<std::uint32_t>(p + kFeatureCompat);
   sb.feature_incompat = load_le<std::uint32_t>(p + kFeatureIncompat);
   sb.feature_ro_compat = load_le<std::uint32_t>(p + kFeatureRoCompat);
   sb.checksum_type = p[kChecksumType];
   if (sb.has_metadata_csum()) {
-    if (sb.checksum_type != 1) fail("unknown checksum type " + std::to_string(sb.checksum_type));
-    if (load_le<std::uint32_t>(p + kChecksum) != superblock_checksum(in)) fail("checksum does not match");
+    if (sb.checksum_type != 1) bad_superblock("unknown checksum type " + std::to_string(sb.checksum_type));
+    if (load_le<std::uint32_t>(p + kChecksum) != superblock_checksum(in)) bad_superblock("checksum does not match");
   }
   const bool is64 = (sb.feature_incompat & incompat::k64bit) != 0;
   sb.inodes_count = load_le<std::uint32_t>(p + kInodesCount);
@@ -162,20 +162,20 @@ Superblock decode_superblock(std::span<const std::uint8_t, 1024> in) {
   sb.last_orphan = load_le<std::uint32_t>(p + kLastOrphan);
 
   // Sanity: what the reader later divides by or multiplies with.
-  if (sb.rev_level < 1) fail("revision 0 (ext2 of 1994) is not supported");
-  if (sb.log_block_size > 6) fail("block size 2^" + std::to_string(10 + sb.log_block_size) + " is out of range");
+  if (sb.rev_level < 1) bad_superblock("revision 0 (ext2 of 1994) is not supported");
+  if (sb.log_block_size > 6) bad_superblock("block size 2^" + std::to_string(10 + sb.log_block_size) + " is out of range");
   const std::uint32_t bs = sb.block_size();
   if ((sb.feature_incompat & incompat::kJournalDev) != 0) return sb;  // an external journal: no groups
-  if (sb.blocks_per_group == 0 || sb.blocks_per_group > 8 * bs) fail("blocks per group out of range");
-  if (sb.inodes_per_group == 0 || sb.inodes_per_group > 8 * bs) fail("inodes per group out of range");
+  if (sb.blocks_per_group == 0 || sb.blocks_per_group > 8 * bs) bad_superblock("blocks per group out of range");
+  if (sb.inodes_per_group == 0 || sb.inodes_per_group > 8 * bs) bad_superblock("inodes per group out of range");
   if (sb.inode_size < 128 || sb.inode_size > bs || (sb.inode_size & (sb.inode_size - 1)) != 0)
-    fail("inode size " + std::to_string(sb.inode_size) + " is not a power of two from 128 to the block size");
-  if (sb.first_data_block != (bs == 1024 ? 1u : 0u)) fail("first data block does not fit the block size");
-  if (sb.blocks_count <= sb.first_data_block) fail("no blocks");
+    bad_superblock("inode size " + std::to_string(sb.inode_size) + " is not a power of two from 128 to the block size");
+  if (sb.first_data_block != (bs == 1024 ? 1u : 0u)) bad_superblock("first data block does not fit the block size");
+  if (sb.blocks_count <= sb.first_data_block) bad_superblock("no blocks");
   if (is64 && (sb.desc_size < 32 || sb.desc_size > 1024 || (sb.desc_size & (sb.desc_size - 1)) != 0))
-    fail("group descriptor size " + std::to_string(sb.desc_size) + " is out of range");
+    bad_superblock("group descriptor size " + std::to_string(sb.desc_size) + " is out of range");
   const std::uint64_t groups = (sb.blocks_count - sb.first_data_block + sb.blocks_per_group - 1) / sb.blocks_per_group;
-  if (groups * sb.inodes_per_group != sb.inodes_count) fail("inode count does not match the groups");
+  if (groups * sb.inodes_per_group != sb.inodes_count) bad_superblock("inode count does not match the groups");
   return sb;
 }
 

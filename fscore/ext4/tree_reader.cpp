@@ -16,12 +16,12 @@ namespace {
 constexpr std::size_t kMaxExtents = std::size_t{1} << 20;
 constexpr std::size_t kMaxDepth = 64;  // path components
 
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+[[noreturn]] void bad_tree(const std::string& what) { throw std::runtime_error(what); }
 
 }  // namespace
 
 TreeReader::TreeReader(const BlockSource& source) : source_(source), info_(read_image(source)) {
-  if (info_.journal_device) fail("a journal device, not a filesystem");
+  if (info_.journal_device) bad_tree("a journal device, not a filesystem");
 }
 
 std::optional<std::uint32_t> TreeReader::seed_of(const Found& file) const {
@@ -31,12 +31,12 @@ std::optional<std::uint32_t> TreeReader::seed_of(const Found& file) const {
 
 std::vector<Extent> TreeReader::mapping(const Found& file, std::uint64_t file_blocks) const {
   const Inode& inode = file.inode;
-  if ((inode.flags & kInlineDataFl) != 0) fail("inline data is not read here");
+  if ((inode.flags & kInlineDataFl) != 0) bad_tree("inline data is not read here");
   if ((inode.flags & kExtentsFl) != 0) {
     try {
       return read_extent_tree(inode.block, source_, info_.block_size, info_.blocks, kMaxExtents, seed_of(file));
     } catch (const std::runtime_error& e) {
-      fail("inode " + std::to_string(file.ino) + ": " + e.what());
+      bad_tree("inode " + std::to_string(file.ino) + ": " + e.what());
     }
   }
   return read_indirect_blocks(inode.block, source_, info_.block_size, info_.blocks, file_blocks, file_blocks + 1,
@@ -55,7 +55,7 @@ std::vector<Extent> TreeReader::extents(const Found& file, std::uint64_t bytes) 
 
 std::vector<std::uint8_t> TreeReader::contents(const Found& file, std::uint64_t limit) const {
   const std::uint64_t size = file.inode.size;
-  if (size > limit) fail("a file of " + std::to_string(size) + " bytes, more than " + std::to_string(limit));
+  if (size > limit) bad_tree("a file of " + std::to_string(size) + " bytes, more than " + std::to_string(limit));
   const std::uint32_t bs = info_.block_size;
   const std::uint64_t file_blocks = (size + bs - 1) / bs;
   std::vector<std::uint8_t> out(static_cast<std::size_t>(size), 0);
@@ -70,10 +70,10 @@ std::vector<std::uint8_t> TreeReader::contents(const Found& file, std::uint64_t 
 }
 
 std::vector<DirEntry> TreeReader::entries(const Found& directory) const {
-  if ((directory.inode.mode & kModeTypeMask) != kModeDir) fail("not a directory");
+  if ((directory.inode.mode & kModeTypeMask) != kModeDir) bad_tree("not a directory");
   const std::uint32_t bs = info_.block_size;
   if (directory.inode.size % bs != 0)
-    fail("a directory of " + std::to_string(directory.inode.size) + " bytes, not whole blocks");
+    bad_tree("a directory of " + std::to_string(directory.inode.size) + " bytes, not whole blocks");
   const std::vector<std::uint8_t> bytes = contents(directory, std::uint64_t{1} << 30);
   const std::optional<std::uint32_t> seed = seed_of(directory);
   const bool htree = (info_.super.feature_compat & compat::kDirIndex) != 0 && (directory.inode.flags & kIndexFl) != 0;
@@ -88,25 +88,25 @@ std::vector<DirEntry> TreeReader::entries(const Found& directory) const {
     if (seed && index) {
       switch (dx_block_checksum(whole, *seed)) {
         case DxBlockCheck::ok: break;
-        case DxBlockCheck::not_index: fail(where + ": an htree index block that is none");
-        case DxBlockCheck::no_room: fail(where + ": an htree index block with no room for its checksum");
-        case DxBlockCheck::bad_checksum: fail(where + ": htree index checksum does not match");
+        case DxBlockCheck::not_index: bad_tree(where + ": an htree index block that is none");
+        case DxBlockCheck::no_room: bad_tree(where + ": an htree index block with no room for its checksum");
+        case DxBlockCheck::bad_checksum: bad_tree(where + ": htree index checksum does not match");
       }
     } else if (seed && !dir_leaf_checksum_ok(whole, *seed)) {
-      fail(where + ": checksum does not match");
+      bad_tree(where + ": checksum does not match");
     }
     for (std::size_t at = block; at < block + bs;) {
       const std::uint8_t* p = bytes.data() + at;
-      if (block + bs - at < 8) fail("a directory entry cut by its block's end");
+      if (block + bs - at < 8) bad_tree("a directory entry cut by its block's end");
       const std::uint32_t ino = load_le<std::uint32_t>(p);
       const std::uint16_t rec_len = load_le<std::uint16_t>(p + 4);
       const std::uint8_t name_len = p[6];
       if (rec_len < 8 || rec_len % 4 != 0 || rec_len > block + bs - at || 8u + name_len > rec_len)
-        fail("a directory entry with record length " + std::to_string(rec_len) + " at byte " +
+        bad_tree("a directory entry with record length " + std::to_string(rec_len) + " at byte " +
              std::to_string(at - block) + " of a block");
       if (ino != 0 && name_len > 0) {
         std::string name(reinterpret_cast<const char*>(p + 8), name_len);
-        if (ino > info_.super.inodes_count) fail("entry " + name + " names inode " + std::to_string(ino));
+        if (ino > info_.super.inodes_count) bad_tree("entry " + name + " names inode " + std::to_string(ino));
         if (name != "." && name != "..") out.push_back({ino, static_cast<FileType>(p[7] & 7), std::move(name)});
       }
       at += rec_len;
@@ -123,7 +123,7 @@ std::optional<TreeReader::Found> TreeReader::lookup(std::string_view path) const
     const std::string_view part = path.substr(start, end - start);
     start = end + 1;
     if (part.empty() || part == ".") continue;
-    if (++depth > kMaxDepth) fail("a path of more than " + std::to_string(kMaxDepth) + " components");
+    if (++depth > kMaxDepth) bad_tree("a path of more than " + std::to_string(kMaxDepth) + " components");
     if ((at.inode.mode & kModeTypeMask) != kModeDir) return std::nullopt;  // a file where a directory was named
     const std::vector<DirEntry> list = entries(at);
     const auto it = std::find_if(list.begin(), list.end(), [&](const DirEntry& e) { return e.name == part; });
@@ -132,7 +132,7 @@ std::optional<TreeReader::Found> TreeReader::lookup(std::string_view path) const
     // The kernel's lookup refuses an entry whose inode has no links left
     // (deleted, or never used): ESTALE, not a missing name.
     if (at.inode.links == 0 || at.inode.mode == 0)
-      fail("entry " + std::string(part) + " names inode " + std::to_string(it->ino) + ", which has no links (deleted)");
+      bad_tree("entry " + std::string(part) + " names inode " + std::to_string(it->ino) + ", which has no links (deleted)");
   }
   return at;
 }

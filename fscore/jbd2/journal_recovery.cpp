@@ -13,7 +13,6 @@ enum class Pass { kScan, kRevoke, kReplay };
 
 constexpr int kErrInvalid = 22;  // EINVAL: a revoke block's count is larger than the block
 constexpr std::uint8_t kCrc32Checksum = 1;
-constexpr std::size_t kCommitSec = 48, kCommitChecksum = 16;
 
 bool tid_geq(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) >= 0; }
 
@@ -125,7 +124,7 @@ class Walk {
           continue;
         }
         case BlockType::kCommit: {
-          const std::uint64_t commit_time = load_be<std::uint64_t>(block_.data() + kCommitSec);
+          const std::uint64_t commit_time = load_be<std::uint64_t>(block_.data() + commit_at::kSec);
           if (pass == Pass::kScan) {
             const CommitBlock c = parse_commit_block(block_);
             tx->commit_log_block = static_cast<std::uint32_t>(here);
@@ -142,7 +141,7 @@ class Walk {
           }
           bool checksum_error = false;
           if (pass == Pass::kScan && f_.csum_v1) {
-            const std::uint32_t found = load_be<std::uint32_t>(block_.data() + kCommitChecksum);
+            const std::uint32_t found = load_be<std::uint32_t>(block_.data() + commit_at::kChecksum);
             if (scan.end_tid != 0) {
               scan.failed_commit = scan.end_tid;
               continue;

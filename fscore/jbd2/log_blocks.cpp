@@ -13,10 +13,6 @@ constexpr std::size_t kRevokeHeaderBytes = 16;  // header + r_count
 // Tag fields: t_blocknr @0, t_checksum be16 @4 (v2) / t_flags be32 @4 (v3),
 // flags read as be16 @6 in both, t_blocknr_high @8, v3 checksum @12.
 constexpr std::size_t kTagFlags = 6, kTagHigh = 8, kTagChecksumV2 = 4, kTagChecksumV3 = 12;
-// commit_header: h_chksum_type @12, h_chksum_size @13, h_chksum[0] @16,
-// h_commit_sec @48, h_commit_nsec @56.
-constexpr std::size_t kCommitChecksumType = 12, kCommitChecksumSize = 13, kCommitChecksum = 16,
-                      kCommitSec = 48, kCommitNsec = 56, kCommitBytes = 60;
 constexpr std::uint32_t kDefaultFastCommitBlocks = 256;
 
 std::uint32_t checksum_with_zeroed(const LogFormat& format, std::span<const std::uint8_t> block, std::size_t at) {
@@ -107,12 +103,12 @@ std::size_t parse_revoke_records(const LogFormat& format, std::span<const std::u
 
 CommitBlock parse_commit_block(std::span<const std::uint8_t> block) {
   CommitBlock c;
-  if (block.size() < kCommitBytes) return c;
-  c.checksum_type = block[kCommitChecksumType];
-  c.checksum_size = block[kCommitChecksumSize];
-  c.checksum = load_be<std::uint32_t>(block.data() + kCommitChecksum);
-  c.seconds = load_be<std::uint64_t>(block.data() + kCommitSec);
-  c.nanoseconds = load_be<std::uint32_t>(block.data() + kCommitNsec);
+  if (block.size() < commit_at::kBytes) return c;
+  c.checksum_type = block[commit_at::kChecksumType];
+  c.checksum_size = block[commit_at::kChecksumSize];
+  c.checksum = load_be<std::uint32_t>(block.data() + commit_at::kChecksum);
+  c.seconds = load_be<std::uint64_t>(block.data() + commit_at::kSec);
+  c.nanoseconds = load_be<std::uint32_t>(block.data() + commit_at::kNsec);
   return c;
 }
 
@@ -125,8 +121,8 @@ bool block_tail_checksum_ok(const LogFormat& format, std::span<const std::uint8_
 
 bool commit_checksum_ok(const LogFormat& format, std::span<const std::uint8_t> block) {
   if (!format.csum_v2_or_v3()) return true;
-  if (block.size() < kCommitBytes) return false;
-  return load_be<std::uint32_t>(block.data() + kCommitChecksum) == checksum_with_zeroed(format, block, kCommitChecksum);
+  if (block.size() < commit_at::kBytes) return false;
+  return load_be<std::uint32_t>(block.data() + commit_at::kChecksum) == checksum_with_zeroed(format, block, commit_at::kChecksum);
 }
 
 std::uint32_t logged_block_checksum(const LogFormat& format, std::uint32_t sequence,
@@ -150,8 +146,8 @@ void set_block_tail_checksum(const LogFormat& format, std::span<std::uint8_t> bl
 }
 
 void set_commit_checksum(const LogFormat& format, std::span<std::uint8_t> block) {
-  if (!format.csum_v2_or_v3() || block.size() < kCommitBytes) return;
-  store_be<std::uint32_t>(block.data() + kCommitChecksum, checksum_with_zeroed(format, block, kCommitChecksum));
+  if (!format.csum_v2_or_v3() || block.size() < commit_at::kBytes) return;
+  store_be<std::uint32_t>(block.data() + commit_at::kChecksum, checksum_with_zeroed(format, block, commit_at::kChecksum));
 }
 
 std::uint32_t crc32_be(std::uint32_t crc, std::span<const std::uint8_t> bytes) {

@@ -5,6 +5,7 @@
 // the block, so any bytes are safe input.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -29,6 +30,13 @@ inline constexpr std::uint32_t kSameUuid = 0x2;  // no 16-byte uuid follows this
 inline constexpr std::uint32_t kDeleted = 0x4;
 inline constexpr std::uint32_t kLastTag = 0x8;
 }  // namespace tag_flag
+
+// Offsets in commit_header: h_chksum_type, h_chksum_size, h_chksum[0],
+// h_commit_sec, h_commit_nsec, and its size.
+namespace commit_at {
+inline constexpr std::size_t kChecksumType = 12, kChecksumSize = 13, kChecksum = 16, kSec = 48, kNsec = 56,
+                             kBytes = 60;
+}  // namespace commit_at
 
 // journal_header_t: magic, block type, transaction id.
 struct BlockHeader {

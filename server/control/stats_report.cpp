@@ -10,14 +10,14 @@
 namespace nvj {
 namespace {
 
-double us(std::uint64_t ns) { return static_cast<double>(ns) / 1e3; }
+double micros(std::uint64_t ns) { return static_cast<double>(ns) / 1e3; }
 double seconds(std::uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 
 double fraction(std::uint64_t part, std::uint64_t whole) {
   return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
 }
 
-double us_json(std::uint64_t ns) { return json_round(us(ns), 3); }
+double us_json(std::uint64_t ns) { return json_round(micros(ns), 3); }
 
 Json latency_json(const LatencyHistogram::Summary& l) {
   return {{"p50", us_json(l.p50)},
@@ -25,7 +25,7 @@ Json latency_json(const LatencyHistogram::Summary& l) {
           {"p99", us_json(l.p99)},
           {"p999", us_json(l.p999)},
           {"max", us_json(l.max)},
-          {"mean", l.count == 0 ? 0.0 : json_round(us(l.sum) / static_cast<double>(l.count), 3)}};
+          {"mean", l.count == 0 ? 0.0 : json_round(micros(l.sum) / static_cast<double>(l.count), 3)}};
 }
 
 // One region's counters, added to `out`.
@@ -173,8 +173,8 @@ std::string stats_text(const Lab& lab) {
       const auto& o = r.s.ops[i];
       if (o.count == 0) continue;
       out += fmt::format("{:<12} {:<6} {:>10} {:>12} {:>10.1f} {:>10.1f} {:>10.1f} {:>10}\n", r.name,
-                         to_string(kAllOps[i]), o.count, o.bytes, us(o.latency.p50), us(o.latency.p99),
-                         us(o.latency.max), o.errors);
+                         to_string(kAllOps[i]), o.count, o.bytes, micros(o.latency.p50), micros(o.latency.p99),
+                         micros(o.latency.max), o.errors);
     }
   }
   for (const auto& r : rows) {

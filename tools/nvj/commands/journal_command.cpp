@@ -26,6 +26,7 @@
 #include "tools/nvj/commands.h"
 #include "tools/nvj/client/control_client.h"
 #include "tools/nvj/host/file_image.h"
+#include "tools/nvj/host/interrupt.h"
 
 namespace nvj::cli {
 namespace {
@@ -62,8 +63,6 @@ struct JournalArgs {
   std::uint64_t interval = 1;
 };
 
-std::atomic<bool> g_stop{false};
-void on_signal(int) { g_stop = true; }
 
 std::string features(const fscore::jbd2::JournalSuperblock& sb) {
   using namespace fscore::jbd2::feature;
@@ -315,19 +314,16 @@ int replay(const std::string& path, const std::optional<std::string>& journal_pa
 }
 
 int top(const std::string& socket, std::uint64_t interval, bool once) {
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  catch_interrupts();
   do {
     const auto r = control_request(socket, "GET", "/journal?format=text");
     if (r.status != 200) throw std::runtime_error("the server answered " + std::to_string(r.status) + ": " + r.body);
     if (!once && isatty(STDOUT_FILENO)) std::fputs("\033[H\033[2J", stdout);
     std::fputs(r.body.c_str(), stdout);
     std::fflush(stdout);
-    for (std::uint64_t i = 0; !once && !g_stop && i < interval * 10; ++i)
+    for (std::uint64_t i = 0; !once && !interrupted() && i < interval * 10; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  } while (!once && !g_stop);
+  } while (!once && !interrupted());
   return 0;
 }
 

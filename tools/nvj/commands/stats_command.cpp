@@ -13,6 +13,7 @@
 #include "common/command_line.h"
 #include "tools/nvj/commands.h"
 #include "tools/nvj/client/control_client.h"
+#include "tools/nvj/host/interrupt.h"
 
 namespace nvj::cli {
 namespace {
@@ -28,8 +29,6 @@ struct StatsArgs {
   std::string socket;
 };
 
-volatile std::sig_atomic_t g_stop = 0;
-void on_signal(int) { g_stop = 1; }
 
 int stats_main(const StatsArgs& a) {
   const bool watch = a.watch;
@@ -40,18 +39,15 @@ int stats_main(const StatsArgs& a) {
   if (a.reset) {
     control_call(socket, "POST", "/reset-stats");
   }
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  catch_interrupts();
   do {
     const std::string body = control_call(socket, "GET", target);
     if (watch && isatty(STDOUT_FILENO)) std::fputs("\033[H\033[2J", stdout);
     std::fputs(body.c_str(), stdout);
     std::fflush(stdout);
-    for (std::uint64_t i = 0; watch && !g_stop && i < interval * 10; ++i)
+    for (std::uint64_t i = 0; watch && !interrupted() && i < interval * 10; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  } while (watch && !g_stop);
+  } while (watch && !interrupted());
   return 0;
 }
 

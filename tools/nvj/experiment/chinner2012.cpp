@@ -37,7 +37,7 @@ namespace nvj::cli {
 namespace fs = std::filesystem;
 namespace {
 
-struct Plan {
+struct ChinnerPlan {
   std::vector<std::uint32_t> threads;
   std::uint64_t total_mib;
   std::string disk;
@@ -117,7 +117,7 @@ double timed_shell(const std::string& script, const std::vector<std::string>& ar
   return timed(argv);
 }
 
-Point measure(const std::string& filesystem, std::uint32_t threads, const Plan& plan, const fs::path& run_dir) {
+Point measure(const std::string& filesystem, std::uint32_t threads, const ChinnerPlan& plan, const fs::path& run_dir) {
   Testbed lab(one_disk(run_dir, plan.disk, filesystem));
   Point p;
   p.filesystem = filesystem;
@@ -167,7 +167,7 @@ Json view_json(const DiskView& v) {
               {"device_ms", json_round(v.device_ms, 3)}};
 }
 
-Json results_json(const std::vector<Point>& points, const Plan& plan, bool quick) {
+Json results_json(const std::vector<Point>& points, const ChinnerPlan& plan, bool quick) {
   Json list = Json::array();
   for (const Point& p : points)
     list.push_back(Json{{"filesystem", p.filesystem},
@@ -185,7 +185,7 @@ Json results_json(const std::vector<Point>& points, const Plan& plan, bool quick
               {"points", list}};
 }
 
-std::string table_md(const std::vector<Point>& points, const Plan& plan) {
+std::string table_md(const std::vector<Point>& points, const ChinnerPlan& plan) {
   std::string t = "# chinner2012: threads each writing one file, " + std::to_string(plan.total_mib) +
                   " MiB in all, onto a " + plan.disk +
                   " disk model; then read back from a cold cache\n\n"
@@ -211,7 +211,7 @@ std::string table_md(const std::vector<Point>& points, const Plan& plan) {
 }
 
 void draw(const fs::path& out, const std::vector<Point>& points, const std::vector<std::string>& filesystems,
-          const Plan& plan) {
+          const ChinnerPlan& plan) {
   std::string dat = "# threads, then per filesystem: write MiB/s, read MiB/s, extents per file, write seeks\n# threads";
   for (const auto& f : filesystems) dat += " " + f + "-write " + f + "-read " + f + "-extents " + f + "-seeks";
   dat += "\n";
@@ -272,8 +272,8 @@ void draw(const fs::path& out, const std::vector<Point>& points, const std::vect
 }  // namespace
 
 int chinner2012(const ExperimentOptions& options) {
-  Plan plan{{8, 16, 32, 64}, 2048, "4G"};
-  if (options.quick) plan = Plan{{4, 16}, 256, "1G"};
+  ChinnerPlan plan{{8, 16, 32, 64}, 2048, "4G"};
+  if (options.quick) plan = ChinnerPlan{{4, 16}, 256, "1G"};
   const std::vector<std::string> filesystems =
       options.filesystems.empty() ? std::vector<std::string>{"ext4", "xfs"} : options.filesystems;
   std::printf("chinner2012: %u to %u threads each writing one file, %llu MiB in all, onto a %s disk model; "

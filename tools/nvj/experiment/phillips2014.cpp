@@ -28,7 +28,7 @@ namespace nvj::cli {
 namespace fs = std::filesystem;
 namespace {
 
-struct Plan {
+struct PhillipsPlan {
   std::uint32_t files, folders;
   std::string disk;  // the data export's size
 };
@@ -54,7 +54,7 @@ Phase disk_phase(const Testbed& lab, const std::string& name, double seconds) {
   return p;
 }
 
-FsRun measure(const std::string& filesystem, const Plan& plan, const fs::path& archive, const fs::path& run_dir) {
+FsRun measure(const std::string& filesystem, const PhillipsPlan& plan, const fs::path& archive, const fs::path& run_dir) {
   Testbed lab(one_disk(run_dir, plan.disk, filesystem));
   FsRun r{filesystem, {}, false, quote(fsck_command(filesystem, lab.data_device(), ""))};
   const std::string tree = (lab.mount_point() / "src").string();
@@ -77,7 +77,7 @@ FsRun measure(const std::string& filesystem, const Plan& plan, const fs::path& a
   return r;
 }
 
-Json results_json(const std::vector<FsRun>& runs, const Plan& plan, bool quick) {
+Json results_json(const std::vector<FsRun>& runs, const PhillipsPlan& plan, bool quick) {
   Json list = Json::array();
   for (const FsRun& r : runs) {
     Json phases = Json::array();
@@ -104,7 +104,7 @@ Json results_json(const std::vector<FsRun>& runs, const Plan& plan, bool quick) 
               {"filesystems", list}};
 }
 
-std::string table_md(const std::vector<FsRun>& runs, const Plan& plan) {
+std::string table_md(const std::vector<FsRun>& runs, const PhillipsPlan& plan) {
   std::string t = "# phillips2014: a " + std::to_string(plan.files) + "-file tree in " +
                   std::to_string(plan.folders) + " folders on a " + plan.disk +
                   " disk model: untar (and sync), then ls -R and tar c from a cold cache\n\n"
@@ -127,7 +127,7 @@ std::string table_md(const std::vector<FsRun>& runs, const Plan& plan) {
   return t;
 }
 
-void draw(const fs::path& out, const std::vector<FsRun>& runs, const Plan& plan) {
+void draw(const fs::path& out, const std::vector<FsRun>& runs, const PhillipsPlan& plan) {
   std::string dat = "# operation, then per filesystem: seconds, seeks per 100 files\n# operation";
   for (const FsRun& r : runs) dat += " " + r.filesystem + "-seconds " + r.filesystem + "-seeks";
   dat += "\n";
@@ -157,8 +157,8 @@ void draw(const fs::path& out, const std::vector<FsRun>& runs, const Plan& plan)
 }  // namespace
 
 int phillips2014(const ExperimentOptions& options) {
-  Plan plan{10000, 1000, "2G"};
-  if (options.quick) plan = Plan{2000, 200, "1G"};
+  PhillipsPlan plan{10000, 1000, "2G"};
+  if (options.quick) plan = PhillipsPlan{2000, 200, "1G"};
   const std::vector<std::string> filesystems =
       options.filesystems.empty() ? std::vector<std::string>{"ext4", "xfs", "btrfs"} : options.filesystems;
   std::printf("phillips2014: a %u-file source-like tree in %u folders, untarred onto a %s disk model, then ls -R "

@@ -83,7 +83,7 @@ struct Line {  // one curve: a filesystem, its journal device at one max_batch_t
   }
 };
 
-struct Plan {
+struct WheelerPlan {
   std::vector<std::uint64_t> threads;
   std::uint64_t files_per_point;  // split evenly over the threads
   std::string data, journal;
@@ -92,7 +92,7 @@ struct Plan {
 
 // One server per curve; every thread count of the curve runs on it, each
 // in a fresh directory, the statistics reset before each.
-void measure_line(Line& line, const Plan& plan, const fs::path& run_dir, std::vector<Point>& points,
+void measure_line(Line& line, const WheelerPlan& plan, const fs::path& run_dir, std::vector<Point>& points,
                   workloads::ProgressLine& bar, std::uint64_t& done, std::uint64_t total,
                   const volatile std::sig_atomic_t* interrupted) {
   TestbedOptions o{run_dir,
@@ -146,7 +146,7 @@ const Point* find(const std::vector<Point>& points, const Line& line, std::uint6
   return nullptr;
 }
 
-Json results_json(const std::vector<Point>& points, const std::vector<Line>& lines, const Plan& plan, bool quick) {
+Json results_json(const std::vector<Point>& points, const std::vector<Line>& lines, const WheelerPlan& plan, bool quick) {
   Json curves = Json::array();
   for (const Line& l : lines) {
     Json list = Json::array();
@@ -187,7 +187,7 @@ std::vector<const Line*> lines_of(const std::vector<Line>& lines, const Sync& sy
 }
 
 std::string table_md(const std::vector<Point>& points, const std::vector<Line>& lines, const std::vector<Sync>& syncs,
-                     const Plan& plan) {
+                     const WheelerPlan& plan) {
   std::string t = "# wheeler2007: fs_mark, 10240-byte files, one shared directory, " +
                   std::to_string(plan.files_per_point) + " files per point\n";
   for (const Sync& sync : syncs) {
@@ -233,7 +233,7 @@ std::string table_md(const std::vector<Point>& points, const std::vector<Line>& 
 // Per kind of sync: NAME.dat, files_per_second[_KEY] and
 // files_per_transaction[_KEY] plots.
 void draw(const fs::path& out, const std::vector<Point>& points, const std::vector<const Line*>& lines,
-          const Sync& sync, const std::string& suffix, const Plan& plan) {
+          const Sync& sync, const std::string& suffix, const WheelerPlan& plan) {
   const std::string data = "points" + suffix + ".dat";
   std::string dat = "# " + sync.label + "; threads, then per line: files/s files/transaction\n# threads";
   for (const Line* l : lines) dat += ' ' + l->key() + ' ' + l->key() + "-files-per-transaction";
@@ -288,8 +288,8 @@ int wheeler2007(const ExperimentOptions& options) {
   static const std::vector<Sync> syncs = {{"fsync", "fsync before close", false},
                                           {"syncdir", "in a chattr +S directory", true}};
   static const Batch no_knob{"none", "no batching knob", ""};
-  Plan plan{{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 40}, 960, "1G", "64M"};  // 960 splits evenly over each
-  if (options.quick) plan = Plan{{1, 2, 4, 8, 16}, 160, "512M", "32M"};
+  WheelerPlan plan{{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 40}, 960, "1G", "64M"};  // 960 splits evenly over each
+  if (options.quick) plan = WheelerPlan{{1, 2, 4, 8, 16}, 160, "512M", "32M"};
   const std::vector<std::string> filesystems =
       options.filesystems.empty() ? std::vector<std::string>{"ext4", "xfs"} : options.filesystems;
   for (const auto& f : filesystems)
