@@ -63,7 +63,6 @@ struct JournalArgs {
   std::uint64_t interval = 1;
 };
 
-
 std::string features(const fscore::jbd2::JournalSuperblock& sb) {
   using namespace fscore::jbd2::feature;
   std::string out;

@@ -29,7 +29,6 @@ struct StatsArgs {
   std::string socket;
 };
 
-
 int stats_main(const StatsArgs& a) {
   const bool watch = a.watch;
   const std::uint64_t interval = a.interval;
