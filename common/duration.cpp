@@ -3,14 +3,25 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <stdexcept>
 
 namespace nvj {
 
-Nanos parse_duration(std::string_view text) {
+namespace {
+
+struct Unit {
+  std::string_view name;
+  double scale;
+};
+
+// A decimal number followed by one of `units` (an empty name: the number
+// alone); the number times that unit's scale, at most `max`. `what` and
+// `expected` go into the error ("'x' is not a WHAT (why; EXPECTED)").
+double parse_scaled(std::string_view text, std::initializer_list<Unit> units, double max, const char* what,
+                    const char* expected, const char* too_long) {
   auto bad = [&](const std::string& why) {
-    return std::invalid_argument("'" + std::string(text) + "' is not a duration (" + why +
-                                 "; expected a number with a unit ns, us, ms or s, like 2us or 1.5ms)");
+    return std::invalid_argument("'" + std::string(text) + "' is not a " + what + " (" + why + "; " + expected + ")");
   };
   std::size_t digits = 0;
   while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.'))
@@ -20,37 +31,27 @@ Nanos parse_duration(std::string_view text) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + digits, value);
   if (ec != std::errc() || end != text.data() + digits) throw bad("bad number");
   const std::string_view unit = text.substr(digits);
-  double scale = 0;
-  if (unit == "ns") scale = 1;
-  else if (unit == "us") scale = 1e3;
-  else if (unit == "ms") scale = 1e6;
-  else if (unit == "s") scale = 1e9;
-  else throw bad(unit.empty() ? "no unit" : "unknown unit '" + std::string(unit) + "'");
-  const double ns = value * scale;
-  if (ns > 3600e9) throw bad("longer than an hour");
+  for (const Unit& u : units) {
+    if (u.name != unit) continue;
+    if (value * u.scale > max) throw bad(too_long);
+    return value * u.scale;
+  }
+  throw bad(unit.empty() ? "no unit" : "unknown unit '" + std::string(unit) + "'");
+}
+
+}  // namespace
+
+Nanos parse_duration(std::string_view text) {
+  const double ns = parse_scaled(text, {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}}, 3600e9, "duration",
+                                 "expected a number with a unit ns, us, ms or s, like 2us or 1.5ms",
+                                 "longer than an hour");
   return static_cast<Nanos>(std::llround(ns));
 }
 
 Nanos parse_wall_duration(std::string_view text) {
-  auto bad = [&](const std::string& why) {
-    return std::invalid_argument("'" + std::string(text) + "' is not a time (" + why +
-                                 "; expected seconds, or a number with a unit s, m or h, like 90s or 10m)");
-  };
-  std::size_t digits = 0;
-  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.'))
-    ++digits;
-  if (digits == 0) throw bad(text.empty() ? "empty" : text[0] == '-' ? "negative" : "no number");
-  double value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + digits, value);
-  if (ec != std::errc() || end != text.data() + digits) throw bad("bad number");
-  const std::string_view unit = text.substr(digits);
-  double scale = 0;
-  if (unit.empty() || unit == "s") scale = 1;
-  else if (unit == "m") scale = 60;
-  else if (unit == "h") scale = 3600;
-  else throw bad("unknown unit '" + std::string(unit) + "'");
-  const double seconds = value * scale;
-  if (seconds > 30 * 86400.0) throw bad("longer than 30 days");
+  const double seconds = parse_scaled(text, {{"", 1}, {"s", 1}, {"m", 60}, {"h", 3600}}, 30 * 86400.0, "time",
+                                      "expected seconds, or a number with a unit s, m or h, like 90s or 10m",
+                                      "longer than 30 days");
   return static_cast<Nanos>(std::llround(seconds * 1e9));
 }
 

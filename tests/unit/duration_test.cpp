@@ -27,3 +27,18 @@ TEST_CASE("durations parse with units and bad ones say why", "[duration]") {
   CHECK(transfer_time(1, 3) == 333'333'334);  // rounded up
   CHECK(transfer_time(123, 0) == 0);
 }
+
+TEST_CASE("wall-clock times parse as seconds or with s, m, h, and bad ones say why", "[duration]") {
+  using nvj::parse_wall_duration;
+  CHECK(parse_wall_duration("90") == 90'000'000'000);
+  CHECK(parse_wall_duration("90s") == 90'000'000'000);
+  CHECK(parse_wall_duration("2.5m") == 150'000'000'000);
+  CHECK(parse_wall_duration("1h") == 3'600'000'000'000);
+  CHECK_THROWS_WITH(parse_wall_duration(""), Catch::Contains("is not a time (empty"));
+  CHECK_THROWS_WITH(parse_wall_duration("-5"), Catch::Contains("negative"));
+  CHECK_THROWS_WITH(parse_wall_duration("1.2.3s"), Catch::Contains("bad number"));
+  CHECK_THROWS_WITH(parse_wall_duration("10ms"), Catch::Contains("unknown unit 'ms'"));
+  CHECK_THROWS_WITH(parse_wall_duration("31d"), Catch::Contains("unknown unit 'd'"));
+  CHECK_THROWS_WITH(parse_wall_duration("721h"), Catch::Contains("longer than 30 days"));
+  CHECK_THROWS_WITH(parse_duration("1.2.3us"), Catch::Contains("is not a duration (bad number"));
+}
