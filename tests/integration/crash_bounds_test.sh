@@ -72,23 +72,33 @@ assert sum("ground_truth" in s for s in r["states"]) <= len(detailed) + 20000 //
 print(f"{c['checked']} of {c['unique']} states, {r['verdicts']['failing']} failing in {len(r['signatures'])} signatures")
 PY
 
+# interrupt_run LOG MARK WAIT NVJ-ARGS...: nvj NVJ-ARGS in the background,
+# output to LOG; once LOG holds MARK and WAIT more seconds have passed,
+# SIGTERM, which must end it within 30 s. Sets PID and STATUS.
+interrupt_run() {
+  local log=$1 mark=$2 wait=$3
+  shift 3
+  "$NVJ" "$@" >"$log" 2>&1 &
+  PID=$!
+  _servers+=("$PID")
+  for _ in $(seq 300); do grep -q -- "$mark" "$log" && break; sleep 0.1; done
+  grep -q -- "$mark" "$log" || fail "no '$mark' before the SIGTERM: $(cat "$log")"
+  sleep "$wait"
+  kill -TERM "$PID"
+  for _ in $(seq 300); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$PID" 2>/dev/null; then fail "30 s after SIGTERM, nvj $* still runs"; fi
+  STATUS=0
+  wait "$PID" || STATUS=$?
+  _servers=()
+  cat "$log"
+}
+
 # SIGTERM while the check runs: it stops, reports, takes everything down.
-"$NVJ" crash run --out "$T/term" --max-states 0 --verify all --mount-options nobarrier -- "${explode[@]}" >"$T/term.log" 2>&1 &
-pid=$!
-_servers+=("$pid")
-for _ in $(seq 300); do grep -q "checking the unique states" "$T/term.log" && break; sleep 0.1; done
-grep -q "checking the unique states" "$T/term.log" || fail "the check did not start: $(cat "$T/term.log")"
-sleep 3
-kill -TERM "$pid"
-for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$pid" 2>/dev/null; then fail "30 s after SIGTERM the run still runs"; fi
-status=0
-wait "$pid" || status=$?
-_servers=()
-cat "$T/term.log"
-[ "$status" = 1 ] || fail "the interrupted run exited $status, not 1"
+interrupt_run "$T/term.log" "checking the unique states" 3 \
+  crash run --out "$T/term" --max-states 0 --verify all --mount-options nobarrier -- "${explode[@]}"
+[ "$STATUS" = 1 ] || fail "the interrupted run exited $STATUS, not 1"
 grep -q "^interrupted (SIGTERM): what was checked is above and in results.json" "$T/term.log" || fail "it does not say it was interrupted"
-experiment_leftovers "$pid" crash || fail "the interrupted run left something behind"
+experiment_leftovers "$PID" crash || fail "the interrupted run left something behind"
 python3 - "$T/term/results.json" <<'PY' || fail "the interrupted run's report does not say so"
 import json, sys
 c = json.load(open(sys.argv[1]))["coverage"]
@@ -96,22 +106,11 @@ assert c["stopped"] == "interrupted" and 0 < c["checked"] < c["taken"] and c["ro
 PY
 
 # SIGTERM while the workload runs: it is stopped and the lab taken down.
-"$NVJ" crash run --out "$T/term2" -- "$NVJ" writers --tasks 8 --dirs 4 --chunks 100000 --fsync each w >"$T/term2.log" 2>&1 &
-pid=$!
-_servers+=("$pid")
-for _ in $(seq 300); do grep -q "== running" "$T/term2.log" && break; sleep 0.1; done
-grep -q "== running" "$T/term2.log" || fail "the workload did not start: $(cat "$T/term2.log")"
-sleep 2
-kill -TERM "$pid"
-for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$pid" 2>/dev/null; then fail "30 s after SIGTERM the run (in its workload) still runs"; fi
-status=0
-wait "$pid" || status=$?
-_servers=()
-cat "$T/term2.log"
-[ "$status" = 1 ] || fail "the run interrupted in its workload exited $status, not 1"
+interrupt_run "$T/term2.log" "== running" 2 \
+  crash run --out "$T/term2" -- "$NVJ" writers --tasks 8 --dirs 4 --chunks 100000 --fsync each w
+[ "$STATUS" = 1 ] || fail "the run interrupted in its workload exited $STATUS, not 1"
 grep -q "== interrupted: the workload was stopped" "$T/term2.log" || fail "it does not say the workload was stopped"
-experiment_leftovers "$pid" crash || fail "the run interrupted in its workload left something behind"
+experiment_leftovers "$PID" crash || fail "the run interrupted in its workload left something behind"
 if pgrep -f "writers --tasks 8 --dirs 4 --chunks 100000" >/dev/null; then fail "the workload still runs"; fi
 
 # SIGKILL: during the workload, then during the check; the next run clears
