@@ -191,4 +191,10 @@ status=0
 status=0
 "$NVJ" crash check "$T/internal/recording.nvjrec" --time-limit soon >"$T/e2" 2>&1 || status=$?
 [ "$status" = 2 ] && grep -q -- "--time-limit=soon: 'soon' is not a time" "$T/e2" || fail "--time-limit soon: exit $status, $(cat "$T/e2")"
+for bad in "--max-states=lots" "--max-findings=-1" "--per-signature=x"; do
+  status=0
+  "$NVJ" crash check "$T/internal/recording.nvjrec" "$bad" >"$T/e4" 2>&1 || status=$?
+  [ "$status" = 2 ] || fail "$bad: exit $status, not 2"
+  grep -q -- "$bad: expected a whole number" "$T/e4" || fail "$bad: not named: $(cat "$T/e4")"
+done
 echo "PASS"
