@@ -183,6 +183,19 @@ ControlReply route_control(Lab& lab, std::string_view method, std::string_view t
     }
     return json(200, {{"power", "on"}});
   }
+  if (path == "/base/keep" || path == "/base/restore") {
+    if (method != "POST") return wrong_method("POST");
+    const bool keep = path == "/base/keep";
+    std::vector<std::pair<std::string, std::uint64_t>> pages;
+    try {
+      pages = keep ? lab.keep_base() : lab.restore_base();
+    } catch (const std::invalid_argument& e) {
+      return error(409, e.what());
+    }
+    Json exports = Json::object();
+    for (const auto& [name, n] : pages) exports[name] = {{"pages_written", n}};
+    return json(200, {{"base", keep ? "kept" : "restored"}, {"exports", std::move(exports)}});
+  }
   if (path == "/record") {
     if (method != "GET") return wrong_method("GET");
     const auto status = lab.recording();
@@ -210,7 +223,8 @@ ControlReply route_control(Lab& lab, std::string_view method, std::string_view t
   }
   return error(404, "no such path: " + std::string(path) +
                         " (GET /stats, GET /metrics, GET /journal, GET /record, POST /reset-stats, POST /mark, "
-                        "POST /model, POST /crash, POST /power-on, POST /record/start, POST /record/stop)");
+                        "POST /model, POST /crash, POST /power-on, POST /record/start, POST /record/stop, POST /base/keep, "
+                        "POST /base/restore)");
 }
 
 ControlReply route_metrics(Lab& lab, std::string_view method, std::string_view target) {

@@ -277,11 +277,15 @@ CrashReport Device::cut_power(CrashPolicy policy) {
   std::unique_lock power(power_mutex_);
   powered_ = false;
   ++power_epoch_;
+  restart_models();
+  return log_->cut(*store_, policy);
+}
+
+void Device::restart_models() {
   for (Region* r : all_regions()) {
     std::lock_guard lock(r->model_mutex);
     if (r->model) r->model = r->model->restarted();
   }
-  return log_->cut(*store_, policy);
 }
 
 void Device::power_on() {

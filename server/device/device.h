@@ -116,6 +116,16 @@ class Device {
   // Its starting contents into `recorder` as export `index` (then
   // set_recorder): with its changes paused, or before it serves.
   void record_base(Recorder& recorder, std::uint8_t index) { recorder.base(index, *store_); }
+  // The store put back or made a base (`reset`, run with changes paused,
+  // e.g. CowStore::restore): the write log forgets the writes it held and
+  // the models restart, their caches holding nothing of the old contents.
+  template <typename Fn>
+  void reset_contents(Fn&& reset) {
+    auto paused = pause_changes();
+    reset();
+    if (log_) log_->clear();
+    restart_models();
+  }
   // While the lock lives no change lands: what the store holds is one moment
   // of the device. Only with power loss on or a recorder set before serving
   // do changes take their turn (otherwise they would not wait for it).
@@ -138,6 +148,7 @@ class Device {
     std::size_t index;
   };
 
+  void restart_models();
   std::vector<Region*> all_regions() {
     std::vector<Region*> all{&base_};
     for (const auto& r : regions_) all.push_back(r.get());

@@ -87,6 +87,9 @@ FilesystemState prepare(const LabConfig& config, Store& data, Store* journal) {
 
 Device& Lab::add(std::string_view role, std::unique_ptr<Store> store, const std::optional<std::string>& model_text,
                  const char* default_model) {
+  auto cow = std::make_unique<CowStore>(std::move(store));
+  cows_.push_back(cow.get());
+  store = std::move(cow);
   const std::string text = model_text.value_or(default_model);
   auto model = model_for(std::string(role) + "-model", text, store->size());
   const Durability durability = durability_of(model.get(), role == kJournalExport);
@@ -249,6 +252,33 @@ std::vector<std::pair<std::string, CrashReport>> Lab::cut_power(const CrashPolic
 
 void Lab::power_on(std::string_view export_name) {
   for (Device* d : select(export_name)) d->power_on();
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> Lab::keep_base() {
+  std::lock_guard lock(recording_mutex_);
+  if (!recorders_.empty() && recorders_.back()->status().recording)
+    throw std::invalid_argument("a recording is running: stop it first (POST /record/stop)");
+  std::vector<std::pair<std::string, std::uint64_t>> out;
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    out.emplace_back(devices_[i]->name(), cows_[i]->pages_above());
+    devices_[i]->reset_contents([&] { cows_[i]->keep(); });
+  }
+  spdlog::info("base kept: what the exports hold now is what POST /base/restore goes back to");
+  return out;
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> Lab::restore_base() {
+  std::lock_guard lock(recording_mutex_);
+  if (!recorders_.empty() && recorders_.back()->status().recording)
+    throw std::invalid_argument("a recording is running: stop it first (POST /record/stop)");
+  if (!cows_.front()->kept()) throw std::invalid_argument("no base was kept (POST /base/keep first)");
+  std::vector<std::pair<std::string, std::uint64_t>> out;
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    out.emplace_back(devices_[i]->name(), cows_[i]->pages_above());
+    devices_[i]->reset_contents([&] { cows_[i]->restore(); });
+  }
+  spdlog::debug("base restored");
+  return out;
 }
 
 Device* Lab::find(std::string_view export_name) const {

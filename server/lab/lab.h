@@ -15,6 +15,7 @@
 #include "server/lab/filesystem.h"
 #include "common/clock.h"
 #include "server/probe/journal_tracer.h"
+#include "server/store/cow_store.h"
 
 namespace nvj {
 
@@ -77,6 +78,15 @@ class Lab {
   Recorder::Status stop_recording();
   // The running or the last recording; nullopt if there was none.
   std::optional<Recorder::Status> recording() const;
+  // A base to go back to (server/store/cow_store.h), for the crash lab's
+  // explorer: keep_base() makes what every export holds now the base;
+  // restore_base() puts every export back to it, its write log and drive
+  // cache emptied; each gives the pages written since, by export. The live
+  // journal decoder is not told (start the server with journal-trace=off).
+  // std::invalid_argument while a recording runs (it would record a jump),
+  // or for restore_base() before any keep_base().
+  std::vector<std::pair<std::string, std::uint64_t>> keep_base();
+  std::vector<std::pair<std::string, std::uint64_t>> restore_base();
   // Starts the threads of the lab's own (a recording's writer): after
   // nbdkit's fork into the background, which threads do not survive.
   void start_threads();
@@ -90,6 +100,7 @@ class Lab {
   MonotonicClock clock_;  // outlives the devices that wait on it
   Nanos opened_ = clock_.now();
   std::vector<std::unique_ptr<Device>> devices_;
+  std::vector<CowStore*> cows_;  // devices_[i]'s store
   FilesystemState filesystem_;
   std::unique_ptr<JournalTracer> tracer_;  // observes devices_: destroyed before them
   mutable std::mutex marks_mutex_;

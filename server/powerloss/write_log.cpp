@@ -72,6 +72,12 @@ void WriteLog::prune() {
   }
 }
 
+void WriteLog::clear() {
+  std::lock_guard lock(mutex_);
+  entries_.clear();
+  bytes_ = 0;
+}
+
 CrashReport WriteLog::cut(Store& store, const CrashPolicy& policy) {
   std::lock_guard lock(mutex_);
   CrashReport report;

@@ -38,6 +38,10 @@ class WriteLog {
   // Power cut: rolls the store back and replays the survivors. Empties the log.
   CrashReport cut(Store& store, const CrashPolicy& policy);
 
+  // Forgets every write (the store went back to a base that has none of
+  // them: CowStore::restore).
+  void clear();
+
   std::size_t entries() const;
   std::uint64_t bytes() const;
 
