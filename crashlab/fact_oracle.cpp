@@ -155,6 +155,13 @@ void FactOracle::add(const Fact& f) {
       at_.erase(f.path);
       if (auto m = moving_with(f.path); m != moving_.end()) moving_.erase(m);
       break;
+    case FactKind::absent:
+      if (auto m = moving_with(f.path); m != moving_.end()) {  // not under this name
+        m->names.erase(std::find(m->names.begin(), m->names.end(), f.path));
+        if (m->names.empty()) moving_.erase(m);
+      }
+      at_[f.path] = Expect{std::nullopt, true};
+      break;
   }
 }
 
@@ -190,6 +197,10 @@ std::vector<FactViolation> FactOracle::check(const FactView& fs) const {
                      : std::nullopt;
   };
   for (const auto& [path, e] : at_) {
+    if (e.absent) {
+      if (fs.look(path, std::nullopt).present) out.push_back({path, "absent", "present", "absent", "present"});
+      continue;
+    }
     const PathContent s = fs.look(path, want(e));
     if (const std::string broke = how(e, s); !broke.empty())
       out.push_back({path, expected(e), found(e, s), what(e), broke});

@@ -13,6 +13,8 @@
 //   rewrite P                P exists; its content is no longer known
 //   remove P                 nothing about P (or an object P is a name of)
 //                            holds any more
+//   absent P                 P does not exist (nor is it one of the names a
+//                            renamed object may be found under)
 //
 // Pure.
 #pragma once
@@ -127,6 +129,7 @@ class FactOracle {
   };
   struct Expect {
     std::optional<Content> content;  // none: it exists, its bytes are not known
+    bool absent = false;             // it does not exist
   };
   struct Moving {  // an object renamed, not settled yet
     std::vector<std::string> names;

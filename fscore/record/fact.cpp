@@ -108,6 +108,7 @@ const char* to_string(FactKind kind) {
     case FactKind::rewrite: return "rewrite";
     case FactKind::remove: return "remove";
     case FactKind::prefix: return "prefix";
+    case FactKind::absent: return "absent";
   }
   return "unknown";
 }
@@ -141,6 +142,7 @@ std::string format_fact(const Fact& fact) {
       break;
     case FactKind::rewrite:
     case FactKind::remove:
+    case FactKind::absent:
       break;
   }
   return label;
@@ -166,14 +168,15 @@ std::optional<Fact> parse_fact(std::string_view label) {
     std::size_t words;
   };
   constexpr Shape kShapes[] = {{FactKind::file, 6},    {FactKind::prefix, 6}, {FactKind::entry, 3},
-                               {FactKind::rename, 3},  {FactKind::rewrite, 2}, {FactKind::remove, 2}};
+                               {FactKind::rename, 3},  {FactKind::rewrite, 2}, {FactKind::remove, 2},
+                               {FactKind::absent, 2}};
   std::size_t want = 0;
   for (const Shape& shape : kShapes)
     if (kind == to_string(shape.kind)) {
       f.kind = shape.kind;
       want = shape.words;
     }
-  if (want == 0) fail(label, "an unknown kind '" + std::string(kind) + "' (file, prefix, entry, rename, rewrite, remove)");
+  if (want == 0) fail(label, "an unknown kind '" + std::string(kind) + "' (file, prefix, entry, rename, rewrite, remove, absent)");
   if (words.size() != want)
     fail(label, std::to_string(words.size() - 1) + " words after '" + std::string(kind) + "', not " +
                     std::to_string(want - 1));

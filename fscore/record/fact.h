@@ -19,8 +19,11 @@
 //                                          void until the next one)
 //   fact remove PATH                       PATH may be gone; no fact about it
 //                                          holds any more
+//   fact absent PATH                       PATH does not exist (a name removed
+//                                          and made durable: fsync of its
+//                                          directory)
 //
-// A fact that says more than before (file, prefix, entry) is posted after the call
+// A fact that says more than before (file, prefix, entry, absent) is posted after the call
 // that made it durable has returned (fsync of the file, fsync of the
 // directory); one that says less (rename, rewrite, remove) before the call
 // that changes what is there. So a fact is true at every moment after its
@@ -42,11 +45,11 @@
 
 namespace fscore::record {
 
-enum class FactKind { file, entry, rename, rewrite, remove, prefix };
+enum class FactKind { file, entry, rename, rewrite, remove, prefix, absent };
 
 struct Fact {
   FactKind kind = FactKind::file;
-  std::string path;    // file, prefix, rewrite, remove: the path; entry: the directory; rename: from
+  std::string path;    // file, prefix, rewrite, remove, absent: the path; entry: the directory; rename: from
   std::string second;  // entry: the name; rename: to
   std::uint64_t size = 0;    // file, prefix
   std::uint32_t crc32c = 0;  // file, prefix
