@@ -1,0 +1,264 @@
+#include "crashlab/explore/generator.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace crashlab::explore {
+
+namespace {
+
+const std::vector<std::string> kFiles{"A/foo", "A/bar", "B/foo", "B/bar", "A/C/foo"};
+const std::vector<std::string> kDirs{"A", "B", "A/C"};
+const std::vector<std::pair<std::string, std::string>> kFilePairs{
+    {"A/foo", "A/bar"}, {"A/foo", "B/bar"}, {"A/C/foo", "B/foo"}};
+const std::vector<std::pair<std::string, std::string>> kDirRenames{{"A/C", "B/C"}, {"A/C", "A/D"}};
+const std::vector<std::pair<std::string, std::string>> kSymlinks{{"A/bar", "foo"}, {"B/bar", "../A/foo"}};
+
+Step persisted(const Op& op, Persist p, const std::string& path = "") { return Step{op, p, path, false}; }
+
+// The persistence calls that fit an operation, none aside.
+std::vector<Step> persistence_for(const Op& op) {
+  std::vector<Step> out;
+  const auto add = [&](Persist p, const std::string& path = "") { out.push_back(persisted(op, p, path)); };
+  switch (op.kind) {
+    case OpKind::mkdir:
+      add(Persist::fsync, op.path);
+      add(Persist::fsync, parent_of(op.path));
+      break;
+    case OpKind::link:
+    case OpKind::rename_new:
+    case OpKind::rename_over:
+      add(Persist::fsync, op.second);
+      add(Persist::fdatasync, op.second);
+      add(Persist::fsync, parent_of(op.path));
+      if (parent_of(op.second) != parent_of(op.path)) add(Persist::fsync, parent_of(op.second));
+      break;
+    case OpKind::rename_dir:
+      add(Persist::fsync, op.second);
+      add(Persist::fsync, parent_of(op.path));
+      if (parent_of(op.second) != parent_of(op.path)) add(Persist::fsync, parent_of(op.second));
+      break;
+    case OpKind::unlink:
+    case OpKind::rmdir:
+    case OpKind::symlink:
+      add(Persist::fsync, parent_of(op.path));
+      break;
+    default:  // an operation on a file that is there afterwards
+      add(Persist::fsync, op.path);
+      add(Persist::fdatasync, op.path);
+      add(Persist::fsync, parent_of(op.path));
+  }
+  add(Persist::sync);
+  return out;
+}
+
+// The variants of one operation over the file set.
+std::vector<Op> variants(OpKind k) {
+  std::vector<Op> out;
+  switch (k) {
+    case OpKind::mkdir:
+      for (const std::string& d : kDirs) out.push_back({k, d, ""});
+      break;
+    case OpKind::rmdir:
+      for (const std::string& d : {std::string("A/C"), std::string("B")}) out.push_back({k, d, ""});
+      break;
+    case OpKind::link:
+    case OpKind::rename_new:
+    case OpKind::rename_over:
+      for (const auto& [a, b] : kFilePairs) out.push_back({k, a, b});
+      break;
+    case OpKind::rename_dir:
+      for (const auto& [a, b] : kDirRenames) out.push_back({k, a, b});
+      break;
+    case OpKind::symlink:
+      for (const auto& [at, target] : kSymlinks) out.push_back({k, at, target});
+      break;
+    case OpKind::fill:
+      break;
+    default:
+      for (const std::string& f : kFiles) out.push_back({k, f, ""});
+  }
+  return out;
+}
+
+// What the steps so far have left, as far as dependencies go.
+struct Node {
+  bool symlink = false;
+  bool filled = false;  // at least 8 KiB written by fill
+  bool xattr = false;
+};
+
+class Tree {
+ public:
+  explicit Tree(std::vector<Step>& out) : out_(out) {}
+
+  bool is_dir(const std::string& p) const { return p == "." || dirs_.count(p) != 0; }
+
+  void need_dir(const std::string& d) {
+    if (is_dir(d)) return;
+    need_dir(parent_of(d));
+    need_absent(d);
+    setup({OpKind::mkdir, d, ""});
+  }
+  void need_absent(const std::string& p) {
+    if (files_.count(p) != 0) setup({OpKind::unlink, p, ""});
+    if (dirs_.count(p) == 0) return;
+    need_empty(p);
+    setup({OpKind::rmdir, p, ""});
+  }
+  void need_empty(const std::string& d) {
+    const std::string prefix = d + "/";
+    std::vector<std::string> inside;
+    for (const auto& [p, n] : files_)
+      if (p.rfind(prefix, 0) == 0 && p.find('/', prefix.size()) == std::string::npos) inside.push_back(p);
+    for (const std::string& p : dirs_)
+      if (p.rfind(prefix, 0) == 0 && p.find('/', prefix.size()) == std::string::npos) inside.push_back(p);
+    for (const std::string& p : inside) need_absent(p);
+  }
+  void need_file(const std::string& f, bool filled, bool xattr = false) {
+    need_dir(parent_of(f));
+    if (dirs_.count(f) != 0 || (files_.count(f) != 0 && files_.at(f).symlink)) need_absent(f);
+    if (files_.count(f) == 0) setup({OpKind::creat, f, ""});
+    if (filled && !files_.at(f).filled) setup({OpKind::fill, f, ""});
+    if (xattr && !files_.at(f).xattr) setup({OpKind::setxattr, f, ""});
+  }
+
+  void prepare(const Op& op) {
+    switch (op.kind) {
+      case OpKind::creat:
+      case OpKind::mkdir:
+      case OpKind::symlink:
+        need_dir(parent_of(op.path));
+        need_absent(op.path);
+        break;
+      case OpKind::setxattr:
+      case OpKind::unlink:
+        need_file(op.path, false);
+        break;
+      case OpKind::removexattr:
+        need_file(op.path, false, true);
+        break;
+      case OpKind::link:
+      case OpKind::rename_new:
+        need_file(op.path, true);
+        need_dir(parent_of(op.second));
+        need_absent(op.second);
+        break;
+      case OpKind::rename_over:
+        need_file(op.path, true);
+        need_file(op.second, true);
+        break;
+      case OpKind::rmdir:
+        need_dir(op.path);
+        need_empty(op.path);
+        break;
+      case OpKind::rename_dir:
+        need_dir(op.path);
+        need_dir(parent_of(op.second));
+        need_absent(op.second);
+        break;
+      default:
+        need_file(op.path, true);
+    }
+  }
+
+  void apply(const Op& op) {
+    switch (op.kind) {
+      case OpKind::creat: files_[op.path] = Node{}; break;
+      case OpKind::mkdir: dirs_.insert(op.path); break;
+      case OpKind::fill: files_[op.path].filled = true; break;
+      case OpKind::truncate_shrink: files_[op.path].filled = false; break;
+      case OpKind::link: files_[op.second] = files_[op.path]; break;
+      case OpKind::unlink: files_.erase(op.path); break;
+      case OpKind::rmdir: dirs_.erase(op.path); break;
+      case OpKind::rename_new:
+      case OpKind::rename_over:
+        files_[op.second] = files_[op.path];
+        files_.erase(op.path);
+        break;
+      case OpKind::rename_dir: {
+        const std::string from = op.path + "/";
+        std::map<std::string, Node> files;
+        for (const auto& [p, n] : files_) files[p.rfind(from, 0) == 0 ? op.second + "/" + p.substr(from.size()) : p] = n;
+        files_ = std::move(files);
+        std::set<std::string> dirs;
+        for (const std::string& p : dirs_)
+          dirs.insert(p == op.path ? op.second : p.rfind(from, 0) == 0 ? op.second + "/" + p.substr(from.size()) : p);
+        dirs_ = std::move(dirs);
+        break;
+      }
+      case OpKind::symlink: files_[op.path] = Node{true, false, false}; break;
+      case OpKind::setxattr: files_[op.path].xattr = true; break;
+      case OpKind::removexattr: files_[op.path].xattr = false; break;
+      default: break;  // the other data operations leave a filled file filled
+    }
+  }
+
+  void setup(const Op& op) {
+    out_.push_back(Step{op, Persist::none, "", true});
+    apply(op);
+  }
+
+ private:
+  std::vector<Step>& out_;
+  std::set<std::string> dirs_;
+  std::map<std::string, Node> files_;
+};
+
+}  // namespace
+
+std::vector<Step> with_setup(const std::vector<Step>& core) {
+  std::vector<Step> out;
+  Tree tree(out);
+  for (std::size_t i = 0; i < core.size(); ++i) {
+    tree.prepare(core[i].op);
+    if (i == 0 && !out.empty()) out.back().persist = Persist::sync;  // the core starts from a durable tree
+    out.push_back(core[i]);
+    tree.apply(core[i].op);
+  }
+  return out;
+}
+
+Generator::Generator(int core_ops, const std::vector<OpKind>& kinds) : core_ops_(core_ops) {
+  if (core_ops < 1 || core_ops > 3) throw std::invalid_argument("a bound of 1 to 3 core operations (seq-1, seq-2, seq-3)");
+  for (const OpKind k : kinds.empty() ? all_op_kinds() : kinds)
+    for (const Op& op : variants(k)) {
+      choices_.push_back(persisted(op, Persist::none));
+      for (const Step& s : persistence_for(op)) {
+        last_.push_back(choices_.size());
+        choices_.push_back(s);
+      }
+    }
+  count_ = last_.size();
+  for (int i = 1; i < core_ops; ++i) count_ *= choices_.size();
+}
+
+Workload Generator::at(std::uint64_t ordinal) const {
+  if (ordinal >= count_)
+    throw std::out_of_range("workload " + std::to_string(ordinal) + ": this bound has " + std::to_string(count_) +
+                            " (0 to " + std::to_string(count_ - 1) + ")");
+  // Mixed radix, the first core step most significant; the last step's digit
+  // counts only the choices whose persistence is not none.
+  std::vector<std::size_t> digits(static_cast<std::size_t>(core_ops_));
+  std::uint64_t rest = ordinal;
+  digits[digits.size() - 1] = last_[rest % last_.size()];
+  rest /= last_.size();
+  for (std::size_t i = digits.size() - 1; i-- > 0;) {
+    digits[i] = static_cast<std::size_t>(rest % choices_.size());
+    rest /= choices_.size();
+  }
+  std::vector<Step> core;
+  for (const std::size_t d : digits) core.push_back(choices_[d]);
+  Workload w;
+  w.ordinal = ordinal;
+  for (const Step& s : core) {
+    if (!w.name.empty()) w.name += "; ";
+    w.name += describe(s.op) + (s.persist == Persist::none ? "" : " " + describe_persist(s));
+  }
+  w.steps = with_setup(core);
+  return w;
+}
+
+}  // namespace crashlab::explore

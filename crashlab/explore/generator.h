@@ -1,0 +1,46 @@
+// The explorer's enumeration: every workload of a bound (seq-1: one core
+// operation; seq-2: two; seq-3: three), each core operation drawn from a
+// fixed list of variants over the file set (workload.h) and followed by one
+// of the persistence calls that fit it (the last never none). A workload's
+// ordinal is its place in that order, so `--workload N` names the same
+// workload on every machine as long as this table does not change; its
+// setup satisfies each core operation's dependencies from the state the
+// steps before leave (a file is created and filled before it is written,
+// a name is removed before it is created again). Pure.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "crashlab/explore/workload.h"
+
+namespace crashlab::explore {
+
+class Generator {
+ public:
+  // `core_ops`: 1 to 3. `kinds`: the operations to draw from (empty: all).
+  // std::invalid_argument for a bound outside 1..3.
+  Generator(int core_ops, const std::vector<OpKind>& kinds = {});
+
+  // How many workloads the bound holds.
+  std::uint64_t count() const { return count_; }
+  // Workload `ordinal` (0 <= ordinal < count()); std::out_of_range past it.
+  Workload at(std::uint64_t ordinal) const;
+
+  // A core operation with one persistence call: the unit the enumeration
+  // draws from, in its order.
+  const std::vector<Step>& choices() const { return choices_; }
+
+ private:
+  int core_ops_;
+  std::vector<Step> choices_;  // every (variant, persistence) pair
+  std::vector<std::size_t> last_;  // the indices of choices_ whose persistence is not none
+  std::uint64_t count_ = 0;
+};
+
+// The steps that make `core` possible from the start, the setup before each
+// core step included, and a sync after the first setup (so that the core
+// operations start from a durable tree).
+std::vector<Step> with_setup(const std::vector<Step>& core);
+
+}  // namespace crashlab::explore

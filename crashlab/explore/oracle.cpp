@@ -1,0 +1,209 @@
+#include "crashlab/explore/oracle.h"
+
+#include <stdexcept>
+
+namespace crashlab::explore {
+
+namespace {
+
+using fscore::record::Fact;
+using fscore::record::FactKind;
+
+const char* const kFsyncFile = "fsync-file";
+const char* const kFdatasyncFile = "fdatasync-file";
+const char* const kFsyncDir = "fsync-dir";
+const char* const kSync = "sync";
+const char* const kAutoDaAlloc = "ext4-auto-da-alloc-rename";
+
+Fact fact(FactKind kind, const std::string& path, const std::string& second = "") {
+  return Fact{kind, path, second, 0, 0};
+}
+
+std::string name_in(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool under(const std::string& path, const std::string& dir) {
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
+}
+
+// Writes that keep the replace-by-rename rule: allocating new blocks, as
+// auto_da_alloc forces them out.
+bool appends(OpKind k) { return k == OpKind::fill || k == OpKind::write_append || k == OpKind::creat; }
+
+bool changes_content(OpKind k) {
+  switch (k) {
+    case OpKind::fill:
+    case OpKind::write_append:
+    case OpKind::write_overwrite:
+    case OpKind::write_unaligned:
+    case OpKind::write_direct:
+    case OpKind::mmap_write:
+    case OpKind::falloc:
+    case OpKind::falloc_keep_size:
+    case OpKind::falloc_punch:
+    case OpKind::falloc_zero:
+    case OpKind::truncate_shrink:
+    case OpKind::truncate_grow:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+const std::vector<Rule>& rules() {
+  static const std::vector<Rule> table{
+      {kFsyncFile, "after fsync(F) returns, F's data and metadata (its size) are durable",
+       "POSIX.1-2017 fsync(); Linux man-pages fsync(2)"},
+      {kFdatasyncFile, "after fdatasync(F) returns, F's data and the metadata needed to read it (its size) are durable",
+       "POSIX.1-2017 fdatasync(); Linux man-pages fdatasync(2)"},
+      {kFsyncDir, "after fsync(D) returns, D's entries are durable: the names in it are there, the names removed from it are not",
+       "Linux man-pages fsync(2), NOTES (an explicit fsync() on a file descriptor for the directory)"},
+      {kSync, "after sync() returns, every file's data and metadata and every directory's entries are durable",
+       "Linux man-pages sync(2) (on Linux, sync() waits for the writes it starts)"},
+      {kAutoDaAlloc,
+       "in data=ordered with auto_da_alloc, a file renamed over an existing one has its new data on disk before the "
+       "rename commits",
+       "Linux Documentation/admin-guide/ext4.rst, auto_da_alloc"},
+  };
+  return table;
+}
+
+const Rule& rule(const std::string& id) {
+  for (const Rule& r : rules())
+    if (id == r.id) return r;
+  throw std::out_of_range("no rule '" + id + "'");
+}
+
+const std::vector<std::string>& all_names() {
+  static const std::vector<std::string> names{"A",     "B",     "A/C",     "A/foo",   "A/bar",   "B/foo",
+                                              "B/bar", "A/C/foo", "B/C", "A/D", "B/C/foo", "A/D/foo"};
+  return names;
+}
+
+std::vector<RuledFact> Oracle::before(const Op& op, const LiveTree& live) {
+  std::vector<RuledFact> out;
+  const auto add = [&](FactKind kind, const std::string& path, const std::string& second = "") {
+    out.push_back({fact(kind, path, second), ""});
+  };
+  if (changes_content(op.kind)) {
+    // Every durable name of the file (only those can carry a fact about its
+    // content): its content changes under each, and it stays there.
+    const auto it = live.find(op.path);
+    if (it != live.end()) {
+      for (const auto& [path, e] : live)
+        if (e.ino == it->second.ino && durable_.count(path) != 0) add(FactKind::rewrite, path);
+      if (!appends(op.kind)) rewritten_.insert(it->second.ino);
+    }
+    return out;
+  }
+  switch (op.kind) {
+    case OpKind::creat:
+    case OpKind::mkdir:
+    case OpKind::symlink:
+    case OpKind::link:
+      add(FactKind::remove, op.kind == OpKind::link ? op.second : op.path);  // no longer absent
+      break;
+    case OpKind::unlink:
+    case OpKind::rmdir:
+      add(FactKind::remove, op.path);
+      durable_.erase(op.path);
+      break;
+    case OpKind::rename_new:
+    case OpKind::rename_over:
+      // Found under one of the names only if it had a durable one.
+      if (durable_.count(op.path) != 0) {
+        add(FactKind::rename, op.path, op.second);
+      } else {
+        add(FactKind::remove, op.path);
+        add(FactKind::remove, op.second);
+      }
+      durable_.erase(op.path);
+      durable_.erase(op.second);
+      break;
+    case OpKind::rename_dir:
+      for (const auto& [path, e] : live)
+        if (under(path, op.path)) {
+          add(FactKind::remove, path);
+          durable_.erase(path);
+        }
+      for (const std::string& name : all_names())
+        if (under(name, op.second) || name == op.second) add(FactKind::remove, name);
+      if (durable_.count(op.path) != 0) {
+        add(FactKind::rename, op.path, op.second);
+      } else {
+        add(FactKind::remove, op.path);
+        add(FactKind::remove, op.second);
+      }
+      durable_.erase(op.path);
+      break;
+    default:
+      break;  // xattrs: no fact speaks of them
+  }
+  return out;
+}
+
+void Oracle::dir_synced(const std::string& dir, const LiveTree& live, const char* rule_id, std::vector<RuledFact>& out) {
+  if (dir != "." && durable_.count(dir) == 0) return;  // its own name may not be there: nothing is promised
+  for (const auto& [path, e] : live)
+    if (parent_of(path) == dir) {
+      out.push_back({fact(FactKind::entry, dir, name_in(path)), rule_id});
+      durable_.insert(path);
+    }
+  for (const std::string& name : all_names())
+    if (parent_of(name) == dir && live.count(name) == 0) out.push_back({fact(FactKind::absent, name), rule_id});
+}
+
+std::vector<RuledFact> Oracle::after(const Step& step, const LiveTree& live) {
+  std::vector<RuledFact> out;
+  const auto content = [&](const std::string& path, const LiveEntry& e, const char* rule_id) {
+    Fact f = fact(FactKind::file, path);
+    f.size = e.size;
+    f.crc32c = e.crc;
+    out.push_back({f, rule_id});
+  };
+  switch (step.persist) {
+    case Persist::none:
+      return out;
+    case Persist::sync: {
+      for (const auto& [path, e] : live) durable_.insert(path);
+      dir_synced(".", live, kSync, out);
+      for (const auto& [path, e] : live)
+        if (e.type == LiveEntry::Type::dir) dir_synced(path, live, kSync, out);
+      for (const auto& [path, e] : live)
+        if (e.type == LiveEntry::Type::file) content(path, e, kSync);
+      rewritten_.clear();
+      return out;
+    }
+    case Persist::fsync:
+    case Persist::fdatasync:
+      break;
+  }
+  const std::string& target = step.persist_path;
+  const auto it = live.find(target);
+  if (target == "." || (it != live.end() && it->second.type == LiveEntry::Type::dir)) {
+    dir_synced(target, live, kFsyncDir, out);
+    // Replace by rename: the name made durable holds the new data.
+    const Op& op = step.op;
+    if (options_.auto_da_alloc && op.kind == OpKind::rename_over && parent_of(op.second) == target &&
+        durable_.count(op.second) != 0) {
+      const auto renamed = live.find(op.second);
+      if (renamed != live.end() && renamed->second.type == LiveEntry::Type::file &&
+          rewritten_.count(renamed->second.ino) == 0)
+        content(op.second, renamed->second, kAutoDaAlloc);
+    }
+    return out;
+  }
+  if (it == live.end() || it->second.type != LiveEntry::Type::file) return out;
+  // The file's data, under every name of it whose entry is durable.
+  const char* rule_id = step.persist == Persist::fsync ? kFsyncFile : kFdatasyncFile;
+  for (const auto& [path, e] : live)
+    if (e.ino == it->second.ino && durable_.count(path) != 0) content(path, e, rule_id);
+  rewritten_.erase(it->second.ino);
+  return out;
+}
+
+}  // namespace crashlab::explore

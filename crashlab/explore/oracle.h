@@ -1,0 +1,76 @@
+// The explorer's oracle: what a generated workload may rely on after each
+// step, derived from the persistence calls alone by a table of rules, each
+// citing where the promise is written (docs/explore-rules.md lists them).
+// It reads the live tree the workload sees (LiveTree: taken by the runner
+// before and after each step) and answers with facts (fscore/record/fact.h)
+// to post as marks: before an operation, the facts that void what it
+// changes; after its persistence call, what that call made durable. Only
+// promises: what a filesystem does in practice beyond them (an fsync of a
+// new file making its name durable on ext4) is never a fact. Pure.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "crashlab/explore/workload.h"
+#include "fscore/record/fact.h"
+
+namespace crashlab::explore {
+
+// What a name in the live tree is.
+struct LiveEntry {
+  enum class Type { file, dir, symlink } type = Type::file;
+  std::uint64_t ino = 0;
+  std::uint64_t size = 0;  // a file's
+  std::uint32_t crc = 0;   // a file's content, fact_crc32c
+};
+// Every name under the root but the root ("A", "A/foo", ...), lost+found left out.
+using LiveTree = std::map<std::string, LiveEntry>;
+
+// A rule of the table: its id and its source.
+struct Rule {
+  const char* id;
+  const char* promise;
+  const char* source;
+};
+const std::vector<Rule>& rules();
+const Rule& rule(const std::string& id);  // std::out_of_range for an unknown id
+
+struct RuledFact {
+  fscore::record::Fact fact;
+  std::string rule;  // its id; "" for a fact that only voids
+};
+
+struct OracleOptions {
+  // ext4 in data=ordered or data=journal with auto_da_alloc (its default):
+  // the replace-by-rename rule holds.
+  bool auto_da_alloc = false;
+};
+
+// Every name the file set can hold, the new names of renames and the names
+// under them included: where an absent fact may be posted.
+const std::vector<std::string>& all_names();
+
+class Oracle {
+ public:
+  explicit Oracle(OracleOptions options) : options_(options) {}
+
+  // Before `op` runs on `live`: the facts that end what it will change.
+  std::vector<RuledFact> before(const Op& op, const LiveTree& live);
+  // After `step`'s operation and persistence call returned, on `live`.
+  std::vector<RuledFact> after(const Step& step, const LiveTree& live);
+
+ private:
+  void dir_synced(const std::string& dir, const LiveTree& live, const char* rule, std::vector<RuledFact>& out);
+
+  OracleOptions options_;
+  std::set<std::string> durable_;  // names whose entry is durable, "." being durable always
+  // Inodes whose content changed since it was last durable by writes other
+  // than appends (or a truncation): the replace-by-rename rule leaves them out.
+  std::set<std::uint64_t> rewritten_;
+};
+
+}  // namespace crashlab::explore
