@@ -23,6 +23,7 @@
 #include "tools/nvj/crash/check_command.h"
 #include "tools/nvj/crash/crash_report.h"
 #include "tools/nvj/crash/run_command.h"
+#include "tools/nvj/explore/explore_command.h"
 #include "tools/nvj/host/mapped_file.h"
 
 namespace nvj::cli {
@@ -275,6 +276,21 @@ replayed. With several --state, each state's go to DIR/N/. Mount them through lo
 yourself what a check said.
 )";
 
+constexpr const char* kExploreText = R"(Explore by itself: run every workload of a bound (seq-1: one core operation
+and a persistence call; seq-2: two; seq-3: three) over a fixed file set
+(directories A, B, A/C; files A/foo, A/bar, B/foo, B/bar, A/C/foo), each on
+the same freshly made filesystem (the server's kept base, restored between
+workloads), with the facts its persistence calls promise (each from a rule
+citing its source: docs/explore-rules.md) posted as it goes, and check every
+crash state of each workload's recording as nvj crash check does (the fast
+path; the kernel confirms the failing states). OUT/explore.json holds every
+workload, its states and its failures with the rule each broke;
+OUT/workloads/N/ its recording, results.json and check log. --list prints
+the workloads (ordinal and name) without running them. Ends with one line:
+W workloads, S states checked in T s, F findings. Exit status 0 when no state
+fails, 1 when one does, 2 for bad input.
+)";
+
 constexpr const char* kMergeText = R"(Join the results.json of every shard of one `nvj crash check` (each given as
 the file or the folder holding it) into OUT/results.json, the same bytes one
 unsharded check writes. Refuses shards of another recording or options, a
@@ -293,6 +309,7 @@ CommandRun declare_crash(Command& app) {
   record->record_only = true;
   auto report = std::make_shared<ReportArgs>();
   auto image = std::make_shared<ImageArgs>();
+  auto explore = std::make_shared<ExploreArgs>();
   app.describe(kCrashText);
   app.require_subcommands(1, 1);
   Command states = app.subcommand("states", "count a recording's crash points and states per strategy");
@@ -335,12 +352,31 @@ CommandRun declare_crash(Command& app) {
   images.add("--out", image->out, "the folder for EXPORT.img, or N/EXPORT.img for several (required)")
       .value_name("DIR");
 
+  Command explores = app.subcommand("explore", "generate workloads and check every crash state of each");
+  explores.describe(kExploreText);
+  explores.add("PARAM", explore->parameters, "the plugin's PARAM=VALUE, over the defaults").value_name("PARAM=VALUE");
+  explores.choice("--fs", explore->filesystem, {"ext4", "xfs", "btrfs"}, "the filesystem (default ext4)");
+  explores.add("--bound", explore->bound, "seq-1 (default), seq-2 or seq-3: core operations per workload")
+      .value_name("BOUND");
+  explores.add("--ops", explore->ops, "the core operations to draw from, comma-separated (default: all)")
+      .value_name("LIST");
+  explores.add("--mount-options", explore->mount_options, "the workloads' mount options (journal_path= is added)")
+      .value_name("OPTIONS");
+  explores.add("--shard", explore->shard, "this run's share of the workloads, I/N (default: Slurm's or "
+               "Kubernetes' index, else all)").value_name("I/N");
+  explores.add("--workload", explore->workload, "only workload N (its ordinal in --list)").value_name("N");
+  explores.flag("--list", explore->list, "print the workloads, one per line, and run none");
+  explores.flag("--keep-run", explore->keep, "leave the run folder (the server's log) behind");
+  explores.add("--out", explore->out, "the folder for explore.json and each workload's check (required to run)")
+      .value_name("DIR");
+
   Command merges = app.subcommand("merge", "join the results of a check's shards");
   merges.describe(kMergeText);
   merges.add("RESULTS", merge->inputs, "each shard's results.json, or its folder").value_name("PATH");
   merges.add("--out", merge->out, "the folder for the merged results.json (required)").value_name("DIR");
 
-  return [a, check, merge, run, record, report, image, checks, merges, runs, records, reports, images] {
+  return [a, check, merge, run, record, report, image, explore, checks, merges, runs, records, reports, images, explores] {
+    if (explores.parsed()) return crash_explore_main(*explore);
     check_torn_unit(a->strategies, "nvj crash states");
     check_torn_unit(check->options.strategies, "nvj crash check");
     check_torn_unit(run->check.options.strategies, "nvj crash run");

@@ -1,0 +1,301 @@
+#include "tools/nvj/explore/explore_command.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <chrono>
+#include <cstring>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/command_line.h"
+#include "common/json.h"
+#include "common/query_escape.h"
+#include "common/unique_fd.h"
+#include "crashlab/explore/generator.h"
+#include "crashlab/explore/oracle.h"
+#include "tools/nvj/crash/check_command.h"
+#include "tools/nvj/crash/shard.h"
+#include "tools/nvj/explore/op_runner.h"
+#include "tools/nvj/host/interrupt.h"
+#include "tools/nvj/host/run_folder.h"
+#include "tools/nvj/testbed/testbed.h"
+
+namespace nvj::cli {
+
+namespace fs = std::filesystem;
+using crashlab::explore::Generator;
+using crashlab::explore::OpKind;
+using crashlab::explore::Workload;
+
+namespace {
+
+int bound_of(const std::string& bound) {
+  if (bound == "seq-1") return 1;
+  if (bound == "seq-2") return 2;
+  if (bound == "seq-3") return 3;
+  throw UsageError("nvj crash explore: --bound " + (bound.empty() ? std::string("''") : bound) +
+                   ": expected seq-1, seq-2 or seq-3");
+}
+
+std::vector<OpKind> ops_of(const std::string& list) {
+  std::vector<OpKind> out;
+  if (list.empty()) return out;
+  std::stringstream in(list);
+  for (std::string name; std::getline(in, name, ',');) {
+    try {
+      out.push_back(crashlab::explore::op_kind_named(name));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("nvj crash explore: --ops: ") + e.what());
+    }
+  }
+  return out;
+}
+
+// The plugin's parameters: the crash lab's default layout (ext4, its journal
+// on an NVRAM export, its data on a disk with a volatile cache), the
+// journal's live decoder off (a restore would confuse it), then the user's.
+std::vector<std::string> server_parameters(const std::vector<std::string>& given) {
+  std::vector<std::string> out{"data=256M", "journal=32M", "data-model=hdd", "journal-model=nvram",
+                               "journal-trace=off"};
+  for (const std::string& g : given) {
+    const std::size_t eq = g.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("nvj crash explore: '" + g + "' is no PARAM=VALUE");
+    const std::string key = g.substr(0, eq);
+    if (key == "record" || key == "control") throw UsageError("nvj crash explore: " + key + "= is its own to set");
+    std::erase_if(out, [&](const std::string& d) { return d.substr(0, d.find('=')) == key; });
+    if (key == "fs-journal" && g.substr(eq + 1).rfind("external", 0) != 0)
+      std::erase_if(out, [](const std::string& d) { return d.rfind("journal=", 0) == 0; });
+    if (eq + 1 < g.size()) out.push_back(g);
+  }
+  return out;
+}
+
+// auto_da_alloc's rule holds in data=ordered (the default) and data=journal,
+// unless noauto_da_alloc turns it off.
+bool auto_da_alloc(const std::string& options) {
+  std::stringstream in(options);
+  bool on = true;
+  for (std::string o; std::getline(in, o, ',');) {
+    if (o == "noauto_da_alloc" || o == "data=writeback") on = false;
+    if (o == "auto_da_alloc") on = true;
+  }
+  return on;
+}
+
+void drop_cache(const std::string& device) {
+  if (device.empty()) return;
+  UniqueFd fd(::open(device.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0 || ::ioctl(fd.get(), BLKFLSBUF, 0) != 0)
+    throw std::runtime_error("flush the cache of " + device + ": " + std::strerror(errno));
+}
+
+// stdout into `file` while it lives (nvj crash check's report of one workload).
+class StdoutTo {
+ public:
+  explicit StdoutTo(const fs::path& file) {
+    std::fflush(stdout);
+    saved_ = ::dup(STDOUT_FILENO);
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (saved_ < 0 || fd < 0) throw std::runtime_error("open " + file.string() + ": " + std::strerror(errno));
+    ::dup2(fd, STDOUT_FILENO);
+    ::close(fd);
+  }
+  ~StdoutTo() {
+    std::fflush(stdout);
+    ::dup2(saved_, STDOUT_FILENO);
+    ::close(saved_);
+  }
+  StdoutTo(const StdoutTo&) = delete;
+  StdoutTo& operator=(const StdoutTo&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
+struct Outcome {
+  int status = 0;  // nvj crash check's
+  std::uint64_t states = 0, failing = 0;
+  Json failures = Json::array();
+};
+
+// One workload on the mounted lab: the base restored, recorded, run with
+// its facts, unmounted, checked.
+Outcome explore_one(Testbed& lab, const Workload& w, const fs::path& dir, const ExploreArgs& a, const RunFolder& folder) {
+  fs::create_directories(dir);
+  const fs::path recording = fs::absolute(dir / "recording.nvjrec");
+  fs::remove(recording);
+  lab.post("/base/restore");
+  drop_cache(lab.data_device());
+  drop_cache(lab.journal_device());
+  lab.post("/record/start?file=" + query_escape(recording.string()));
+  crashlab::explore::Oracle oracle({a.filesystem == "ext4" && auto_da_alloc(a.mount_options)});
+  std::map<std::string, std::string> rule_of;  // path: the rule of the last fact that said something of it
+  const auto post = [&](const std::vector<crashlab::explore::RuledFact>& facts) {
+    for (const auto& f : facts) {
+      lab.post("/mark?label=" + query_escape(fscore::record::format_fact(f.fact)));
+      const std::string path = f.fact.kind == fscore::record::FactKind::entry
+                                   ? (f.fact.path == "." ? f.fact.second : f.fact.path + "/" + f.fact.second)
+                                   : f.fact.path;
+      if (!f.rule.empty()) rule_of[path] = f.rule;
+    }
+  };
+  lab.mount();
+  std::string error;
+  try {
+    for (const auto& step : w.steps) {
+      post(oracle.before(step.op, live_tree(lab.mount_point())));
+      run_step(lab.mount_point(), step);
+      post(oracle.after(step, live_tree(lab.mount_point())));
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  lab.unmount();
+  lab.post("/record/stop");
+  if (!error.empty()) throw std::runtime_error("workload " + std::to_string(w.ordinal) + " (" + w.name + "): " + error);
+
+  CheckArgs check;
+  check.recording = recording.string();
+  check.out = dir.string();
+  check.shard = "0/1";
+  check.verify = "failing";
+  check.per_signature = 1;
+  check.mount_options = a.mount_options;
+  check.run_folder = &folder;
+  Outcome o;
+  {
+    StdoutTo log(dir / "check.log");
+    o.status = crash_check_main(check);
+  }
+  std::ifstream in(dir / "results.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const Json results = parse_json(text.str(), (dir / "results.json").string());
+  o.states = results.at("coverage").at("checked").get<std::uint64_t>();
+  for (const Json& s : results.at("states")) {
+    if (s.at("verdict") == "pass") continue;
+    ++o.failing;
+    if (o.failures.size() >= 3) continue;
+    Json f{{"ordinal", s.at("ordinal")}, {"verdict", s.at("verdict")}};
+    if (s.contains("violations"))
+      for (Json v : s.at("violations")) {
+        const auto r = rule_of.find(v.at("path").get<std::string>());
+        if (r != rule_of.end()) {
+          v["rule"] = r->second;
+          v["source"] = crashlab::explore::rule(r->second).source;
+        }
+        f["violations"].push_back(v);
+      }
+    o.failures.push_back(f);
+  }
+  return o;
+}
+
+}  // namespace
+
+int crash_explore_main(const ExploreArgs& a) {
+  const Generator generator(bound_of(a.bound), ops_of(a.ops));
+  if (a.filesystem != "ext4")
+    throw UsageError("nvj crash explore: --fs " + a.filesystem + ": only ext4 is explored so far (its fast path)");
+  std::optional<std::uint64_t> only;
+  if (!a.workload.empty()) {
+    std::uint64_t n = 0;
+    const auto [end, ec] = std::from_chars(a.workload.data(), a.workload.data() + a.workload.size(), n);
+    if (ec != std::errc() || end != a.workload.data() + a.workload.size() || n >= generator.count())
+      throw UsageError("nvj crash explore: --workload " + a.workload + ": expected an ordinal from 0 to " +
+                       std::to_string(generator.count() - 1) + " (" + a.bound + " has " +
+                       std::to_string(generator.count()) + " workloads)");
+    only = n;
+  }
+  const auto from_env = [](const char* name) -> std::optional<std::string> {
+    const char* v = std::getenv(name);
+    return v == nullptr ? std::nullopt : std::optional<std::string>(v);
+  };
+  const Shard shard = a.shard.empty() ? shard_from_environment(from_env) : parse_shard(a.shard);
+  std::vector<std::uint64_t> mine;
+  if (only)
+    mine.push_back(*only);
+  else
+    for (std::uint64_t i = shard.index; i < generator.count(); i += shard.count) mine.push_back(i);
+  if (a.list) {
+    for (const std::uint64_t i : mine) std::printf("%llu\t%s\n", static_cast<unsigned long long>(i), generator.at(i).name.c_str());
+    return 0;
+  }
+  if (a.out.empty()) throw UsageError("nvj crash explore: --out DIR is required (or --list)");
+  if (::geteuid() != 0) throw std::runtime_error("nvj crash explore needs root: it attaches block devices and mounts them");
+  const fs::path out = fs::absolute(a.out);
+  fs::create_directories(out);
+  catch_interrupts();
+  RunFolder folder("explore");
+  if (a.keep) folder.keep();
+  TestbedOptions o{folder.path(), server_parameters(a.parameters), a.mount_options, [](const std::string& what) {
+                     if (interrupted()) throw std::runtime_error("interrupted");
+                     std::printf("== %s\n", what.c_str());
+                     std::fflush(stdout);
+                   }};
+  Testbed lab(std::move(o));
+  lab.unmount();
+  lab.post("/base/keep");
+  std::printf("== exploring %zu of the %llu workloads of %s%s\n", mine.size(),
+              static_cast<unsigned long long>(generator.count()), a.bound.c_str(),
+              shard.count > 1 ? (" (shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) + ")").c_str() : "");
+  std::fflush(stdout);
+  const auto start = std::chrono::steady_clock::now();
+  std::uint64_t states = 0, findings = 0, done = 0;
+  Json workloads = Json::array();
+  int worst = 0;
+  for (const std::uint64_t i : mine) {
+    if (interrupted()) break;
+    const Workload w = generator.at(i);
+    const Outcome r = explore_one(lab, w, out / "workloads" / std::to_string(i), a, folder);
+    ++done;
+    states += r.states;
+    if (r.failing > 0) {
+      ++findings;
+      std::printf("workload %llu: %s: %llu of %llu states fail\n", static_cast<unsigned long long>(i), w.name.c_str(),
+                  static_cast<unsigned long long>(r.failing), static_cast<unsigned long long>(r.states));
+    }
+    if (r.status > 1) worst = r.status;
+    workloads.push_back(Json{{"ordinal", i},
+                             {"name", w.name},
+                             {"steps", crashlab::explore::describe_steps(w.steps)},
+                             {"states", r.states},
+                             {"failing", r.failing},
+                             {"failures", r.failures}});
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!lab.teardown()) throw std::runtime_error("taking the lab down failed (see above)");
+  Json rules = Json::array();
+  for (const auto& r : crashlab::explore::rules())
+    rules.push_back(Json{{"id", r.id}, {"promise", r.promise}, {"source", r.source}});
+  const Json report{{"bound", a.bound},
+                    {"filesystem", a.filesystem},
+                    {"mount_options", a.mount_options},
+                    {"workloads_in_bound", generator.count()},
+                    {"shard", Json{{"index", shard.index}, {"count", shard.count}}},
+                    {"explored", done},
+                    {"states", states},
+                    {"findings", findings},
+                    {"seconds", seconds},
+                    {"interrupted", interrupted()},
+                    {"rules", rules},
+                    {"workloads", workloads}};
+  std::ofstream(out / "explore.json") << to_json_text(report) << "\n";
+  std::printf("%llu workloads, %llu states checked in %.1f s, %llu findings\n", static_cast<unsigned long long>(done),
+              static_cast<unsigned long long>(states), seconds, static_cast<unsigned long long>(findings));
+  if (interrupted()) return 1;
+  if (worst > 1) return worst;
+  return findings > 0 ? 1 : 0;
+}
+
+}  // namespace nvj::cli

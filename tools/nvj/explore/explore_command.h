@@ -1,0 +1,32 @@
+// nvj crash explore: the crash lab explores by itself. It enumerates the
+// workloads of a bound (crashlab/explore/generator.h), runs each on one
+// server and one mount of the filesystem after another, every one from the
+// same freshly made filesystem (the server's kept base, POST /base/restore),
+// with the facts its oracle derives from the persistence calls
+// (crashlab/explore/oracle.h) posted as marks into a recording of its own,
+// and checks every crash state of that recording as nvj crash check does.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nvj::cli {
+
+struct ExploreArgs {
+  std::string filesystem = "ext4";
+  std::string bound = "seq-1";
+  std::string ops;  // comma-separated operation names; empty: all
+  std::string mount_options;
+  std::vector<std::string> parameters;  // the plugin's, over the defaults
+  std::string shard;                    // "I/N"; empty: from the environment (as nvj crash check)
+  std::string workload;  // an ordinal; empty: every one of the shard
+  bool list = false;
+  bool keep = false;  // the run folder
+  std::string out;
+};
+
+int crash_explore_main(const ExploreArgs& args);
+
+}  // namespace nvj::cli

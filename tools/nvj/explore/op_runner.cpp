@@ -1,0 +1,227 @@
+#include "tools/nvj/explore/op_runner.h"
+
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/unique_fd.h"
+#include "fscore/record/fact.h"
+
+namespace nvj::cli {
+
+namespace fs = std::filesystem;
+using crashlab::explore::LiveEntry;
+using crashlab::explore::Op;
+using crashlab::explore::OpKind;
+using crashlab::explore::Persist;
+using crashlab::explore::Step;
+
+namespace {
+
+constexpr std::size_t kBlock = 4096;
+
+[[noreturn]] void failed(const std::string& what) {
+  throw std::runtime_error(what + ": " + std::strerror(errno));
+}
+
+// Bytes no two operations share: a pattern seeded by the operation and the path.
+std::vector<unsigned char> pattern(const Op& op, std::size_t n) {
+  std::uint32_t x = 2166136261u;
+  for (const char c : std::string(to_string(op.kind)) + ":" + op.path) x = (x ^ static_cast<unsigned char>(c)) * 16777619u;
+  std::vector<unsigned char> out(n);
+  for (auto& b : out) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    b = static_cast<unsigned char>(x);
+  }
+  return out;
+}
+
+UniqueFd open_or_fail(const fs::path& p, int flags, const std::string& what) {
+  UniqueFd fd(::open(p.c_str(), flags | O_CLOEXEC, 0644));
+  if (fd.get() < 0) failed(what + ": open " + p.string());
+  return fd;
+}
+
+void pwrite_all(int fd, const void* data, std::size_t n, off_t at, const std::string& what) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd, p, n, at);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) failed(what + ": write");
+    p += w;
+    n -= static_cast<std::size_t>(w);
+    at += w;
+  }
+}
+
+void check(int rc, const std::string& what) {
+  if (rc != 0) failed(what);
+}
+
+void run_op(const fs::path& root, const Op& op) {
+  const std::string what = describe(op);
+  const fs::path p = root / op.path;
+  const fs::path q = root / op.second;
+  switch (op.kind) {
+    case OpKind::creat:
+      open_or_fail(p, O_CREAT | O_EXCL | O_WRONLY, what);
+      return;
+    case OpKind::mkdir:
+      check(::mkdir(p.c_str(), 0755), what);
+      return;
+    case OpKind::fill: {
+      const auto bytes = pattern(op, 2 * kBlock);
+      pwrite_all(open_or_fail(p, O_WRONLY, what).get(), bytes.data(), bytes.size(), 0, what);
+      return;
+    }
+    case OpKind::write_append: {
+      UniqueFd fd = open_or_fail(p, O_WRONLY | O_APPEND, what);
+      const auto bytes = pattern(op, kBlock);
+      if (::write(fd.get(), bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) failed(what);
+      return;
+    }
+    case OpKind::write_overwrite: {
+      const auto bytes = pattern(op, kBlock);
+      pwrite_all(open_or_fail(p, O_WRONLY, what).get(), bytes.data(), bytes.size(), kBlock, what);
+      return;
+    }
+    case OpKind::write_unaligned: {
+      const auto bytes = pattern(op, 5000);
+      pwrite_all(open_or_fail(p, O_WRONLY, what).get(), bytes.data(), bytes.size(), 3000, what);
+      return;
+    }
+    case OpKind::write_direct: {
+      void* buffer = nullptr;
+      if (::posix_memalign(&buffer, kBlock, kBlock) != 0) throw std::bad_alloc();
+      const std::unique_ptr<void, decltype(&std::free)> owned(buffer, &std::free);
+      const auto bytes = pattern(op, kBlock);
+      std::memcpy(buffer, bytes.data(), kBlock);
+      pwrite_all(open_or_fail(p, O_WRONLY | O_DIRECT, what).get(), buffer, kBlock, 0, what);
+      return;
+    }
+    case OpKind::mmap_write: {
+      UniqueFd fd = open_or_fail(p, O_RDWR, what);
+      void* map = ::mmap(nullptr, 2 * kBlock, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+      if (map == MAP_FAILED) failed(what + ": mmap");
+      const auto bytes = pattern(op, 100);
+      std::memcpy(static_cast<unsigned char*>(map) + 4000, bytes.data(), bytes.size());
+      const int synced = ::msync(map, 2 * kBlock, MS_SYNC);
+      ::munmap(map, 2 * kBlock);
+      check(synced, what + ": msync");
+      return;
+    }
+    case OpKind::falloc:
+    case OpKind::falloc_keep_size:
+    case OpKind::falloc_punch:
+    case OpKind::falloc_zero: {
+      int mode = 0;
+      off_t at = 2 * kBlock, len = 2 * kBlock;
+      if (op.kind == OpKind::falloc_keep_size) mode = FALLOC_FL_KEEP_SIZE;
+      if (op.kind == OpKind::falloc_punch) mode = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at = kBlock, len = kBlock;
+      if (op.kind == OpKind::falloc_zero) mode = FALLOC_FL_ZERO_RANGE, at = 1000, len = 4000;
+      check(::fallocate(open_or_fail(p, O_WRONLY, what).get(), mode, at, len), what);
+      return;
+    }
+    case OpKind::truncate_shrink:
+      check(::truncate(p.c_str(), 3000), what);
+      return;
+    case OpKind::truncate_grow:
+      check(::truncate(p.c_str(), 20000), what);
+      return;
+    case OpKind::link:
+      check(::link(p.c_str(), q.c_str()), what);
+      return;
+    case OpKind::unlink:
+      check(::unlink(p.c_str()), what);
+      return;
+    case OpKind::rmdir:
+      check(::rmdir(p.c_str()), what);
+      return;
+    case OpKind::rename_new:
+    case OpKind::rename_over:
+    case OpKind::rename_dir:
+      check(::rename(p.c_str(), q.c_str()), what);
+      return;
+    case OpKind::symlink:
+      check(::symlink(op.second.c_str(), p.c_str()), what);
+      return;
+    case OpKind::setxattr: {
+      const auto bytes = pattern(op, 16);
+      check(::fsetxattr(open_or_fail(p, O_RDONLY, what).get(), "user.nvj", bytes.data(), bytes.size(), 0), what);
+      return;
+    }
+    case OpKind::removexattr:
+      check(::fremovexattr(open_or_fail(p, O_RDONLY, what).get(), "user.nvj"), what);
+      return;
+  }
+}
+
+}  // namespace
+
+void run_step(const fs::path& root, const Step& step) {
+  run_op(root, step.op);
+  const std::string what = describe_persist(step) + " after " + describe(step.op);
+  switch (step.persist) {
+    case Persist::none:
+      return;
+    case Persist::sync:
+      ::sync();
+      return;
+    case Persist::fsync:
+    case Persist::fdatasync: {
+      const fs::path p = step.persist_path == "." ? root : root / step.persist_path;
+      UniqueFd fd = open_or_fail(p, O_RDONLY, what);
+      check(step.persist == Persist::fsync ? ::fsync(fd.get()) : ::fdatasync(fd.get()), what);
+      return;
+    }
+  }
+}
+
+crashlab::explore::LiveTree live_tree(const fs::path& root) {
+  crashlab::explore::LiveTree out;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    const std::string path = it->path().lexically_relative(root).string();
+    if (path == "lost+found") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0) failed("lstat " + path);
+    LiveEntry e;
+    e.ino = st.st_ino;
+    if (S_ISDIR(st.st_mode)) {
+      e.type = LiveEntry::Type::dir;
+    } else if (S_ISLNK(st.st_mode)) {
+      e.type = LiveEntry::Type::symlink;
+    } else {
+      UniqueFd fd = open_or_fail(it->path(), O_RDONLY | O_NOFOLLOW, "read back " + path);
+      std::vector<unsigned char> bytes(static_cast<std::size_t>(st.st_size));
+      std::size_t done = 0;
+      while (done < bytes.size()) {
+        const ssize_t r = ::pread(fd.get(), bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) failed("read back " + path);
+        done += static_cast<std::size_t>(r);
+      }
+      e.size = bytes.size();
+      e.crc = fscore::record::fact_crc32c(bytes.data(), bytes.size());
+    }
+    out[path] = e;
+  }
+  return out;
+}
+
+}  // namespace nvj::cli
