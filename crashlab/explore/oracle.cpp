@@ -14,6 +14,7 @@ const char* const kFdatasyncFile = "fdatasync-file";
 const char* const kFsyncDir = "fsync-dir";
 const char* const kSync = "sync";
 const char* const kAutoDaAlloc = "ext4-auto-da-alloc-rename";
+const char* const kRenameKeeps = "rename-keeps";
 
 Fact fact(FactKind kind, const std::string& path, const std::string& second = "") {
   return Fact{kind, path, second, 0, 0};
@@ -64,6 +65,12 @@ const std::vector<Rule>& rules() {
        "Linux man-pages fsync(2), NOTES (an explicit fsync() on a file descriptor for the directory)"},
       {kSync, "after sync() returns, every file's data and metadata and every directory's entries are durable",
        "Linux man-pages sync(2) (on Linux, sync() waits for the writes it starts)"},
+      {kRenameKeeps,
+       "a durable name renamed is found under the old name or the new one, never under neither (the new name, if "
+       "it existed, is replaced whole)",
+       "POSIX.1-2017 rename() (the new name refers to the old file or the new throughout); Linux "
+       "Documentation/filesystems/ext4/journal.rst (metadata changes are journalled, so a crash leaves the rename "
+       "done or not)"},
       {kAutoDaAlloc,
        "in data=ordered with auto_da_alloc, a file renamed over an existing one has its new data on disk before the "
        "rename commits",
@@ -116,7 +123,7 @@ std::vector<RuledFact> Oracle::before(const Op& op, const LiveTree& live) {
     case OpKind::rename_over:
       // Found under one of the names only if it had a durable one.
       if (durable_.count(op.path) != 0) {
-        add(FactKind::rename, op.path, op.second);
+        out.push_back({fact(FactKind::rename, op.path, op.second), kRenameKeeps});
       } else {
         add(FactKind::remove, op.path);
         add(FactKind::remove, op.second);
@@ -133,7 +140,7 @@ std::vector<RuledFact> Oracle::before(const Op& op, const LiveTree& live) {
       for (const std::string& name : all_names())
         if (under(name, op.second) || name == op.second) add(FactKind::remove, name);
       if (durable_.count(op.path) != 0) {
-        add(FactKind::rename, op.path, op.second);
+        out.push_back({fact(FactKind::rename, op.path, op.second), kRenameKeeps});
       } else {
         add(FactKind::remove, op.path);
         add(FactKind::remove, op.second);

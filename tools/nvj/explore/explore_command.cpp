@@ -25,6 +25,7 @@
 #include "tools/nvj/crash/check_command.h"
 #include "tools/nvj/crash/shard.h"
 #include "tools/nvj/explore/op_runner.h"
+#include "tools/nvj/explore/reproducer.h"
 #include "tools/nvj/host/interrupt.h"
 #include "tools/nvj/host/run_folder.h"
 #include "tools/nvj/testbed/testbed.h"
@@ -123,7 +124,8 @@ class StdoutTo {
 };
 
 struct Outcome {
-  int status = 0;  // nvj crash check's
+  std::string error;  // a step that failed (the workload was not checked)
+  int status = 0;     // nvj crash check's
   std::uint64_t states = 0, failing = 0;
   Json failures = Json::array();
 };
@@ -140,12 +142,17 @@ Outcome explore_one(Testbed& lab, const Workload& w, const fs::path& dir, const 
   lab.post("/record/start?file=" + query_escape(recording.string()));
   crashlab::explore::Oracle oracle({a.filesystem == "ext4" && auto_da_alloc(a.mount_options)});
   std::map<std::string, std::string> rule_of;  // path: the rule of the last fact that said something of it
-  const auto post = [&](const std::vector<crashlab::explore::RuledFact>& facts) {
+  std::vector<ReproducerStep> script;
+  const auto post = [&](const std::vector<crashlab::explore::RuledFact>& facts, std::vector<std::string>& labels) {
     for (const auto& f : facts) {
-      lab.post("/mark?label=" + query_escape(fscore::record::format_fact(f.fact)));
-      const std::string path = f.fact.kind == fscore::record::FactKind::entry
+      labels.push_back(fscore::record::format_fact(f.fact));
+      lab.post("/mark?label=" + query_escape(labels.back()));
+      using fscore::record::FactKind;
+      // As the oracle names the path of a violation.
+      const std::string path = f.fact.kind == FactKind::entry
                                    ? (f.fact.path == "." ? f.fact.second : f.fact.path + "/" + f.fact.second)
-                                   : f.fact.path;
+                               : f.fact.kind == FactKind::rename ? f.fact.path + " | " + f.fact.second
+                                                                 : f.fact.path;
       if (!f.rule.empty()) rule_of[path] = f.rule;
     }
   };
@@ -153,16 +160,21 @@ Outcome explore_one(Testbed& lab, const Workload& w, const fs::path& dir, const 
   std::string error;
   try {
     for (const auto& step : w.steps) {
-      post(oracle.before(step.op, live_tree(lab.mount_point())));
+      script.push_back({step, {}, {}});
+      post(oracle.before(step.op, live_tree(lab.mount_point())), script.back().before);
       run_step(lab.mount_point(), step);
-      post(oracle.after(step, live_tree(lab.mount_point())));
+      post(oracle.after(step, live_tree(lab.mount_point())), script.back().after);
     }
   } catch (const std::exception& e) {
     error = e.what();
   }
   lab.unmount();
   lab.post("/record/stop");
-  if (!error.empty()) throw std::runtime_error("workload " + std::to_string(w.ordinal) + " (" + w.name + "): " + error);
+  Outcome o;
+  if (!error.empty()) {
+    o.error = error;
+    return o;
+  }
 
   CheckArgs check;
   check.recording = recording.string();
@@ -172,7 +184,6 @@ Outcome explore_one(Testbed& lab, const Workload& w, const fs::path& dir, const 
   check.per_signature = 1;
   check.mount_options = a.mount_options;
   check.run_folder = &folder;
-  Outcome o;
   {
     StdoutTo log(dir / "check.log");
     o.status = crash_check_main(check);
@@ -182,6 +193,8 @@ Outcome explore_one(Testbed& lab, const Workload& w, const fs::path& dir, const 
   text << in.rdbuf();
   const Json results = parse_json(text.str(), (dir / "results.json").string());
   o.states = results.at("coverage").at("checked").get<std::uint64_t>();
+  if (o.status == 1)
+    std::ofstream(dir / "reproduce.sh") << reproducer_script(w, a.bound, a.mount_options, script);
   for (const Json& s : results.at("states")) {
     if (s.at("verdict") == "pass") continue;
     ++o.failing;
@@ -251,14 +264,25 @@ int crash_explore_main(const ExploreArgs& a) {
               shard.count > 1 ? (" (shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) + ")").c_str() : "");
   std::fflush(stdout);
   const auto start = std::chrono::steady_clock::now();
-  std::uint64_t states = 0, findings = 0, done = 0;
+  std::uint64_t states = 0, findings = 0, done = 0, errors = 0;
   Json workloads = Json::array();
   int worst = 0;
   for (const std::uint64_t i : mine) {
     if (interrupted()) break;
     const Workload w = generator.at(i);
-    const Outcome r = explore_one(lab, w, out / "workloads" / std::to_string(i), a, folder);
+    Outcome r;
+    try {
+      r = explore_one(lab, w, out / "workloads" / std::to_string(i), a, folder);
+    } catch (const std::exception&) {
+      if (interrupted()) break;  // a step of the lab gave up on the signal
+      throw;
+    }
     ++done;
+    if (!r.error.empty()) {
+      ++errors;
+      std::fprintf(stderr, "nvj crash explore: workload %llu (%s) could not run: %s\n",
+                   static_cast<unsigned long long>(i), w.name.c_str(), r.error.c_str());
+    }
     states += r.states;
     if (r.failing > 0) {
       ++findings;
@@ -271,7 +295,9 @@ int crash_explore_main(const ExploreArgs& a) {
                              {"steps", crashlab::explore::describe_steps(w.steps)},
                              {"states", r.states},
                              {"failing", r.failing},
+                             {"error", r.error.empty() ? Json(nullptr) : Json(r.error)},
                              {"failures", r.failures}});
+    if (r.failing > 0) workloads.back()["reproducer"] = (out / "workloads" / std::to_string(i) / "reproduce.sh").string();
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!lab.teardown()) throw std::runtime_error("taking the lab down failed (see above)");
@@ -286,6 +312,7 @@ int crash_explore_main(const ExploreArgs& a) {
                     {"explored", done},
                     {"states", states},
                     {"findings", findings},
+                    {"errors", errors},
                     {"seconds", seconds},
                     {"interrupted", interrupted()},
                     {"rules", rules},
@@ -293,7 +320,8 @@ int crash_explore_main(const ExploreArgs& a) {
   std::ofstream(out / "explore.json") << to_json_text(report) << "\n";
   std::printf("%llu workloads, %llu states checked in %.1f s, %llu findings\n", static_cast<unsigned long long>(done),
               static_cast<unsigned long long>(states), seconds, static_cast<unsigned long long>(findings));
-  if (interrupted()) return 1;
+  if (errors > 0) std::printf("(%llu workloads could not run: see explore.json)\n", static_cast<unsigned long long>(errors));
+  if (interrupted() || errors > 0) return 1;
   if (worst > 1) return worst;
   return findings > 0 ? 1 : 0;
 }

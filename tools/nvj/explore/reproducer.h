@@ -1,0 +1,24 @@
+// A failing workload's reproducer: a shell script that carries out the
+// workload's steps (with python3, byte for byte as the explorer does:
+// op_runner.cpp) and posts the facts the explorer posted, in the same
+// places, through the control socket nvj crash run gives it (NVJ_CONTROL),
+// so that `nvj crash run [--mount-options O] -- sh reproduce.sh` records
+// and checks it alone, without the explorer.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "crashlab/explore/workload.h"
+
+namespace nvj::cli {
+
+struct ReproducerStep {
+  crashlab::explore::Step step;
+  std::vector<std::string> before, after;  // the fact labels posted around it
+};
+
+std::string reproducer_script(const crashlab::explore::Workload& workload, const std::string& bound,
+                              const std::string& mount_options, const std::vector<ReproducerStep>& steps);
+
+}  // namespace nvj::cli
