@@ -1,0 +1,137 @@
+#!/bin/bash
+# The crash lab explores by itself (nvj crash explore), on this host's kernel:
+#   - the enumeration: seq-1 lists at least 300 workloads (ACE's seq-1:
+#     328), every name its own; seq-2's count; --workload N names one;
+#   - a quarter of seq-1 (--shard 0/4), every operation among it, on one
+#     server and one attach, each workload from the kept base: exit 0, no
+#     finding, every workload's states checked, the closing line, explore.json
+#     valid, nothing left behind;
+#   - a planted fault (nobarrier: the disk's volatile cache is never
+#     flushed): overwrites and replaces by rename fail, each failure naming
+#     the rule it breaks and its source, with a reproducer that nvj crash
+#     run runs as it is: it fails with nobarrier and passes without it (so
+#     its bytes and facts are the explorer's);
+#   - the internal journal and data=journal: a slice of seq-1 passes;
+#   - SIGTERM mid-run: it ends within 30 s, takes the lab down and writes
+#     explore.json of what it finished (interrupted);
+#   - bad input: an unknown operation, an empty bound, a shard out of range,
+#     a workload out of range, a filesystem not explored yet: exit 2, naming it.
+source "$(dirname "$0")/lib.sh"
+require_kernel_lab
+
+# run_explore LOG ARGS...: nvj crash explore ARGS, its status in STATUS; fails
+# if it left a mount, a loop device, a server or its run folder behind.
+run_explore() {
+  local log=$1; shift
+  "$NVJ" crash explore "$@" >"$log" 2>&1 &
+  local pid=$!
+  _servers+=("$pid")
+  STATUS=0
+  wait "$pid" || STATUS=$?
+  _servers=()
+  tail -n 5 "$log"
+  experiment_leftovers "$pid" explore || fail "nvj crash explore $* left something behind"
+}
+
+# The enumeration.
+"$NVJ" crash explore --list >"$T/seq1.list"
+n1=$(wc -l <"$T/seq1.list")
+[ "$n1" -ge 300 ] || fail "seq-1 has $n1 workloads, fewer than 300"
+[ "$(cut -f2 "$T/seq1.list" | sort -u | wc -l)" = "$n1" ] || fail "two seq-1 workloads share a name"
+n2=$("$NVJ" crash explore --bound seq-2 --list | wc -l)
+[ "$n2" -gt $((n1 * 300)) ] || fail "seq-2 has $n2 workloads"
+echo "seq-1: $n1 workloads, seq-2: $n2"
+line=$("$NVJ" crash explore --list --workload 100)
+[ "$line" = "$(sed -n 101p "$T/seq1.list")" ] || fail "--workload 100 lists '$line'"
+
+# A quarter of seq-1, on the defaults: nothing fails.
+run_explore "$T/quarter.log" --shard 0/4 --out "$T/quarter"
+[ "$STATUS" = 0 ] || fail "a quarter of seq-1 exited $STATUS"
+q=$(( (n1 + 3) / 4 ))
+grep -Eq "^$q workloads, [0-9]+ states checked in [0-9.]+ s, 0 findings$" "$T/quarter.log" ||
+  fail "no closing line for $q workloads and 0 findings"
+check_json crash-explore "$T/quarter/explore.json"
+python3 - "$T/quarter/explore.json" <<'PY' || fail "the quarter's explore.json is not what it should be"
+import json, sys
+r = json.load(open(sys.argv[1]))
+w = r["workloads"]
+assert r["shard"] == {"index": 0, "count": 4} and len(w) == r["explored"], (r["shard"], len(w))
+assert [x["ordinal"] for x in w] == list(range(0, r["workloads_in_bound"], 4))
+assert all(x["states"] > 0 and x["failing"] == 0 and x["error"] is None for x in w)
+assert r["states"] == sum(x["states"] for x in w)
+kinds = {x["name"].split("(")[0] for x in w}
+assert len(kinds) >= 20, sorted(kinds)
+assert all(len(rule["source"]) > 10 for rule in r["rules"])
+PY
+ls "$T/quarter/workloads/0/recording.nvjrec" "$T/quarter/workloads/0/results.json" >/dev/null ||
+  fail "a workload's recording and results are missing"
+
+# A planted fault: nobarrier.
+run_explore "$T/nobarrier.log" --mount-options nobarrier --ops write_overwrite,rename_over --out "$T/nobarrier"
+[ "$STATUS" = 1 ] || fail "the nobarrier exploration exited $STATUS, not 1"
+check_json crash-explore "$T/nobarrier/explore.json"
+repro=$(python3 - "$T/nobarrier/explore.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+failing = [w for w in r["workloads"] if w["failing"] > 0]
+assert r["findings"] == len(failing) and len(failing) >= len(r["workloads"]) // 2, (r["findings"], len(r["workloads"]))
+rules = {v.get("rule") for w in failing for f in w["failures"] for v in f.get("violations", [])}
+assert rules and rules <= {rule["id"] for rule in r["rules"]}, rules
+for w in failing:
+    for f in w["failures"]:
+        for v in f.get("violations", []):
+            assert "rule" not in v or len(v["source"]) > 10
+first = next(w for w in failing if w["name"].startswith("write_overwrite(A/foo) fsync(A/foo)"))
+print(first["reproducer"])
+PY
+) || fail "the nobarrier findings are not what they should be"
+[ -f "$repro" ] || fail "no reproducer at $repro"
+run_crash "$T/repro-fault.log" run --mount-options nobarrier -- sh "$repro"
+[ "$STATUS" = 1 ] || fail "the reproducer with nobarrier exited $STATUS, not 1"
+run_crash "$T/repro-clean.log" run -- sh "$repro"
+[ "$STATUS" = 0 ] || fail "the reproducer without nobarrier exited $STATUS, not 0 (its facts are not the explorer's)"
+grep -q "fact file A/foo size 8192" "$repro" || fail "the reproducer posts no file fact"
+
+# The other layouts the lab serves.
+run_explore "$T/internal.log" --shard 1/8 --out "$T/internal" fs-journal=internal:16M
+[ "$STATUS" = 0 ] || fail "seq-1 with an internal journal exited $STATUS"
+run_explore "$T/journal.log" --shard 2/8 --mount-options data=journal --out "$T/journal"
+[ "$STATUS" = 0 ] || fail "seq-1 with data=journal exited $STATUS"
+
+# SIGTERM mid-run.
+"$NVJ" crash explore --out "$T/term" >"$T/term.log" 2>&1 &
+pid=$!
+_servers+=("$pid")
+for _ in $(seq 1 300); do
+  [ -d "$T/term/workloads/5" ] && break
+  sleep 0.1
+done
+[ -d "$T/term/workloads/5" ] || fail "the exploration did not get to its sixth workload"
+kill -TERM "$pid"
+end=$((SECONDS + 30))
+while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.2; done
+kill -0 "$pid" 2>/dev/null && fail "nvj crash explore still runs 30 s after SIGTERM"
+STATUS=0
+wait "$pid" || STATUS=$?
+_servers=()
+[ "$STATUS" = 1 ] || fail "SIGTERM: exit $STATUS, not 1"
+experiment_leftovers "$pid" explore || fail "SIGTERM left something behind"
+check_json crash-explore "$T/term/explore.json"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["interrupted"] and 5 <= r["explored"] < r["workloads_in_bound"], r["explored"]' \
+  "$T/term/explore.json" || fail "the interrupted run's explore.json does not say so"
+
+# Bad input: exit 2, naming what is wrong.
+expect_usage() {
+  local what=$1; shift
+  local status=0
+  "$NVJ" crash explore "$@" >"$T/bad.out" 2>&1 || status=$?
+  [ "$status" = 2 ] || fail "nvj crash explore $*: exit $status, not 2"
+  grep -q -- "$what" "$T/bad.out" || fail "nvj crash explore $*: the error does not name $what: $(cat "$T/bad.out")"
+}
+expect_usage "no operation 'frobnicate'" --ops write_append,frobnicate --list
+expect_usage "--bound ''" --bound "" --list
+expect_usage "--bound seq-4" --bound seq-4 --list
+expect_usage "4/4" --shard 4/4 --list
+expect_usage "--workload $n1" --workload "$n1" --list
+expect_usage "--fs xfs" --fs xfs --out "$T/xfs"
+echo "PASS"

@@ -1,0 +1,120 @@
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "crashlab/explore/generator.h"
+#include "tools/nvj/explore/op_runner.h"
+
+using crashlab::explore::Generator;
+using crashlab::explore::OpKind;
+using crashlab::explore::Persist;
+using crashlab::explore::Step;
+using crashlab::explore::Workload;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A folder of its own under the working directory (the build tree: a real
+// filesystem that takes O_DIRECT, which tmpfs does not), removed after.
+struct Scratch {
+  fs::path path = fs::current_path() / ("explore-scratch-" + std::to_string(::getpid()));
+  Scratch() {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~Scratch() { fs::remove_all(path); }
+  void clear() {
+    for (const auto& e : fs::directory_iterator(path)) fs::remove_all(e.path());
+  }
+};
+
+std::size_t core_steps(const Workload& w) {
+  std::size_t n = 0;
+  for (const Step& s : w.steps) n += !s.setup;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("seq-1, seq-2 and seq-3 hold as many workloads as the choices make", "[explore]") {
+  const Generator one(1), two(2), three(3);
+  const std::uint64_t choices = one.choices().size();
+  std::uint64_t last = 0;
+  for (const Step& s : one.choices()) last += s.persist != Persist::none;
+  CHECK(one.count() == last);
+  CHECK(one.count() >= 300);  // ACE's seq-1: 328
+  CHECK(two.count() == last * choices);
+  CHECK(three.count() == last * choices * choices);
+  CHECK_THROWS_AS(Generator(0), std::invalid_argument);
+  CHECK_THROWS_AS(Generator(4), std::invalid_argument);
+  CHECK_THROWS_AS(one.at(one.count()), std::out_of_range);
+}
+
+TEST_CASE("every seq-1 workload has a name of its own, its bound's core steps and a last persistence call",
+          "[explore]") {
+  const Generator g(1);
+  std::set<std::string> names;
+  std::set<OpKind> kinds;
+  for (std::uint64_t i = 0; i < g.count(); ++i) {
+    const Workload w = g.at(i);
+    CHECK(w.ordinal == i);
+    CHECK(names.insert(w.name).second);
+    REQUIRE(core_steps(w) == 1);
+    CHECK(w.steps.back().persist != Persist::none);
+    CHECK_FALSE(w.steps.back().setup);
+    kinds.insert(w.steps.back().op.kind);
+    // The same ordinal, the same workload.
+    CHECK(g.at(i).name == w.name);
+  }
+  CHECK(kinds.size() == crashlab::explore::all_op_kinds().size());
+}
+
+TEST_CASE("--ops narrows the operations drawn from", "[explore]") {
+  const Generator g(2, {OpKind::rename_over, OpKind::write_append});
+  for (std::uint64_t i = 0; i < g.count(); i += 7)
+    for (const Step& s : g.at(i).steps)
+      if (!s.setup) CHECK((s.op.kind == OpKind::rename_over || s.op.kind == OpKind::write_append));
+  CHECK_THROWS_AS(crashlab::explore::op_kind_named("frobnicate"), std::invalid_argument);
+}
+
+TEST_CASE("the setup satisfies every step's dependencies: each workload runs on a real filesystem", "[explore]") {
+  Scratch dir;
+  const auto run_all = [&](const Workload& w) {
+    dir.clear();
+    INFO(w.ordinal << ": " << crashlab::explore::describe_steps(w.steps));
+    for (const Step& s : w.steps) REQUIRE_NOTHROW(nvj::cli::run_step(dir.path, s));
+  };
+  const Generator one(1);
+  for (std::uint64_t i = 0; i < one.count(); ++i) run_all(one.at(i));
+  // seq-2 and seq-3: a spread of them (every 997th, every 99991st), pairs that
+  // undo each other's dependencies among them (unlink, then write).
+  const Generator two(2), three(3);
+  for (std::uint64_t i = 0; i < two.count(); i += 997) run_all(two.at(i));
+  for (std::uint64_t i = 0; i < three.count(); i += 99991) run_all(three.at(i));
+}
+
+TEST_CASE("a setup that must undo what a core step did", "[explore]") {
+  // rmdir(A/C) then creat(A/C/foo): A/C is made again between them.
+  const Generator g(2, {OpKind::rmdir, OpKind::creat});
+  bool seen = false;
+  for (std::uint64_t i = 0; i < g.count(); ++i) {
+    const Workload w = g.at(i);
+    if (w.name.rfind("rmdir(A/C) sync; creat(A/C/foo)", 0) != 0) continue;
+    seen = true;
+    std::size_t rmdir_at = 0, mkdir_at = 0, creat_at = 0;
+    for (std::size_t k = 0; k < w.steps.size(); ++k) {
+      const Step& s = w.steps[k];
+      if (!s.setup && s.op.kind == OpKind::rmdir) rmdir_at = k;
+      if (s.setup && s.op.kind == OpKind::mkdir && s.op.path == "A/C" && k > rmdir_at) mkdir_at = k;
+      if (!s.setup && s.op.kind == OpKind::creat) creat_at = k;
+    }
+    CHECK(rmdir_at < mkdir_at);
+    CHECK(mkdir_at < creat_at);
+  }
+  CHECK(seen);
+}

@@ -1,0 +1,146 @@
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "crashlab/explore/generator.h"
+#include "crashlab/explore/oracle.h"
+#include "crashlab/fact_oracle.h"
+#include "tools/nvj/crash/ground_truth.h"
+#include "tools/nvj/explore/op_runner.h"
+
+using crashlab::explore::LiveTree;
+using crashlab::explore::Op;
+using crashlab::explore::OpKind;
+using crashlab::explore::Oracle;
+using crashlab::explore::Persist;
+using crashlab::explore::RuledFact;
+using crashlab::explore::Step;
+using fscore::record::FactKind;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The explorer's loop on a real folder: each step run, the oracle asked
+// before and after it with the live tree; every fact posted, in order.
+struct Run {
+  fs::path root = fs::current_path() / ("explore-oracle-" + std::to_string(::getpid()));
+  Oracle oracle;
+  std::vector<RuledFact> posted;
+  explicit Run(bool auto_da_alloc = true) : oracle({auto_da_alloc}) {
+    fs::remove_all(root);
+    fs::create_directories(root);
+  }
+  ~Run() { fs::remove_all(root); }
+  std::vector<RuledFact> step(OpKind kind, const std::string& path, const std::string& second, Persist p,
+                              const std::string& persist_path = "") {
+    const Step s{Op{kind, path, second}, p, persist_path, false};
+    std::vector<RuledFact> out = oracle.before(s.op, nvj::cli::live_tree(root));
+    nvj::cli::run_step(root, s);
+    for (RuledFact& f : oracle.after(s, nvj::cli::live_tree(root))) out.push_back(f);
+    posted.insert(posted.end(), out.begin(), out.end());
+    return out;
+  }
+};
+
+std::vector<std::string> labels(const std::vector<RuledFact>& facts) {
+  std::vector<std::string> out;
+  for (const RuledFact& f : facts) out.push_back(fscore::record::format_fact(f.fact) + (f.rule.empty() ? "" : " [" + f.rule + "]"));
+  return out;
+}
+
+bool has(const std::vector<RuledFact>& facts, FactKind kind, const std::string& path, const std::string& rule) {
+  for (const RuledFact& f : facts)
+    if (f.fact.kind == kind && f.fact.path == path && f.rule == rule) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("fsync of a new file promises nothing until its directory is synced", "[explore]") {
+  Run run;
+  run.step(OpKind::mkdir, "A", "", Persist::sync);
+  const auto facts = run.step(OpKind::creat, "A/foo", "", Persist::fsync, "A/foo");
+  INFO(Catch::Detail::stringify(labels(facts)));
+  CHECK_FALSE(has(facts, FactKind::file, "A/foo", "fsync-file"));
+  const auto synced = run.step(OpKind::fill, "A/foo", "", Persist::fsync, "A");
+  CHECK(has(synced, FactKind::entry, "A", "fsync-dir"));
+  CHECK(has(synced, FactKind::absent, "A/bar", "fsync-dir"));
+  const auto data = run.step(OpKind::write_overwrite, "A/foo", "", Persist::fdatasync, "A/foo");
+  CHECK(has(data, FactKind::rewrite, "A/foo", ""));
+  CHECK(has(data, FactKind::file, "A/foo", "fdatasync-file"));
+}
+
+TEST_CASE("a rename of a durable name keeps it under one of its names; of a new name, nothing", "[explore]") {
+  Run run;
+  run.step(OpKind::mkdir, "A", "", Persist::none);
+  run.step(OpKind::creat, "A/foo", "", Persist::none);
+  const auto unsynced = run.step(OpKind::rename_new, "A/foo", "A/bar", Persist::none);
+  CHECK(has(unsynced, FactKind::remove, "A/foo", ""));
+  CHECK_FALSE(has(unsynced, FactKind::rename, "A/bar", "rename-keeps"));
+  run.step(OpKind::fill, "A/bar", "", Persist::sync);
+  const auto renamed = run.step(OpKind::rename_new, "A/bar", "A/foo", Persist::fsync, "A");
+  CHECK(has(renamed, FactKind::rename, "A/bar", "rename-keeps"));
+  CHECK(has(renamed, FactKind::absent, "A/bar", "fsync-dir"));
+}
+
+TEST_CASE("replace by rename: the new data is promised with auto_da_alloc, after appends only", "[explore]") {
+  for (const bool on : {true, false}) {
+    Run run(on);
+    run.step(OpKind::mkdir, "A", "", Persist::none);
+    run.step(OpKind::creat, "A/foo", "", Persist::none);
+    run.step(OpKind::creat, "A/bar", "", Persist::none);
+    run.step(OpKind::fill, "A/bar", "", Persist::sync);
+    run.step(OpKind::fill, "A/foo", "", Persist::none);
+    const auto facts = run.step(OpKind::rename_over, "A/foo", "A/bar", Persist::fsync, "A");
+    CHECK(has(facts, FactKind::file, "A/bar", "ext4-auto-da-alloc-rename") == on);
+  }
+  Run run;
+  run.step(OpKind::mkdir, "A", "", Persist::none);
+  run.step(OpKind::creat, "A/foo", "", Persist::none);
+  run.step(OpKind::creat, "A/bar", "", Persist::none);
+  run.step(OpKind::fill, "A/foo", "", Persist::sync);
+  run.step(OpKind::write_overwrite, "A/foo", "", Persist::none);  // in place: no delayed allocation
+  const auto facts = run.step(OpKind::rename_over, "A/foo", "A/bar", Persist::fsync, "A");
+  CHECK_FALSE(has(facts, FactKind::file, "A/bar", "ext4-auto-da-alloc-rename"));
+}
+
+TEST_CASE("every rule cites a source", "[explore]") {
+  for (const auto& r : crashlab::explore::rules()) {
+    CHECK(std::string(r.source).size() > 10);
+    CHECK(&crashlab::explore::rule(r.id) == &r);
+  }
+  CHECK_THROWS_AS(crashlab::explore::rule("folklore"), std::out_of_range);
+}
+
+TEST_CASE("the oracle's facts hold on the tree that made them, and a removed name breaks its absent fact",
+          "[explore]") {
+  // Every seq-1 workload run on a real folder: all its facts, folded as the
+  // crash lab folds them, hold on the folder at the end (nothing crashed),
+  // read through the kernel (DirectoryFacts, the ground truth's view).
+  const crashlab::explore::Generator g(1);
+  for (std::uint64_t i = 0; i < g.count(); i += 3) {
+    Run run;
+    crashlab::FactOracle facts;
+    const auto w = g.at(i);
+    for (const Step& s : w.steps)
+      for (const RuledFact& f : run.step(s.op.kind, s.op.path, s.op.second, s.persist, s.persist_path)) facts.add(f.fact);
+    INFO(w.name);
+    CHECK(facts.check(nvj::cli::DirectoryFacts(run.root)).empty());
+  }
+  Run run;
+  run.step(OpKind::mkdir, "A", "", Persist::sync);
+  crashlab::FactOracle facts;
+  for (const RuledFact& f : run.posted) facts.add(f.fact);
+  std::ofstream(run.root / "A" / "foo") << "back";
+  const auto broken = facts.check(nvj::cli::DirectoryFacts(run.root));
+  REQUIRE(broken.size() == 1);
+  CHECK(broken[0].path == "A/foo");
+  CHECK(broken[0].what == "absent");
+  CHECK(broken[0].how == "present");
+}
