@@ -5,6 +5,8 @@
 #include <optional>
 
 #include "fscore/crc32c.h"
+#include "fscore/ext4/features.h"
+#include "fscore/ext4/xattr.h"
 
 
 namespace crashlab {
@@ -43,6 +45,31 @@ PathContent TreeFacts::look(const std::string& path, std::optional<std::uint64_t
   s.crc_bytes = std::min(*prefix, s.size);
   s.crc = chunked_crc(*found, s.crc_bytes);
   return s;
+}
+
+PathMeta TreeFacts::meta(const std::string& path, bool xattrs) const {
+  namespace e4 = fscore::ext4;
+  PathMeta m;
+  const auto found = tree_.lookup(path);
+  if (!found) return m;
+  m.present = true;
+  const std::uint16_t type = found->inode.mode & e4::kModeTypeMask;
+  m.type = type == e4::kModeRegular ? "file" : type == e4::kModeDir ? "dir" : type == e4::kModeSymlink ? "symlink" : "other";
+  m.mode = found->inode.mode & 07777u;
+  m.nlink = found->inode.links;
+  if (m.type == "symlink") {
+    const std::uint64_t size = found->inode.size;
+    if (size < found->inode.block.size() && (found->inode.flags & e4::kExtentsFl) == 0) {
+      m.target.assign(reinterpret_cast<const char*>(found->inode.block.data()), static_cast<std::size_t>(size));
+    } else {
+      const std::vector<std::uint8_t> bytes = tree_.contents(*found, 4096);
+      m.target.assign(bytes.begin(), bytes.end());
+    }
+  }
+  if (xattrs)
+    for (const auto& [name, value] : e4::read_xattrs(tree_.source(), tree_.info(), found->ino))
+      m.xattrs[name] = {value.size(), fact_crc32c(value.data(), value.size())};
+  return m;
 }
 
 // The crc of a file's first `want` bytes, chunk by chunk: a chunk is named
@@ -118,11 +145,21 @@ std::vector<FactOracle::Moving>::iterator FactOracle::moving_with(const std::str
 }
 
 void FactOracle::add(const Fact& f) {
+  // What is said of a path's inode says that it is there.
+  const auto present = [this](const std::string& path) -> Expect& {
+    Expect& e = at_[path];
+    e.absent = false;
+    return e;
+  };
   switch (f.kind) {
     case FactKind::file:
     case FactKind::prefix:
       if (auto m = moving_with(f.path); m != moving_.end()) moving_.erase(m);  // settled here
-      at_[f.path] = Expect{Content{f.size, f.crc32c, f.kind == FactKind::file}};
+      {
+        Expect& e = at_[f.path];  // what it said of the inode stands
+        e.content = Content{f.size, f.crc32c, f.kind == FactKind::file};
+        e.absent = false;
+      }
       break;
     case FactKind::entry: {
       const std::string path = f.path == "." ? f.second : f.path + "/" + f.second;
@@ -155,13 +192,56 @@ void FactOracle::add(const Fact& f) {
       at_.erase(f.path);
       if (auto m = moving_with(f.path); m != moving_.end()) moving_.erase(m);
       break;
+    case FactKind::mode:
+      present(f.path).mode = std::pair{f.second, static_cast<std::uint32_t>(f.size)};
+      break;
+    case FactKind::nlink:
+      present(f.path).nlink = f.size;
+      break;
+    case FactKind::symlink:
+      present(f.path).target = f.second;
+      break;
+    case FactKind::xattr:
+      present(f.path).xattrs[f.second] = std::pair{f.size, f.crc32c};
+      break;
+    case FactKind::noxattr:
+      present(f.path).xattrs[f.second] = std::nullopt;
+      break;
     case FactKind::absent:
       if (auto m = moving_with(f.path); m != moving_.end()) {  // not under this name
         m->names.erase(std::find(m->names.begin(), m->names.end(), f.path));
         if (m->names.empty()) moving_.erase(m);
       }
-      at_[f.path] = Expect{std::nullopt, true};
+      at_[f.path] = Expect{};
+      at_[f.path].absent = true;
       break;
+  }
+}
+
+void FactOracle::check_meta(const Expect& e, const std::string& path, const FactView& fs, const std::string& shown,
+                            std::vector<FactViolation>& out) {
+  const PathMeta m = fs.meta(path, !e.xattrs.empty());
+  const auto broke = [&](const std::string& what, const std::string& expected, const std::string& found) {
+    out.push_back({shown, expected, found, what, m.present ? "other" : "missing"});
+  };
+  if (!m.present) return broke("present", "present", "missing");
+  const auto octal = [](std::uint32_t bits) {
+    char text[8];
+    std::snprintf(text, sizeof text, "%04o", bits);
+    return std::string(text);
+  };
+  if (e.mode && (m.type != e.mode->first || m.mode != e.mode->second))
+    broke("mode", e.mode->first + " " + octal(e.mode->second), m.type + " " + octal(m.mode));
+  if (e.nlink && m.nlink != *e.nlink)
+    broke("nlink", std::to_string(*e.nlink) + " links", std::to_string(m.nlink) + " links");
+  if (e.target && (m.type != "symlink" || m.target != *e.target))
+    broke("symlink", "a symlink to " + *e.target, m.type == "symlink" ? "a symlink to " + m.target : "a " + m.type);
+  for (const auto& [name, value] : e.xattrs) {
+    const auto it = m.xattrs.find(name);
+    if (!value && it != m.xattrs.end()) broke("xattr", name + " absent", name + " present");
+    if (value && it == m.xattrs.end()) broke("xattr", name + ": " + describe(value->first, value->second), name + " absent");
+    if (value && it != m.xattrs.end() && it->second != *value)
+      broke("xattr", name + ": " + describe(value->first, value->second), name + ": " + describe(it->second.first, it->second.second));
   }
 }
 
@@ -202,8 +282,11 @@ std::vector<FactViolation> FactOracle::check(const FactView& fs) const {
       continue;
     }
     const PathContent s = fs.look(path, want(e));
-    if (const std::string broke = how(e, s); !broke.empty())
+    if (const std::string broke = how(e, s); !broke.empty()) {
       out.push_back({path, expected(e), found(e, s), what(e), broke});
+      continue;
+    }
+    if (e.has_meta()) check_meta(e, path, fs, path, out);
   }
   for (const Moving& m : moving_) {
     std::string names, seen, broke;

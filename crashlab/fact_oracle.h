@@ -15,6 +15,10 @@
 //                            holds any more
 //   absent P                 P does not exist (nor is it one of the names a
 //                            renamed object may be found under)
+//   mode P T M, nlink P N,   P exists and is a T with permission bits M;
+//   symlink P T, xattr P N   has N links; is a symlink to T; has the
+//   size S crc32c H,         attribute N with that value, or none
+//   noxattr P N              (a rewrite ends them all, a rename carries them)
 //
 // Pure.
 #pragma once
@@ -42,15 +46,29 @@ struct FactViolation {
   std::string expected;  // "12345 bytes, crc32c 0badf00d", "present"
   std::string found;     // "missing", "100 bytes, crc32c 12345678", ...
   // What was expected, in a word: "file" (its exact contents), "prefix"
-  // (its first bytes), "renamed" (under one of its names), "present"; and
-  // how it broke: "missing", "not a regular file", "short" (fewer bytes
-  // than the fact), "size" (another size), "content" (other bytes).
+  // (its first bytes), "renamed" (under one of its names), "present",
+  // "absent", "mode", "nlink", "symlink", "xattr"; and how it broke:
+  // "missing", "not a regular file", "short" (fewer bytes than the fact),
+  // "size" (another size), "content" (other bytes), "present" (an absent
+  // name there), "other" (another mode, link count, target or value).
   std::string what, how;
 };
 
 // What a path holds, as the oracle asks a filesystem: whether it is there,
 // whether it is a regular file, and then its size and the CRC-32C (fact.h)
 // of its first `crc_bytes` bytes.
+// What else a path is, for the facts that speak of its inode: its type
+// ("file", "dir", "symlink", "other"), permission bits, links, a symlink's
+// target, its extended attributes (by full name: their size and CRC-32C).
+struct PathMeta {
+  bool present = false;
+  std::string type;
+  std::uint32_t mode = 0;
+  std::uint64_t nlink = 0;
+  std::string target;
+  std::map<std::string, std::pair<std::uint64_t, std::uint32_t>> xattrs;
+};
+
 struct PathContent {
   bool present = false;
   bool regular = false;
@@ -69,6 +87,9 @@ class FactView {
   // the size, and the crc of the first min(*prefix, size) bytes of a
   // regular file. Throws when the filesystem cannot say.
   virtual PathContent look(const std::string& path, std::optional<std::uint64_t> prefix) const = 0;
+  // Its inode's type, mode, links, target and (with `xattrs`) attributes.
+  // Throws when the filesystem cannot say.
+  virtual PathMeta meta(const std::string& path, bool xattrs) const = 0;
 };
 
 // What parts of files hash to (their CRC-32C), by the exact words that name
@@ -101,6 +122,7 @@ class TreeFacts final : public FactView {
   // With a cache, files are read only when it does not know them.
   explicit TreeFacts(const fscore::ext4::TreeReader& tree, ContentCache* cache = nullptr) : tree_(tree), cache_(cache) {}
   PathContent look(const std::string& path, std::optional<std::uint64_t> prefix) const override;
+  PathMeta meta(const std::string& path, bool xattrs) const override;
 
  private:
   std::uint32_t chunked_crc(const fscore::ext4::TreeReader::Found& file, std::uint64_t want) const;
@@ -130,7 +152,17 @@ class FactOracle {
   struct Expect {
     std::optional<Content> content;  // none: it exists, its bytes are not known
     bool absent = false;             // it does not exist
+    // What the inode facts say (mode, nlink, symlink, xattr, noxattr).
+    std::optional<std::pair<std::string, std::uint32_t>> mode;  // type, permission bits
+    std::optional<std::uint64_t> nlink;
+    std::optional<std::string> target;
+    std::map<std::string, std::optional<std::pair<std::uint64_t, std::uint32_t>>> xattrs;  // none: absent
+    bool has_meta() const { return mode || nlink || target || !xattrs.empty(); }
   };
+  // The inode facts of `e` checked against `fs` at `path` (or under one of
+  // a renamed object's names, `shown`), violations appended.
+  static void check_meta(const Expect& e, const std::string& path, const FactView& fs, const std::string& shown,
+                         std::vector<FactViolation>& out);
   struct Moving {  // an object renamed, not settled yet
     std::vector<std::string> names;
     Expect expect;

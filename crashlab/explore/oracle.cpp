@@ -33,6 +33,10 @@ bool under(const std::string& path, const std::string& dir) {
 // auto_da_alloc forces them out.
 bool appends(OpKind k) { return k == OpKind::fill || k == OpKind::write_append || k == OpKind::creat; }
 
+const char* type_name(LiveEntry::Type t) {
+  return t == LiveEntry::Type::file ? "file" : t == LiveEntry::Type::dir ? "dir" : "symlink";
+}
+
 bool changes_content(OpKind k) {
   switch (k) {
     case OpKind::fill:
@@ -57,13 +61,15 @@ bool changes_content(OpKind k) {
 
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> table{
-      {kFsyncFile, "after fsync(F) returns, F's data and metadata (its size) are durable",
+      {kFsyncFile, "after fsync(F) returns, F's data and metadata (its size, type and mode) are durable",
        "POSIX.1-2017 fsync(); Linux man-pages fsync(2)"},
       {kFdatasyncFile, "after fdatasync(F) returns, F's data and the metadata needed to read it (its size) are durable",
        "POSIX.1-2017 fdatasync(); Linux man-pages fdatasync(2)"},
       {kFsyncDir, "after fsync(D) returns, D's entries are durable: the names in it are there, the names removed from it are not",
        "Linux man-pages fsync(2), NOTES (an explicit fsync() on a file descriptor for the directory)"},
-      {kSync, "after sync() returns, every file's data and metadata and every directory's entries are durable",
+      {kSync,
+       "after sync() returns, every file's data and metadata (size, type, mode, link count, a symlink's target, "
+       "extended attributes) and every directory's entries are durable",
        "Linux man-pages sync(2) (on Linux, sync() waits for the writes it starts)"},
       {kRenameKeeps,
        "a durable name renamed is found under the old name or the new one, never under neither (the new name, if "
@@ -107,20 +113,37 @@ std::vector<RuledFact> Oracle::before(const Op& op, const LiveTree& live) {
     }
     return out;
   }
+  // The durable names of the file at `path` but `except`: their inode's
+  // links or attributes change, so what was said of them ends.
+  const auto inode_changes = [&](const std::string& path, const std::string& except) {
+    const auto it = live.find(path);
+    if (it == live.end()) return;
+    for (const auto& [name, e] : live)
+      if (e.ino == it->second.ino && name != except && durable_.count(name) != 0) add(FactKind::rewrite, name);
+  };
   switch (op.kind) {
     case OpKind::creat:
     case OpKind::mkdir:
     case OpKind::symlink:
+      add(FactKind::remove, op.path);  // no longer absent
+      break;
     case OpKind::link:
-      add(FactKind::remove, op.kind == OpKind::link ? op.second : op.path);  // no longer absent
+      add(FactKind::remove, op.second);
+      inode_changes(op.path, "");
+      break;
+    case OpKind::setxattr:
+    case OpKind::removexattr:
+      inode_changes(op.path, "");
       break;
     case OpKind::unlink:
     case OpKind::rmdir:
       add(FactKind::remove, op.path);
+      inode_changes(op.path, op.path);
       durable_.erase(op.path);
       break;
     case OpKind::rename_new:
     case OpKind::rename_over:
+      inode_changes(op.second, op.second);  // what it replaces loses a link
       // Found under one of the names only if it had a durable one.
       if (durable_.count(op.path) != 0) {
         out.push_back({fact(FactKind::rename, op.path, op.second), kRenameKeeps});
@@ -148,7 +171,7 @@ std::vector<RuledFact> Oracle::before(const Op& op, const LiveTree& live) {
       durable_.erase(op.path);
       break;
     default:
-      break;  // xattrs: no fact speaks of them
+      break;
   }
   return out;
 }
@@ -172,6 +195,26 @@ std::vector<RuledFact> Oracle::after(const Step& step, const LiveTree& live) {
     f.crc32c = e.crc;
     out.push_back({f, rule_id});
   };
+  // Its type and mode; with `all` (sync), its link count (not a
+  // directory's: the filesystems count a directory's links their own way),
+  // a symlink's target and a file's attribute.
+  const auto inode_facts = [&](const std::string& path, const LiveEntry& e, bool all, const char* rule_id) {
+    Fact mode = fact(FactKind::mode, path, type_name(e.type));
+    mode.size = e.mode;
+    out.push_back({mode, rule_id});
+    if (!all) return;
+    if (e.type != LiveEntry::Type::dir) {
+      Fact links = fact(FactKind::nlink, path);
+      links.size = e.nlink;
+      out.push_back({links, rule_id});
+    }
+    if (e.type == LiveEntry::Type::symlink) out.push_back({fact(FactKind::symlink, path, e.target), rule_id});
+    if (e.type != LiveEntry::Type::file) return;
+    Fact x = fact(e.has_xattr ? FactKind::xattr : FactKind::noxattr, path, "user.nvj");
+    x.size = e.xattr_size;
+    x.crc32c = e.xattr_crc;
+    out.push_back({x, rule_id});
+  };
   switch (step.persist) {
     case Persist::none:
       return out;
@@ -180,8 +223,10 @@ std::vector<RuledFact> Oracle::after(const Step& step, const LiveTree& live) {
       dir_synced(".", live, kSync, out);
       for (const auto& [path, e] : live)
         if (e.type == LiveEntry::Type::dir) dir_synced(path, live, kSync, out);
-      for (const auto& [path, e] : live)
+      for (const auto& [path, e] : live) {
         if (e.type == LiveEntry::Type::file) content(path, e, kSync);
+        inode_facts(path, e, true, kSync);
+      }
       rewritten_.clear();
       return out;
     }
@@ -208,7 +253,10 @@ std::vector<RuledFact> Oracle::after(const Step& step, const LiveTree& live) {
   // The file's data, under every name of it whose entry is durable.
   const char* rule_id = step.persist == Persist::fsync ? kFsyncFile : kFdatasyncFile;
   for (const auto& [path, e] : live)
-    if (e.ino == it->second.ino && durable_.count(path) != 0) content(path, e, rule_id);
+    if (e.ino == it->second.ino && durable_.count(path) != 0) {
+      content(path, e, rule_id);
+      if (step.persist == Persist::fsync) inode_facts(path, e, false, rule_id);
+    }
   rewritten_.erase(it->second.ino);
   return out;
 }

@@ -26,6 +26,14 @@ struct LiveEntry {
   std::uint64_t ino = 0;
   std::uint64_t size = 0;  // a file's
   std::uint32_t crc = 0;   // a file's content, fact_crc32c
+  std::uint32_t mode = 0;  // permission bits
+  std::uint64_t nlink = 0;
+  std::string target;      // a symlink's
+  // A file's attribute user.nvj (the only one the workloads set): its size
+  // and CRC-32C, or none.
+  bool has_xattr = false;
+  std::uint64_t xattr_size = 0;
+  std::uint32_t xattr_crc = 0;
 };
 // Every name under the root but the root ("A", "A/foo", ...), lost+found left out.
 using LiveTree = std::map<std::string, LiveEntry>;

@@ -80,6 +80,10 @@ GroupDesc read_group_desc(const BlockSource& source, const ImageInfo& info, std:
 }
 
 Inode read_inode(const BlockSource& source, const ImageInfo& info, std::uint32_t ino) {
+  return decode_inode(read_inode_bytes(source, info, ino));
+}
+
+std::vector<std::uint8_t> read_inode_bytes(const BlockSource& source, const ImageInfo& info, std::uint32_t ino) {
   const Superblock& sb = info.super;
   const std::uint32_t bs = info.block_size;
   if (ino < 1 || ino > sb.inodes_count) bad_image("inode " + std::to_string(ino) + " does not exist");
@@ -94,7 +98,7 @@ Inode read_inode(const BlockSource& source, const ImageInfo& info, std::uint32_t
   source.read(d.inode_table * bs + std::uint64_t{index} * sb.inode_size, raw);
   if (sb.has_metadata_csum() && !inode_checksum_ok(raw, ino, sb.csum_seed()))
     bad_image("inode " + std::to_string(ino) + ": checksum does not match");
-  return decode_inode(raw);
+  return raw;
 }
 
 bool has_ext4_magic(const BlockSource& source) {

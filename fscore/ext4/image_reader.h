@@ -47,5 +47,8 @@ GroupDesc read_group_desc(const BlockSource& source, const ImageInfo& info, std:
 // the inode itself checked (metadata_csum), the inode table inside the
 // filesystem. Throws std::runtime_error naming what is wrong.
 Inode read_inode(const BlockSource& source, const ImageInfo& info, std::uint32_t ino);
+// The same inode's bytes as they are on disk (the superblock's inode size
+// of them), checked as read_inode checks them.
+std::vector<std::uint8_t> read_inode_bytes(const BlockSource& source, const ImageInfo& info, std::uint32_t ino);
 
 }  // namespace fscore::ext4

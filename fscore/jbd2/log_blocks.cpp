@@ -8,7 +8,6 @@
 namespace fscore::jbd2 {
 namespace {
 
-constexpr std::size_t kHeaderBytes = 12;
 constexpr std::size_t kRevokeHeaderBytes = 16;  // header + r_count
 // Tag fields: t_blocknr @0, t_checksum be16 @4 (v2) / t_flags be32 @4 (v3),
 // flags read as be16 @6 in both, t_blocknr_high @8, v3 checksum @12.
@@ -36,7 +35,7 @@ constexpr auto kCrc32BeTable = make_crc32_be_table();
 }  // namespace
 
 std::optional<BlockHeader> read_block_header(std::span<const std::uint8_t> block) {
-  if (block.size() < kHeaderBytes || load_be<std::uint32_t>(block.data()) != kMagic) return std::nullopt;
+  if (block.size() < kLogBlockHeaderBytes || load_be<std::uint32_t>(block.data()) != kMagic) return std::nullopt;
   return BlockHeader{load_be<std::uint32_t>(block.data() + 4), load_be<std::uint32_t>(block.data() + 8)};
 }
 
@@ -71,7 +70,7 @@ std::size_t parse_descriptor_tags(const LogFormat& format, std::span<const std::
                                   std::vector<Tag>& out) {
   const std::size_t tag_size = format.tag_bytes();
   const std::size_t end = block.size() - std::min(block.size(), format.tail_bytes());
-  std::size_t at = kHeaderBytes;
+  std::size_t at = kLogBlockHeaderBytes;
   std::size_t count = 0;
   while (at + tag_size <= end) {
     const std::uint8_t* p = block.data() + at;
@@ -92,7 +91,7 @@ std::size_t parse_descriptor_tags(const LogFormat& format, std::span<const std::
 std::size_t parse_revoke_records(const LogFormat& format, std::span<const std::uint8_t> block,
                                  std::vector<std::uint64_t>& out) {
   if (block.size() < kRevokeHeaderBytes) return 0;
-  const std::uint32_t used = load_be<std::uint32_t>(block.data() + kHeaderBytes);
+  const std::uint32_t used = load_be<std::uint32_t>(block.data() + kLogBlockHeaderBytes);
   if (used > block.size() - format.tail_bytes()) return 0;  // recovery refuses such a block
   const std::size_t record = format.bit64 ? 8 : 4;
   std::size_t count = 0;
@@ -114,7 +113,7 @@ CommitBlock parse_commit_block(std::span<const std::uint8_t> block) {
 
 bool block_tail_checksum_ok(const LogFormat& format, std::span<const std::uint8_t> block) {
   if (!format.csum_v2_or_v3()) return true;
-  if (block.size() < kHeaderBytes + 4) return false;
+  if (block.size() < kLogBlockHeaderBytes + 4) return false;
   const std::size_t at = block.size() - 4;
   return load_be<std::uint32_t>(block.data() + at) == checksum_with_zeroed(format, block, at);
 }
@@ -140,7 +139,7 @@ bool tag_checksum_ok(const LogFormat& format, const Tag& tag, std::uint32_t sequ
 }
 
 void set_block_tail_checksum(const LogFormat& format, std::span<std::uint8_t> block) {
-  if (!format.csum_v2_or_v3() || block.size() < kHeaderBytes + 4) return;
+  if (!format.csum_v2_or_v3() || block.size() < kLogBlockHeaderBytes + 4) return;
   const std::size_t at = block.size() - 4;
   store_be<std::uint32_t>(block.data() + at, checksum_with_zeroed(format, block, at));
 }

@@ -24,6 +24,10 @@ enum class BlockType : std::uint32_t {
   kFastCommit = 6,
 };
 
+// Every log block but a data block starts with a header of this many bytes:
+// the magic, the block type and the transaction's sequence, big-endian.
+inline constexpr std::size_t kLogBlockHeaderBytes = 12;
+
 namespace tag_flag {
 inline constexpr std::uint32_t kEscape = 0x1;    // the block began with the magic: restore it
 inline constexpr std::uint32_t kSameUuid = 0x2;  // no 16-byte uuid follows this tag

@@ -8,7 +8,6 @@
 namespace fscore::jbd2 {
 namespace {
 
-constexpr std::size_t kHeaderBytes = 12;
 constexpr std::uint8_t kCrc32Checksum = 1, kCrc32cChecksum = 4;
 
 }  // namespace
@@ -26,7 +25,7 @@ std::size_t LogBuilder::tags_per_descriptor() const {
   // The kernel closes a descriptor once less than a tag, a uuid and the tail
   // would still fit; the first tag carries the uuid.
   const std::size_t tag = format_.tag_bytes();
-  std::size_t space = format_.block_size - kHeaderBytes;
+  std::size_t space = format_.block_size - kLogBlockHeaderBytes;
   std::size_t n = 0;
   for (;;) {
     space -= tag + (n == 0 ? 16 : 0);
@@ -67,7 +66,7 @@ std::size_t LogBuilder::lay_out(bool with_commit, std::uint64_t seconds, std::ui
       if (format_.bit64) store_be<std::uint64_t>(block.data() + at, revoked_[i]);
       else store_be<std::uint32_t>(block.data() + at, static_cast<std::uint32_t>(revoked_[i]));
     }
-    store_be<std::uint32_t>(block.data() + kHeaderBytes, static_cast<std::uint32_t>(at));
+    store_be<std::uint32_t>(block.data() + kLogBlockHeaderBytes, static_cast<std::uint32_t>(at));
     set_block_tail_checksum(format_, block);
   }
 
@@ -77,7 +76,7 @@ std::size_t LogBuilder::lay_out(bool with_commit, std::uint64_t seconds, std::ui
     const std::size_t n = std::min(per, logged_.size() - i);
     const std::size_t descriptor = out_.size();
     header(emit(), BlockType::kDescriptor);
-    std::size_t at = kHeaderBytes;
+    std::size_t at = kLogBlockHeaderBytes;
     for (std::size_t k = 0; k < n; ++k) {
       Logged& l = logged_[i + k];
       std::uint32_t flags = k == 0 ? 0 : tag_flag::kSameUuid;

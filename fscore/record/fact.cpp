@@ -109,6 +109,11 @@ const char* to_string(FactKind kind) {
     case FactKind::remove: return "remove";
     case FactKind::prefix: return "prefix";
     case FactKind::absent: return "absent";
+    case FactKind::mode: return "mode";
+    case FactKind::nlink: return "nlink";
+    case FactKind::symlink: return "symlink";
+    case FactKind::xattr: return "xattr";
+    case FactKind::noxattr: return "noxattr";
   }
   return "unknown";
 }
@@ -144,6 +149,34 @@ std::string format_fact(const Fact& fact) {
     case FactKind::remove:
     case FactKind::absent:
       break;
+    case FactKind::mode: {
+      if (fact.second != "file" && fact.second != "dir" && fact.second != "symlink")
+        throw FactError("fact mode: \"" + fact.second + "\" is not a type (file, dir, symlink)");
+      if (fact.size > 07777) throw FactError("fact mode: " + std::to_string(fact.size) + " is more than permission bits");
+      char octal[8];
+      std::snprintf(octal, sizeof octal, "%04o", static_cast<unsigned>(fact.size));
+      label += ' ' + fact.second + ' ' + octal;
+      break;
+    }
+    case FactKind::nlink:
+      label += ' ' + std::to_string(fact.size);
+      break;
+    case FactKind::symlink:
+      if (fact.second.empty() || fact.second.find('\0') != std::string::npos)
+        throw FactError("fact symlink: an empty target, or one with a NUL byte");
+      label += ' ' + escape(fact.second);
+      break;
+    case FactKind::xattr:
+    case FactKind::noxattr: {
+      if (fact.second.empty() || fact.second.find('\0') != std::string::npos)
+        throw FactError("fact " + std::string(to_string(fact.kind)) + ": an empty attribute name, or one with a NUL byte");
+      label += ' ' + escape(fact.second);
+      if (fact.kind == FactKind::noxattr) break;
+      char crc[9];
+      std::snprintf(crc, sizeof crc, "%08x", fact.crc32c);
+      label += " size " + std::to_string(fact.size) + " crc32c " + crc;
+      break;
+    }
   }
   return label;
 }
@@ -169,14 +202,15 @@ std::optional<Fact> parse_fact(std::string_view label) {
   };
   constexpr Shape kShapes[] = {{FactKind::file, 6},    {FactKind::prefix, 6}, {FactKind::entry, 3},
                                {FactKind::rename, 3},  {FactKind::rewrite, 2}, {FactKind::remove, 2},
-                               {FactKind::absent, 2}};
+                               {FactKind::absent, 2},  {FactKind::mode, 4},    {FactKind::nlink, 3},
+                               {FactKind::symlink, 3}, {FactKind::xattr, 7},   {FactKind::noxattr, 3}};
   std::size_t want = 0;
   for (const Shape& shape : kShapes)
     if (kind == to_string(shape.kind)) {
       f.kind = shape.kind;
       want = shape.words;
     }
-  if (want == 0) fail(label, "an unknown kind '" + std::string(kind) + "' (file, prefix, entry, rename, rewrite, remove, absent)");
+  if (want == 0) fail(label, "an unknown kind '" + std::string(kind) + "' (file, prefix, entry, rename, rewrite, remove, absent, mode, nlink, symlink, xattr, noxattr)");
   if (words.size() != want)
     fail(label, std::to_string(words.size() - 1) + " words after '" + std::string(kind) + "', not " +
                     std::to_string(want - 1));
@@ -194,6 +228,23 @@ std::optional<Fact> parse_fact(std::string_view label) {
   } else if (f.kind == FactKind::rename) {
     f.second = unescape(label, words[2]);
     if (const std::string p = path_problem(f.second, false); !p.empty()) fail(label, p);
+  } else if (f.kind == FactKind::mode) {
+    f.second = std::string(words[2]);
+    if (f.second != "file" && f.second != "dir" && f.second != "symlink")
+      fail(label, "a type '" + f.second + "' (file, dir, symlink)");
+    if (words[3].size() != 4 || words[3].find_first_not_of("01234567") != std::string_view::npos)
+      fail(label, "a mode '" + std::string(words[3]) + "' (4 octal digits)");
+    for (const char c : words[3]) f.size = f.size * 8 + static_cast<std::uint64_t>(c - '0');
+  } else if (f.kind == FactKind::nlink) {
+    f.size = number(label, words[2], "link count");
+  } else if (f.kind == FactKind::symlink || f.kind == FactKind::xattr || f.kind == FactKind::noxattr) {
+    f.second = unescape(label, words[2]);
+    if (f.second.find('\0') != std::string::npos) fail(label, "a NUL byte in " + std::string(kind) + "'s second word");
+    if (f.kind == FactKind::xattr) {
+      if (words[3] != "size" || words[5] != "crc32c") fail(label, "an xattr fact is 'xattr PATH NAME size BYTES crc32c HEX'");
+      f.size = number(label, words[4], "size");
+      f.crc32c = crc_word(label, words[6]);
+    }
   }
   return f;
 }

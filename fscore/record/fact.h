@@ -22,11 +22,20 @@
 //   fact absent PATH                       PATH does not exist (a name removed
 //                                          and made durable: fsync of its
 //                                          directory)
+//   fact mode PATH TYPE OCTAL              PATH is a TYPE (file, dir, symlink)
+//                                          with these permission bits (0644)
+//   fact nlink PATH N                      PATH's inode has N links
+//   fact symlink PATH TARGET               PATH is a symlink to TARGET
+//   fact xattr PATH NAME size BYTES crc32c HEX
+//                                          PATH has the extended attribute
+//                                          NAME ("user.x") with this value
+//   fact noxattr PATH NAME                 PATH has no attribute NAME
 //
 // A fact that says more than before (file, prefix, entry, absent) is posted after the call
 // that made it durable has returned (fsync of the file, fsync of the
 // directory); one that says less (rename, rewrite, remove) before the call
-// that changes what is there. So a fact is true at every moment after its
+// that changes what is there. A rewrite ends every fact about PATH but that
+// it exists (its content, mode, links, attributes). So a fact is true at every moment after its
 // mark: one that arrives late is still sound, one that arrives early would
 // not be.
 //
@@ -45,14 +54,14 @@
 
 namespace fscore::record {
 
-enum class FactKind { file, entry, rename, rewrite, remove, prefix, absent };
+enum class FactKind { file, entry, rename, rewrite, remove, prefix, absent, mode, nlink, symlink, xattr, noxattr };
 
 struct Fact {
   FactKind kind = FactKind::file;
   std::string path;    // file, prefix, rewrite, remove, absent: the path; entry: the directory; rename: from
-  std::string second;  // entry: the name; rename: to
-  std::uint64_t size = 0;    // file, prefix
-  std::uint32_t crc32c = 0;  // file, prefix
+  std::string second;  // entry: the name; rename: to; mode: the type; symlink: the target; xattr, noxattr: the name
+  std::uint64_t size = 0;    // file, prefix, xattr; mode: the permission bits; nlink: the links
+  std::uint32_t crc32c = 0;  // file, prefix, xattr
 
   bool operator==(const Fact&) const = default;
 };

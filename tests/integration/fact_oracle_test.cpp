@@ -101,3 +101,72 @@ TEST_CASE("facts are checked against a filesystem: each kind passes where it hol
   v = check(fs, {"fact rewrite d/none", "fact entry . y"});
   CHECK(v.size() == 2);
 }
+
+TEST_CASE("inode facts (mode, nlink, symlink, xattr, absent) read back by the fast path and through the kernel's view",
+          "[oracle]") {
+  nvj::test::TempDir dir;
+  std::ofstream(dir.file("a")) << kA;
+  std::ofstream(dir.file("short")) << "sixteen bytes!!!";
+  std::ofstream(dir.file("long")) << std::string(1000, 'L');  // too long for the inode: in the attribute block
+  const std::string image = dir.file("img");
+  REQUIRE(nvj::cli::run({"mke2fs", "-q", "-F", "-t", "ext4", "-b", "4096", "-I", "256", image, "16M"}).status == 0);
+  std::ofstream(dir.file("script")) << "mkdir d\nwrite " << dir.file("a") << " d/a\nwrite " << dir.file("a")
+                                     << " d/big\nsymlink d/l a\nsif d/a mode 0100640\nsif d/a links_count 2\n"
+                                     << "ea_set -f " << dir.file("short") << " d/a user.nvj\n"
+                                     << "ea_set -f " << dir.file("long") << " d/big user.big\n";
+  const auto made = nvj::cli::run({"debugfs", "-w", "-f", dir.file("script"), image});
+  REQUIRE(made.status == 0);
+  const std::uint32_t short_crc = crc("sixteen bytes!!!"), long_crc = crc(std::string(1000, 'L'));
+  char s_hex[9], l_hex[9];
+  std::snprintf(s_hex, sizeof s_hex, "%08x", short_crc);
+  std::snprintf(l_hex, sizeof l_hex, "%08x", long_crc);
+  const std::vector<std::string> holds{"fact mode d/a file 0640",
+                                       "fact nlink d/a 2",
+                                       "fact mode d dir 0755",
+                                       "fact symlink d/l a",
+                                       std::string("fact xattr d/a user.nvj size 16 crc32c ") + s_hex,
+                                       std::string("fact xattr d/big user.big size 1000 crc32c ") + l_hex,
+                                       "fact noxattr d/a user.other",
+                                       "fact absent d/none"};
+  {
+    const nvj::cli::FileImage file(image, nvj::cli::FileImage::Mode::read_only);
+    const fscore::ext4::TreeReader fs(file);
+    CHECK(check(fs, holds).empty());
+    // Each broken, named for what it said.
+    const std::vector<std::pair<std::string, std::string>> broken{
+        {"fact mode d/a file 0644", "mode"},        {"fact nlink d/a 1", "nlink"},
+        {"fact mode d/l file 0777", "mode"},        {"fact symlink d/l b", "symlink"},
+        {"fact symlink d/a a", "symlink"},          {"fact noxattr d/a user.nvj", "xattr"},
+        {"fact xattr d/a user.nvj size 16 crc32c 00000000", "xattr"},
+        {"fact xattr d/big user.nvj size 1 crc32c 00000000", "xattr"},
+        {"fact absent d/a", "absent"}};
+    for (const auto& [label, what] : broken) {
+      const auto v = check(fs, {label});
+      INFO(label);
+      REQUIRE(v.size() == 1);
+      CHECK(v[0].what == what);
+      CHECK(v[0].how == (what == "absent" ? "present" : "other"));
+    }
+    // A rewrite ends what was said of the inode; a mode fact about a missing name fails as missing.
+    CHECK(check(fs, {"fact nlink d/a 7", "fact rewrite d/a"}).empty());
+    const auto missing = check(fs, {"fact mode d/gone file 0644"});
+    REQUIRE(missing.size() == 1);
+    CHECK(missing[0].how == "missing");
+  }
+  // The attribute block's checksum damaged: the fast path refuses it, as the kernel does.
+  const auto stat = nvj::cli::run({"debugfs", "-R", "stat d/big", image});
+  const std::size_t at = stat.output.find("File ACL: ");
+  REQUIRE(at != std::string::npos);
+  const std::uint64_t block = std::stoull(stat.output.substr(at + 10));
+  REQUIRE(block > 0);
+  {
+    std::fstream f(image, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(block * 4096 + 4000));
+    f.put('X');
+  }
+  const nvj::cli::FileImage file(image, nvj::cli::FileImage::Mode::read_only);
+  const fscore::ext4::TreeReader fs(file);
+  FactOracle oracle;
+  oracle.add(*parse_fact(std::string("fact xattr d/big user.big size 1000 crc32c ") + l_hex));
+  CHECK_THROWS_WITH(oracle.check(fs), Catch::Contains("checksum does not match"));
+}

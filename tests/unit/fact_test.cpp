@@ -29,7 +29,26 @@ TEST_CASE("each kind of fact formats to its documented line and parses back", "[
   CHECK(format_fact(rewrite) == "fact rewrite d1/t25");
   const Fact remove{FactKind::remove, "d0/p3-0.r3", "", 0, 0};
   CHECK(format_fact(remove) == "fact remove d0/p3-0.r3");
-  for (const Fact& f : {file, prefix, entry, root_entry, rename, rewrite, remove}) {
+  const Fact absent{FactKind::absent, "A/bar", "", 0, 0};
+  CHECK(format_fact(absent) == "fact absent A/bar");
+  const Fact mode{FactKind::mode, "A/foo", "file", 0644, 0};
+  CHECK(format_fact(mode) == "fact mode A/foo file 0644");
+  const Fact nlink{FactKind::nlink, "A/foo", "", 2, 0};
+  CHECK(format_fact(nlink) == "fact nlink A/foo 2");
+  const Fact symlink{FactKind::symlink, "B/bar", "../A/foo", 0, 0};
+  CHECK(format_fact(symlink) == "fact symlink B/bar ../A/foo");
+  const Fact xattr{FactKind::xattr, "A/foo", "user.nvj", 16, 0xac5adf85};
+  CHECK(format_fact(xattr) == "fact xattr A/foo user.nvj size 16 crc32c ac5adf85");
+  const Fact noxattr{FactKind::noxattr, "A/foo", "user.nvj", 0, 0};
+  CHECK(format_fact(noxattr) == "fact noxattr A/foo user.nvj");
+  CHECK_THROWS_AS(format_fact(Fact{FactKind::mode, "A/foo", "fifo", 0644, 0}), FactError);
+  CHECK_THROWS_AS(format_fact(Fact{FactKind::mode, "A/foo", "file", 010000, 0}), FactError);
+  CHECK_THROWS_AS(parse_fact("fact mode A/foo file 644"), FactError);
+  CHECK_THROWS_AS(parse_fact("fact mode A/foo socket 0644"), FactError);
+  CHECK_THROWS_AS(parse_fact("fact nlink A/foo two"), FactError);
+  CHECK_THROWS_AS(parse_fact("fact xattr A/foo user.nvj 16 ac5adf85"), FactError);
+  for (const Fact& f : {file, prefix, entry, root_entry, rename, rewrite, remove, absent, mode, nlink, symlink, xattr,
+                        noxattr}) {
     CAPTURE(format_fact(f));
     const auto back = parse_fact(format_fact(f));
     REQUIRE(back.has_value());

@@ -5,6 +5,7 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -84,6 +85,38 @@ crashlab::PathContent DirectoryFacts::look(const std::string& path, std::optiona
   s.crc_bytes = done;
   s.crc = ~crc;
   return s;
+}
+
+crashlab::PathMeta DirectoryFacts::meta(const std::string& path, bool xattrs) const {
+  crashlab::PathMeta m;
+  const std::string full = (root_ / path).string();
+  struct stat st {};
+  if (::lstat(full.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return m;
+    throw sys_error("lstat " + path);
+  }
+  m.present = true;
+  m.type = S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "dir" : S_ISLNK(st.st_mode) ? "symlink" : "other";
+  m.mode = st.st_mode & 07777u;
+  m.nlink = st.st_nlink;
+  if (S_ISLNK(st.st_mode)) {
+    std::vector<char> target(4096);
+    const ssize_t n = ::readlink(full.c_str(), target.data(), target.size());
+    if (n < 0) throw sys_error("readlink " + path);
+    m.target.assign(target.data(), static_cast<std::size_t>(n));
+  }
+  if (!xattrs) return m;
+  std::vector<char> names(65536), value(65536);
+  const ssize_t listed = ::llistxattr(full.c_str(), names.data(), names.size());
+  if (listed < 0) throw sys_error("llistxattr " + path);
+  for (std::size_t at = 0; at < static_cast<std::size_t>(listed);) {
+    const std::string name(names.data() + at);
+    at += name.size() + 1;
+    const ssize_t n = ::lgetxattr(full.c_str(), name.c_str(), value.data(), value.size());
+    if (n < 0) throw sys_error("lgetxattr " + path + " " + name);
+    m.xattrs[name] = {static_cast<std::uint64_t>(n), fscore::record::fact_crc32c(value.data(), static_cast<std::size_t>(n))};
+  }
+  return m;
 }
 
 void write_state_file(crashlab::CrashImage& image, std::uint8_t device, const std::filesystem::path& file) {

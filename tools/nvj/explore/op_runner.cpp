@@ -202,11 +202,25 @@ crashlab::explore::LiveTree live_tree(const fs::path& root) {
     if (::lstat(it->path().c_str(), &st) != 0) failed("lstat " + path);
     LiveEntry e;
     e.ino = st.st_ino;
+    e.mode = st.st_mode & 07777u;
+    e.nlink = st.st_nlink;
     if (S_ISDIR(st.st_mode)) {
       e.type = LiveEntry::Type::dir;
     } else if (S_ISLNK(st.st_mode)) {
       e.type = LiveEntry::Type::symlink;
+      std::vector<char> target(4096);
+      const ssize_t n = ::readlink(it->path().c_str(), target.data(), target.size());
+      if (n < 0) failed("readlink " + path);
+      e.target.assign(target.data(), static_cast<std::size_t>(n));
     } else {
+      unsigned char value[256];
+      const ssize_t n = ::lgetxattr(it->path().c_str(), "user.nvj", value, sizeof value);
+      if (n < 0 && errno != ENODATA) failed("lgetxattr " + path + " user.nvj");
+      if (n >= 0) {
+        e.has_xattr = true;
+        e.xattr_size = static_cast<std::uint64_t>(n);
+        e.xattr_crc = fscore::record::fact_crc32c(value, static_cast<std::size_t>(n));
+      }
       UniqueFd fd = open_or_fail(it->path(), O_RDONLY | O_NOFOLLOW, "read back " + path);
       std::vector<unsigned char> bytes(static_cast<std::size_t>(st.st_size));
       std::size_t done = 0;
