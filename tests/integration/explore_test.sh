@@ -12,6 +12,8 @@
 #     run runs as it is: it fails with nobarrier and passes without it (so
 #     its bytes and facts are the explorer's);
 #   - the internal journal and data=journal: a slice of seq-1 passes;
+#   - shards merged by nvj crash merge, which refuses a missing shard and
+#     one of another exploration;
 #   - SIGTERM mid-run: it ends within 30 s, takes the lab down and writes
 #     explore.json of what it finished (interrupted);
 #   - bad input: an unknown operation, an empty bound, a shard out of range,
@@ -82,7 +84,7 @@ for w in failing:
         for v in f.get("violations", []):
             assert "rule" not in v or len(v["source"]) > 10
 first = next(w for w in failing if w["name"].startswith("write_overwrite(A/foo) fsync(A/foo)"))
-print(first["reproducer"])
+print(sys.argv[1].rsplit("/", 1)[0] + "/" + first["reproducer"])
 PY
 ) || fail "the nobarrier findings are not what they should be"
 [ -f "$repro" ] || fail "no reproducer at $repro"
@@ -97,6 +99,24 @@ run_explore "$T/internal.log" --shard 1/8 --out "$T/internal" fs-journal=interna
 [ "$STATUS" = 0 ] || fail "seq-1 with an internal journal exited $STATUS"
 run_explore "$T/journal.log" --shard 2/8 --mount-options data=journal --out "$T/journal"
 [ "$STATUS" = 0 ] || fail "seq-1 with data=journal exited $STATUS"
+
+# Shards and their merge (the Slurm test runs them on a cluster): the merge
+# refuses a missing shard and a shard of another exploration.
+for i in 0 1; do
+  run_explore "$T/rmdir$i.log" --ops rmdir --shard "$i/2" --out "$T/rmdir/shard-$i"
+  [ "$STATUS" = 0 ] || fail "rmdir shard $i exited $STATUS"
+done
+run_explore "$T/unlink.log" --ops unlink --shard 1/2 --out "$T/unlink"
+"$NVJ" crash merge --out "$T/rmdir/merged" "$T/rmdir/shard-0" "$T/rmdir/shard-1" >"$T/merge.log" 2>&1 ||
+  fail "the merge failed: $(cat "$T/merge.log")"
+grep -Eq "^[0-9]+ workloads, [0-9]+ states checked in [0-9.]+ s, 0 findings$" "$T/merge.log" || fail "the merge's closing line"
+check_json crash-explore "$T/rmdir/merged/explore.json"
+status=0
+"$NVJ" crash merge --out "$T/rmdir/m1" "$T/rmdir/shard-0" >"$T/merge1.log" 2>&1 || status=$?
+[ "$status" = 2 ] && grep -q "shard 1 of 2 is missing" "$T/merge1.log" || fail "a missing shard: exit $status, $(cat "$T/merge1.log")"
+status=0
+"$NVJ" crash merge --out "$T/rmdir/m2" "$T/rmdir/shard-0" "$T/unlink" >"$T/merge2.log" 2>&1 || status=$?
+[ "$status" = 2 ] && grep -q "explored with another ops" "$T/merge2.log" || fail "another exploration's shard: exit $status, $(cat "$T/merge2.log")"
 
 # SIGTERM mid-run.
 "$NVJ" crash explore --out "$T/term" >"$T/term.log" 2>&1 &

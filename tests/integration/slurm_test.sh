@@ -91,4 +91,33 @@ assert sorted(seen) == list(range(len(seen))), "each state taken exactly once"
 assert all(json.load(open(f"{sys.argv[1]}/shard-{i}/results.json"))["states"] for i in range(4)), "a task had nothing"
 print(f"{len(seen)} states, each checked by exactly one of 4 tasks")
 PY
+
+# The exploration on the same cluster: 4 tasks, their merge, against one
+# unsharded exploration of the same workloads.
+explore=(--ops write_overwrite,rename_over,link)
+"$NVJ" crash explore "${explore[@]}" --out "$T/explore-one" >"$T/explore-one.log" 2>&1 ||
+  fail "the unsharded exploration failed: $(tail -5 "$T/explore-one.log")"
+jid=$(sbatch --parsable --array=0-3 "$top/deploy/slurm/crash-explore.sbatch" "$T/explored" "${explore[@]}")
+status=0
+timeout 300 sbatch --wait --dependency="afterany:$jid" "$top/deploy/slurm/crash-merge.sbatch" "$T/explored" \
+  >"$T/explore-merge-submit.log" 2>&1 || status=$?
+cat "$T"/nvj-crash-explore-*.out 2>/dev/null | grep -v "^==" || true
+[ "$status" = 0 ] || fail "the exploration's merge job exited $status"
+for i in 0 1 2 3; do
+  grep -Eq "^== exploring [0-9]+ of the [0-9]+ workloads of seq-1 \(shard $i/4\)" "$T/nvj-crash-explore-${jid}_$i.out" ||
+    fail "explore task $i did not take its shard from Slurm"
+done
+check_json crash-explore "$T/explored/merged/explore.json"
+python3 - "$T/explore-one/explore.json" "$T/explored/merged/explore.json" <<'PY' || fail "the merged exploration differs from the unsharded one"
+import json, sys
+one, merged = (json.load(open(p)) for p in sys.argv[1:])
+for key in ("bound", "ops", "filesystem", "mount_options", "parameters", "workloads_in_bound", "explored", "findings", "rules"):
+    assert one[key] == merged[key], (key, one[key], merged[key])
+assert merged["shard"] == {"index": 0, "count": 1}
+strip = lambda w: (w["ordinal"], w["name"], w["steps"], w["failing"] > 0, w["error"])
+assert [strip(w) for w in one["workloads"]] == [strip(w) for w in merged["workloads"]]
+assert all(w["states"] > 0 for w in merged["workloads"])
+print(f"{merged['explored']} workloads, merged from 4 tasks, as explored in one run")
+PY
+[ -f "$T/explored/merged/workloads/0/results.json" ] || fail "the merge did not bring the workloads' folders"
 echo "PASS"

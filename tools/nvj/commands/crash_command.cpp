@@ -24,6 +24,7 @@
 #include "tools/nvj/crash/crash_report.h"
 #include "tools/nvj/crash/run_command.h"
 #include "tools/nvj/explore/explore_command.h"
+#include "tools/nvj/explore/explore_report.h"
 #include "tools/nvj/host/mapped_file.h"
 
 namespace nvj::cli {
@@ -295,7 +296,9 @@ constexpr const char* kMergeText = R"(Join the results.json of every shard of on
 the file or the folder holding it) into OUT/results.json, the same bytes one
 unsharded check writes. Refuses shards of another recording or options, a
 shard given twice or missing, and a state not checked exactly once. Exit
-status 1 when a state fails.
+status 1 when a state fails. Given the explore.json of an exploration's
+shards (nvj crash explore --shard), it joins them into OUT/explore.json and
+OUT/findings.md, the workloads' folders copied beside them.
 )";
 
 }  // namespace
@@ -400,6 +403,7 @@ CommandRun declare_crash(Command& app) {
     if (merges.parsed()) {
       if (merge->inputs.empty()) throw UsageError("nvj crash merge: which RESULTS?");
       if (merge->out.empty()) throw UsageError("nvj crash merge: --out DIR is required");
+      if (is_explore_output(merge->inputs.front())) return explore_merge_main(merge->inputs, merge->out);
       return crash_merge_main(*merge);
     }
     if (a->recording.empty()) throw UsageError("nvj crash states: which RECORDING?");

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -24,6 +25,7 @@
 #include "crashlab/explore/oracle.h"
 #include "tools/nvj/crash/check_command.h"
 #include "tools/nvj/crash/shard.h"
+#include "tools/nvj/explore/explore_report.h"
 #include "tools/nvj/explore/op_runner.h"
 #include "tools/nvj/explore/reproducer.h"
 #include "tools/nvj/host/interrupt.h"
@@ -100,31 +102,46 @@ void drop_cache(const std::string& device) {
     throw std::runtime_error("flush the cache of " + device + ": " + std::strerror(errno));
 }
 
-// stdout into `file` while it lives (nvj crash check's report of one workload).
-class StdoutTo {
+// stdout and stderr into `file` while it lives (nvj crash check's report
+// and progress for one workload).
+class OutputTo {
  public:
-  explicit StdoutTo(const fs::path& file) {
+  explicit OutputTo(const fs::path& file) {
     std::fflush(stdout);
-    saved_ = ::dup(STDOUT_FILENO);
+    std::fflush(stderr);
+    saved_out_ = ::dup(STDOUT_FILENO);
+    saved_err_ = ::dup(STDERR_FILENO);
     const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (saved_ < 0 || fd < 0) throw std::runtime_error("open " + file.string() + ": " + std::strerror(errno));
+    if (saved_out_ < 0 || saved_err_ < 0 || fd < 0)
+      throw std::runtime_error("open " + file.string() + ": " + std::strerror(errno));
     ::dup2(fd, STDOUT_FILENO);
+    ::dup2(fd, STDERR_FILENO);
     ::close(fd);
   }
-  ~StdoutTo() {
+  ~OutputTo() {
     std::fflush(stdout);
-    ::dup2(saved_, STDOUT_FILENO);
-    ::close(saved_);
+    std::fflush(stderr);
+    ::dup2(saved_out_, STDOUT_FILENO);
+    ::dup2(saved_err_, STDERR_FILENO);
+    ::close(saved_out_);
+    ::close(saved_err_);
   }
-  StdoutTo(const StdoutTo&) = delete;
-  StdoutTo& operator=(const StdoutTo&) = delete;
+  OutputTo(const OutputTo&) = delete;
+  OutputTo& operator=(const OutputTo&) = delete;
 
  private:
-  int saved_ = -1;
+  int saved_out_ = -1, saved_err_ = -1;
 };
+
+// A JSON string's text, without its quotes.
+std::string words(const Json& j) {
+  std::string text = to_json_text(j);
+  return text.size() >= 2 && text.front() == '"' ? text.substr(1, text.size() - 2) : text;
+}
 
 struct Outcome {
   std::string error;  // a step that failed (the workload was not checked)
+  std::string signature;  // a failing workload's: the rules broken, what and how, the core operations
   int status = 0;     // nvj crash check's
   std::uint64_t states = 0, failing = 0;
   Json failures = Json::array();
@@ -185,7 +202,7 @@ Outcome explore_one(Testbed& lab, const Workload& w, const fs::path& dir, const 
   check.mount_options = a.mount_options;
   check.run_folder = &folder;
   {
-    StdoutTo log(dir / "check.log");
+    OutputTo log(dir / "check.log");
     o.status = crash_check_main(check);
   }
   std::ifstream in(dir / "results.json");
@@ -210,6 +227,22 @@ Outcome explore_one(Testbed& lab, const Workload& w, const fs::path& dir, const 
         f["violations"].push_back(v);
       }
     o.failures.push_back(f);
+  }
+  if (o.failing > 0) {
+    // What the first failing states broke, and by which operations.
+    std::set<std::string> broke;
+    for (const Json& f : o.failures)
+      if (f.contains("violations"))
+        for (const Json& v : f.at("violations"))
+          broke.insert((v.contains("rule") ? words(v.at("rule")) : std::string("no rule")) + ": " + words(v.at("what")) +
+                       " " + words(v.at("how")));
+      else
+        broke.insert(words(f.at("verdict")));
+    for (const std::string& b : broke) o.signature += (o.signature.empty() ? "" : ", ") + b;
+    std::string ops;
+    for (const auto& s : w.steps)
+      if (!s.setup) ops += (ops.empty() ? "" : " + ") + std::string(to_string(s.op.kind));
+    o.signature += " | " + ops;
   }
   return o;
 }
@@ -297,16 +330,23 @@ int crash_explore_main(const ExploreArgs& a) {
                              {"failing", r.failing},
                              {"error", r.error.empty() ? Json(nullptr) : Json(r.error)},
                              {"failures", r.failures}});
-    if (r.failing > 0) workloads.back()["reproducer"] = (out / "workloads" / std::to_string(i) / "reproduce.sh").string();
+    if (r.failing > 0) {
+      workloads.back()["signature"] = r.signature;
+      workloads.back()["reproducer"] = "workloads/" + std::to_string(i) + "/reproduce.sh";  // beside explore.json
+    }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!lab.teardown()) throw std::runtime_error("taking the lab down failed (see above)");
   Json rules = Json::array();
   for (const auto& r : crashlab::explore::rules())
     rules.push_back(Json{{"id", r.id}, {"promise", r.promise}, {"source", r.source}});
+  Json ops = Json::array();
+  for (const OpKind k : ops_of(a.ops)) ops.push_back(to_string(k));
   const Json report{{"bound", a.bound},
+                    {"ops", ops},
                     {"filesystem", a.filesystem},
                     {"mount_options", a.mount_options},
+                    {"parameters", server_parameters(a.parameters)},
                     {"workloads_in_bound", generator.count()},
                     {"shard", Json{{"index", shard.index}, {"count", shard.count}}},
                     {"explored", done},
@@ -317,7 +357,7 @@ int crash_explore_main(const ExploreArgs& a) {
                     {"interrupted", interrupted()},
                     {"rules", rules},
                     {"workloads", workloads}};
-  std::ofstream(out / "explore.json") << to_json_text(report) << "\n";
+  write_explore_report(report, out);
   std::printf("%llu workloads, %llu states checked in %.1f s, %llu findings\n", static_cast<unsigned long long>(done),
               static_cast<unsigned long long>(states), seconds, static_cast<unsigned long long>(findings));
   if (errors > 0) std::printf("(%llu workloads could not run: see explore.json)\n", static_cast<unsigned long long>(errors));

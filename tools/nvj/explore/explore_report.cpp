@@ -1,0 +1,150 @@
+#include "tools/nvj/explore/explore_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/command_line.h"
+
+namespace nvj::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path explore_file(const std::string& input) {
+  return fs::is_directory(input) ? fs::path(input) / "explore.json" : fs::path(input);
+}
+
+Json read_explore(const std::string& input) {
+  const fs::path file = explore_file(input);
+  std::ifstream in(file);
+  if (!in) throw UsageError("nvj crash merge: cannot read " + file.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_json(text.str(), file.string());
+}
+
+std::string cell(const std::string& text) {
+  std::string out;
+  for (const char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+}  // namespace
+
+void write_explore_report(const Json& report, const fs::path& out) {
+  std::ofstream(out / "explore.json") << to_json_text(report) << "\n";
+  std::map<std::string, std::vector<const Json*>> groups;
+  for (const Json& w : report.at("workloads"))
+    if (w.at("failing").get<std::uint64_t>() > 0) groups[w.at("signature").get<std::string>()].push_back(&w);
+  std::ostringstream md;
+  md << "# nvj crash explore: " << report.at("bound").get<std::string>() << " on "
+     << report.at("filesystem").get<std::string>()
+     << (report.at("mount_options").get<std::string>().empty() ? std::string()
+                                                                : " (" + report.at("mount_options").get<std::string>() + ")")
+     << "\n\n"
+     << report.at("explored").get<std::uint64_t>() << " workloads of " << report.at("workloads_in_bound").get<std::uint64_t>()
+     << " explored, " << report.at("states").get<std::uint64_t>() << " crash states checked, "
+     << report.at("findings").get<std::uint64_t>() << " workloads with failing states in " << groups.size()
+     << " signatures" << (report.at("errors").get<std::uint64_t>() > 0 ? ", " + std::to_string(report.at("errors").get<std::uint64_t>()) + " workloads could not run" : std::string())
+     << ".\n\n";
+  if (!groups.empty()) {
+    md << "| signature | workloads | the first | its failing states | reproducer |\n|---|---|---|---|---|\n";
+    for (const auto& [signature, list] : groups) {
+      const Json& first = *list.front();
+      md << "| " << cell(signature) << " | " << list.size() << " | " << first.at("ordinal").get<std::uint64_t>() << ": `"
+         << cell(first.at("name").get<std::string>()) << "` | " << first.at("failing").get<std::uint64_t>() << " of "
+         << first.at("states").get<std::uint64_t>() << " | " << first.value("reproducer", std::string()) << " |\n";
+    }
+    md << "\nThe first workload of each signature, the facts its first failing states broke:\n\n";
+    for (const auto& [signature, list] : groups) {
+      const Json& first = *list.front();
+      md << "- " << first.at("ordinal").get<std::uint64_t>() << " (" << first.at("steps").get<std::string>() << "):\n";
+      for (const Json& f : first.at("failures")) {
+        md << "  - state " << f.at("ordinal").get<std::uint64_t>() << ", " << f.at("verdict").get<std::string>();
+        if (f.contains("violations"))
+          for (const Json& v : f.at("violations"))
+            md << "; " << v.at("path").get<std::string>() << ": " << v.at("what").get<std::string>() << " "
+               << v.at("how").get<std::string>()
+               << (v.contains("rule") ? " (rule " + v.at("rule").get<std::string>() + ": " + v.at("source").get<std::string>() + ")"
+                                      : std::string());
+        md << "\n";
+      }
+    }
+  }
+  md << "\nThe rules (docs/explore-rules.md):\n\n| rule | source |\n|---|---|\n";
+  for (const Json& r : report.at("rules"))
+    md << "| " << r.at("id").get<std::string>() << " | " << cell(r.at("source").get<std::string>()) << " |\n";
+  std::ofstream(out / "findings.md") << md.str();
+}
+
+bool is_explore_output(const std::string& input) { return fs::exists(explore_file(input)) && explore_file(input).filename() == "explore.json"; }
+
+int explore_merge_main(const std::vector<std::string>& inputs, const std::string& out_text) {
+  std::vector<Json> shards;
+  for (const std::string& input : inputs) shards.push_back(read_explore(input));
+  const Json& first = shards.front();
+  const std::uint64_t count = first.at("shard").at("count").get<std::uint64_t>();
+  std::vector<bool> seen(count, false);
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const Json& s = shards[i];
+    for (const char* key : {"bound", "ops", "filesystem", "mount_options", "parameters", "workloads_in_bound", "rules"})
+      if (s.at(key) != first.at(key))
+        throw UsageError("nvj crash merge: " + inputs[i] + " explored with another " + key + " than " + inputs[0]);
+    if (s.at("shard").at("count").get<std::uint64_t>() != count)
+      throw UsageError("nvj crash merge: " + inputs[i] + " is a shard of " + std::to_string(s.at("shard").at("count").get<std::uint64_t>()) +
+                       ", " + inputs[0] + " of " + std::to_string(count));
+    const std::uint64_t index = s.at("shard").at("index").get<std::uint64_t>();
+    if (seen[index]) throw UsageError("nvj crash merge: shard " + std::to_string(index) + " is given twice");
+    seen[index] = true;
+  }
+  for (std::uint64_t i = 0; i < count; ++i)
+    if (!seen[i]) throw UsageError("nvj crash merge: shard " + std::to_string(i) + " of " + std::to_string(count) + " is missing");
+  const fs::path out = fs::absolute(out_text);
+  fs::create_directories(out / "workloads");
+  Json merged = first;
+  merged["shard"] = Json{{"index", 0}, {"count", 1}};
+  std::vector<Json> workloads;
+  std::uint64_t explored = 0, states = 0, findings = 0, errors = 0;
+  double slowest = 0;
+  bool interrupted = false;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const Json& s = shards[i];
+    explored += s.at("explored").get<std::uint64_t>();
+    states += s.at("states").get<std::uint64_t>();
+    findings += s.at("findings").get<std::uint64_t>();
+    errors += s.at("errors").get<std::uint64_t>();
+    slowest = std::max(slowest, s.at("seconds").get<double>());
+    interrupted = interrupted || s.at("interrupted").get<bool>();
+    const fs::path from = explore_file(inputs[i]).parent_path() / "workloads";
+    for (const Json& w : s.at("workloads")) {
+      workloads.push_back(w);
+      const std::string n = std::to_string(w.at("ordinal").get<std::uint64_t>());
+      if (fs::exists(from / n) && fs::absolute(from / n) != out / "workloads" / n)
+        fs::copy(from / n, out / "workloads" / n, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    }
+  }
+  std::sort(workloads.begin(), workloads.end(),
+            [](const Json& a, const Json& b) { return a.at("ordinal").get<std::uint64_t>() < b.at("ordinal").get<std::uint64_t>(); });
+  for (std::size_t i = 1; i < workloads.size(); ++i)
+    if (workloads[i].at("ordinal") == workloads[i - 1].at("ordinal"))
+      throw UsageError("nvj crash merge: workload " + to_json_text(workloads[i].at("ordinal")) + " was explored twice");
+  merged["workloads"] = workloads;
+  merged["explored"] = explored;
+  merged["states"] = states;
+  merged["findings"] = findings;
+  merged["errors"] = errors;
+  merged["seconds"] = slowest;
+  merged["interrupted"] = interrupted;
+  write_explore_report(merged, out);
+  std::printf("merged %zu shards of an exploration into %s\n", shards.size(), (out / "explore.json").c_str());
+  std::printf("%llu workloads, %llu states checked in %.1f s, %llu findings\n", static_cast<unsigned long long>(explored),
+              static_cast<unsigned long long>(states), slowest, static_cast<unsigned long long>(findings));
+  return interrupted || errors > 0 || findings > 0 ? 1 : 0;
+}
+
+}  // namespace nvj::cli
