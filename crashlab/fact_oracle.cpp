@@ -180,6 +180,10 @@ void FactOracle::add(const Fact& f) {
       }
       Moving m{{f.path, f.second}, Expect{}};
       if (auto it = at_.find(f.path); it != at_.end()) m.expect = it->second;
+      // Until both directories are synced it may be found under both names
+      // (a filesystem that logs one directory's changes alone shows it so),
+      // with a link for each: its link count is no longer known.
+      m.expect.nlink.reset();
       at_.erase(f.path);
       at_.erase(f.second);  // whatever was at TO is being replaced
       moving_.push_back(std::move(m));

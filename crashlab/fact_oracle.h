@@ -18,7 +18,8 @@
 //   mode P T M, nlink P N,   P exists and is a T with permission bits M;
 //   symlink P T, xattr P N   has N links; is a symlink to T; has the
 //   size S crc32c H,         attribute N with that value, or none
-//   noxattr P N              (a rewrite ends them all, a rename carries them)
+//   noxattr P N              (a rewrite ends them all, a rename carries them
+//                            but the link count)
 //
 // Pure.
 #pragma once

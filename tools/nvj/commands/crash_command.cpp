@@ -369,6 +369,11 @@ CommandRun declare_crash(Command& app) {
                "Kubernetes' index, else all)").value_name("I/N");
   explores.add("--workload", explore->workload, "only workload N (its ordinal in --list)").value_name("N");
   explores.flag("--list", explore->list, "print the workloads, one per line, and run none");
+  explores.count("--max-states", explore->max_states, 0, std::uint64_t{1} << 40,
+                 "unique crash states checked per workload at most, a sample over its crash points (default: "
+                 "every one on ext4, 40 on XFS and btrfs, whose states the kernel checks one by one)")
+      .value_name("N")
+      .on_given([explore] { explore->max_states_given = true; });
   explores.flag("--keep-run", explore->keep, "leave the run folder (the server's log) behind");
   explores.add("--out", explore->out, "the folder for explore.json and each workload's check (required to run)")
       .value_name("DIR");

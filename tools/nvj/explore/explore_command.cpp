@@ -29,6 +29,7 @@
 #include "tools/nvj/explore/op_runner.h"
 #include "tools/nvj/explore/reproducer.h"
 #include "tools/nvj/host/interrupt.h"
+#include "tools/nvj/host/process.h"
 #include "tools/nvj/host/run_folder.h"
 #include "tools/nvj/testbed/testbed.h"
 
@@ -40,6 +41,10 @@ using crashlab::explore::OpKind;
 using crashlab::explore::Workload;
 
 namespace {
+
+// A workload's states the kernel checks at most by default, where it checks
+// them one by one (XFS, btrfs: about 10 a second here).
+constexpr std::uint64_t kKernelExploreBudget = 40;
 
 int bound_of(const std::string& bound) {
   if (bound == "seq-1") return 1;
@@ -64,17 +69,24 @@ std::vector<OpKind> ops_of(const std::string& list) {
 }
 
 // The plugin's parameters: the crash lab's default layout (ext4, its journal
-// on an NVRAM export, its data on a disk with a volatile cache), the
-// journal's live decoder off (a restore would confuse it), then the user's.
-std::vector<std::string> server_parameters(const std::vector<std::string>& given) {
-  std::vector<std::string> out{"data=256M", "journal=32M", "data-model=hdd", "journal-model=nvram",
-                               "journal-trace=off"};
+// on an NVRAM export, its data on a disk with a volatile cache; XFS the same
+// with its log on the NVRAM export, btrfs on the data export alone, both
+// made here on blank exports, as nvj crash run makes them), the journal's
+// live decoder off (a restore would confuse it), then the user's.
+std::vector<std::string> server_parameters(const std::string& filesystem, const std::vector<std::string>& given) {
+  std::vector<std::string> out{filesystem == "xfs" ? "data=512M" : "data=256M",
+                               filesystem == "xfs" ? "journal=64M" : "journal=32M", "data-model=hdd",
+                               "journal-model=nvram", "journal-trace=off"};
+  if (filesystem != "ext4") out.push_back("fs=none");
   for (const std::string& g : given) {
     const std::size_t eq = g.find('=');
     if (eq == std::string::npos || eq == 0)
       throw UsageError("nvj crash explore: '" + g + "' is no PARAM=VALUE");
     const std::string key = g.substr(0, eq);
     if (key == "record" || key == "control") throw UsageError("nvj crash explore: " + key + "= is its own to set");
+    if (filesystem != "ext4" && key == "fs" && g != "fs=none")
+      throw UsageError("nvj crash explore: " + g + " with --fs " + filesystem + ": " + filesystem +
+                       " is made on blank exports (fs=none)");
     std::erase_if(out, [&](const std::string& d) { return d.substr(0, d.find('=')) == key; });
     if (key == "fs-journal" && g.substr(eq + 1).rfind("external", 0) != 0)
       std::erase_if(out, [](const std::string& d) { return d.rfind("journal=", 0) == 0; });
@@ -149,7 +161,8 @@ struct Outcome {
 
 // One workload on the mounted lab: the base restored, recorded, run with
 // its facts, unmounted, checked.
-Outcome explore_one(Testbed& lab, const Workload& w, const fs::path& dir, const ExploreArgs& a, const RunFolder& folder) {
+Outcome explore_one(Testbed& lab, const Workload& w, const fs::path& dir, const ExploreArgs& a, std::uint64_t max_states,
+                    const RunFolder& folder) {
   fs::create_directories(dir);
   const fs::path recording = fs::absolute(dir / "recording.nvjrec");
   fs::remove(recording);
@@ -170,7 +183,15 @@ Outcome explore_one(Testbed& lab, const Workload& w, const fs::path& dir, const 
                                    ? (f.fact.path == "." ? f.fact.second : f.fact.path + "/" + f.fact.second)
                                : f.fact.kind == FactKind::rename ? f.fact.path + " | " + f.fact.second
                                                                  : f.fact.path;
-      if (!f.rule.empty()) rule_of[path] = f.rule;
+      if (f.rule.empty()) continue;
+      // By the path and what the violation will call it, and by the path alone.
+      static const std::map<FactKind, const char*> kWhat{
+          {FactKind::file, "file"},     {FactKind::prefix, "prefix"}, {FactKind::entry, "present"},
+          {FactKind::rename, "renamed"}, {FactKind::absent, "absent"}, {FactKind::mode, "mode"},
+          {FactKind::nlink, "nlink"},   {FactKind::symlink, "symlink"}, {FactKind::xattr, "xattr"},
+          {FactKind::noxattr, "xattr"}};
+      if (const auto named = kWhat.find(f.fact.kind); named != kWhat.end()) rule_of[path + "\t" + named->second] = f.rule;
+      rule_of[path] = f.rule;
     }
   };
   lab.mount();
@@ -197,8 +218,12 @@ Outcome explore_one(Testbed& lab, const Workload& w, const fs::path& dir, const 
   check.recording = recording.string();
   check.out = dir.string();
   check.shard = "0/1";
-  check.verify = "failing";
+  // ext4: the fast path, the kernel confirming the failing states; the
+  // others: the kernel checks every state it takes (a budget's sample).
+  check.verify = a.filesystem == "ext4" ? "failing" : "";
   check.per_signature = 1;
+  check.max_states = max_states;
+  check.max_states_given = true;
   check.mount_options = a.mount_options;
   check.run_folder = &folder;
   {
@@ -219,7 +244,8 @@ Outcome explore_one(Testbed& lab, const Workload& w, const fs::path& dir, const 
     Json f{{"ordinal", s.at("ordinal")}, {"verdict", s.at("verdict")}};
     if (s.contains("violations"))
       for (Json v : s.at("violations")) {
-        const auto r = rule_of.find(v.at("path").get<std::string>());
+        auto r = rule_of.find(v.at("path").get<std::string>() + "\t" + v.at("what").get<std::string>());
+        if (r == rule_of.end()) r = rule_of.find(v.at("path").get<std::string>());
         if (r != rule_of.end()) {
           v["rule"] = r->second;
           v["source"] = crashlab::explore::rule(r->second).source;
@@ -251,8 +277,10 @@ Outcome explore_one(Testbed& lab, const Workload& w, const fs::path& dir, const 
 
 int crash_explore_main(const ExploreArgs& a) {
   const Generator generator(bound_of(a.bound), ops_of(a.ops));
-  if (a.filesystem != "ext4")
-    throw UsageError("nvj crash explore: --fs " + a.filesystem + ": only ext4 is explored so far (its fast path)");
+  if (a.filesystem != "ext4" && a.filesystem != "xfs" && a.filesystem != "btrfs")
+    throw UsageError("nvj crash explore: --fs " + a.filesystem + ": expected ext4, xfs or btrfs");
+  const std::vector<std::string> parameters = server_parameters(a.filesystem, a.parameters);
+  const std::uint64_t max_states = a.max_states_given || a.filesystem == "ext4" ? a.max_states : kKernelExploreBudget;
   std::optional<std::uint64_t> only;
   if (!a.workload.empty()) {
     std::uint64_t n = 0;
@@ -284,11 +312,19 @@ int crash_explore_main(const ExploreArgs& a) {
   catch_interrupts();
   RunFolder folder("explore");
   if (a.keep) folder.keep();
-  TestbedOptions o{folder.path(), server_parameters(a.parameters), a.mount_options, [](const std::string& what) {
+  if (a.filesystem != "ext4") {
+    const std::string mkfs = a.filesystem == "xfs" ? "mkfs.xfs" : "mkfs.btrfs";
+    if (run({"sh", "-c", "command -v " + mkfs}).status != 0)
+      throw UsageError("nvj crash explore: --fs " + a.filesystem + ": this host cannot make it (" + mkfs +
+                       " is not installed: Debian's " + (a.filesystem == "xfs" ? "xfsprogs" : "btrfs-progs") + ")");
+  }
+  TestbedOptions o{folder.path(), parameters, a.mount_options, [](const std::string& what) {
                      if (interrupted()) throw std::runtime_error("interrupted");
                      std::printf("== %s\n", what.c_str());
                      std::fflush(stdout);
                    }};
+  o.filesystem = a.filesystem;
+  if (a.filesystem == "btrfs") o.exports = {"data"};
   Testbed lab(std::move(o));
   lab.unmount();
   lab.post("/base/keep");
@@ -305,7 +341,7 @@ int crash_explore_main(const ExploreArgs& a) {
     const Workload w = generator.at(i);
     Outcome r;
     try {
-      r = explore_one(lab, w, out / "workloads" / std::to_string(i), a, folder);
+      r = explore_one(lab, w, out / "workloads" / std::to_string(i), a, max_states, folder);
     } catch (const std::exception&) {
       if (interrupted()) break;  // a step of the lab gave up on the signal
       throw;
@@ -346,7 +382,8 @@ int crash_explore_main(const ExploreArgs& a) {
                     {"ops", ops},
                     {"filesystem", a.filesystem},
                     {"mount_options", a.mount_options},
-                    {"parameters", server_parameters(a.parameters)},
+                    {"parameters", parameters},
+                    {"max_states", max_states},
                     {"workloads_in_bound", generator.count()},
                     {"shard", Json{{"index", shard.index}, {"count", shard.count}}},
                     {"explored", done},

@@ -25,6 +25,10 @@ struct ExploreArgs {
   bool list = false;
   bool keep = false;  // the run folder
   std::string out;
+  // Unique crash states checked per workload at most (0: every one): a
+  // sample spread over its crash points, as nvj crash check takes it.
+  std::uint64_t max_states = 0;
+  bool max_states_given = false;
 };
 
 int crash_explore_main(const ExploreArgs& args);
