@@ -11,13 +11,15 @@
 #     the rule it breaks and its source, with a reproducer that nvj crash
 #     run runs as it is: it fails with nobarrier and passes without it (so
 #     its bytes and facts are the explorer's);
-#   - the internal journal and data=journal: a slice of seq-1 passes;
+#   - the internal journal and data=journal: a slice of seq-1 passes; XFS
+#     and btrfs, checked by the kernel, a slice of their renames and links;
 #   - shards merged by nvj crash merge, which refuses a missing shard and
 #     one of another exploration;
 #   - SIGTERM mid-run: it ends within 30 s, takes the lab down and writes
 #     explore.json of what it finished (interrupted);
 #   - bad input: an unknown operation, an empty bound, a shard out of range,
-#     a workload out of range, a filesystem not explored yet: exit 2, naming it.
+#     a workload out of range, a filesystem unknown or one the host cannot
+#     make (no mkfs.xfs): exit 2, naming it.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 
@@ -100,6 +102,21 @@ run_explore "$T/internal.log" --shard 1/8 --out "$T/internal" fs-journal=interna
 run_explore "$T/journal.log" --shard 2/8 --mount-options data=journal --out "$T/journal"
 [ "$STATUS" = 0 ] || fail "seq-1 with data=journal exited $STATUS"
 
+# XFS (its log on the NVRAM export) and btrfs: the kernel checks a sample of
+# each workload's states; renames, links and appends pass.
+run_explore "$T/xfs.log" --fs xfs --ops rename_over,link,write_append --max-states 8 --shard 0/2 --out "$T/xfs"
+[ "$STATUS" = 0 ] || fail "XFS exited $STATUS"
+grep -q "making xfs on .* (log on " "$T/xfs.log" || fail "XFS's log is not on the journal export"
+run_explore "$T/btrfs.log" --fs btrfs --ops rename_over,rename_new,link,symlink --max-states 8 --shard 1/2 --out "$T/btrfs"
+[ "$STATUS" = 0 ] || fail "btrfs exited $STATUS"
+python3 - "$T/xfs/explore.json" "$T/btrfs/explore.json" <<'PY' || fail "XFS's or btrfs' exploration is not what it should be"
+import json, sys
+for path in sys.argv[1:]:
+    r = json.load(open(path))
+    assert r["max_states"] == 8 and r["explored"] > 10, (path, r["explored"])
+    assert all(0 < w["states"] <= 8 and w["failing"] == 0 for w in r["workloads"]), path
+PY
+
 # Shards and their merge (the Slurm test runs them on a cluster): the merge
 # refuses a missing shard and a shard of another exploration.
 for i in 0 1; do
@@ -153,5 +170,10 @@ expect_usage "--bound ''" --bound "" --list
 expect_usage "--bound seq-4" --bound seq-4 --list
 expect_usage "4/4" --shard 4/4 --list
 expect_usage "--workload $n1" --workload "$n1" --list
-expect_usage "--fs xfs" --fs xfs --out "$T/xfs"
+mkdir -p "$T/bin" && ln -sf "$(command -v sh)" "$T/bin/sh"
+status=0
+PATH="$T/bin" "$NVJ" crash explore --fs xfs --out "$T/nomkfs" >"$T/bad.out" 2>&1 || status=$?
+[ "$status" = 2 ] || fail "--fs xfs without mkfs.xfs: exit $status, not 2"
+grep -q "this host cannot make it (mkfs.xfs is not installed" "$T/bad.out" || fail "without mkfs.xfs: $(cat "$T/bad.out")"
+expect_usage "--fs=ext3" --fs ext3 --list
 echo "PASS"
