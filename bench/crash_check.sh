@@ -48,13 +48,13 @@ bench_parse "$@"
 nvj=$(cd "$(dirname "$nvj")" && pwd)/$(basename "$nvj")
 bench_require nbdkit nbdfuse:nbdfuse e2fsck:e2fsprogs losetup:mount python3
 tmp=$(mktemp -d "$scratch/nvj-crash-bench-XXXXXX")
+source "$script_dir/lib/image_peer.sh"
+peer_dir=$tmp
 peer_mnt="$tmp/peer-mnt"
-peer_loops=()
+peer_times="$tmp/peer.times"
 cleanup() {
   set +e
-  mountpoint -q "$peer_mnt" 2>/dev/null && umount "$peer_mnt"
-  local l
-  for l in "${peer_loops[@]}"; do losetup -d "$l" 2>/dev/null; done
+  image_peer_cleanup
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -105,23 +105,7 @@ timed "$tmp/gt" "$nvj" crash check "$rec" --max-states 0 --verify all --shard "0
 echo "crash_check: the peer (a full image copy per state) on the same states"
 python3 -c 'import json,sys; print("\n".join(str(s["ordinal"]) for s in json.load(open(sys.argv[1]))["states"]))' \
   "$tmp/gt-out/results.json" >"$tmp/peer.ordinals"
-mkdir -p "$peer_mnt" "$tmp/work"
 : >"$tmp/peer.times"
-# peer_state DIR: one state's images in DIR, checked the peer's way, timed.
-peer_state() {
-  local start dl jl
-  start=$(date +%s.%N)
-  cp --sparse=always "$1/data.img" "$tmp/work/data.img"
-  cp --sparse=always "$1/journal.img" "$tmp/work/journal.img"
-  dl=$(losetup -f --show "$tmp/work/data.img"); peer_loops=("$dl")
-  jl=$(losetup -f --show "$tmp/work/journal.img"); peer_loops+=("$jl")
-  mount -t ext4 -o "journal_path=$jl" "$dl" "$peer_mnt"
-  find "$peer_mnt" -type f -exec cat {} + >/dev/null
-  umount "$peer_mnt"
-  e2fsck -fn -j "$jl" "$dl" >/dev/null 2>&1 || true
-  losetup -d "$dl"; losetup -d "$jl"; peer_loops=()
-  echo "$(date +%s.%N) - $start" | bc >>"$tmp/peer.times"
-}
 mapfile -t ordinals <"$tmp/peer.ordinals"
 for ((i = 0; i < ${#ordinals[@]}; i += batch)); do
   part=("${ordinals[@]:i:batch}")
@@ -131,7 +115,7 @@ for ((i = 0; i < ${#ordinals[@]}; i += batch)); do
   # Untimed: the peer's own replay of the log up to each state is not counted either.
   "$nvj" crash image "$rec" "${args[@]}" --out "$tmp/img" >/dev/null
   for n in "${part[@]}"; do
-    if [[ ${#part[@]} -gt 1 ]]; then peer_state "$tmp/img/$n"; else peer_state "$tmp/img"; fi
+    if [[ ${#part[@]} -gt 1 ]]; then image_peer_state "$tmp/img/$n"; else image_peer_state "$tmp/img"; fi
   done
 done
 rm -rf "$tmp/img"

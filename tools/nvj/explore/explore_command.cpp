@@ -151,7 +151,25 @@ std::string words(const Json& j) {
   return text.size() >= 2 && text.front() == '"' ? text.substr(1, text.size() - 2) : text;
 }
 
+// Where a workload's time goes, in the order it goes there.
+constexpr const char* kPhases[] = {"restore and record", "mount", "steps and facts", "unmount", "check"};
+constexpr std::size_t kPhaseCount = std::size(kPhases);
+
+// Seconds since the last call, into phase i.
+class PhaseClock {
+ public:
+  void lap(double* into) {
+    const auto now = std::chrono::steady_clock::now();
+    *into += std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 struct Outcome {
+  double seconds[kPhaseCount] = {};
   std::string error;  // a step that failed (the workload was not checked)
   std::string signature;  // a failing workload's: the rules broken, what and how, the core operations
   int status = 0;     // nvj crash check's
@@ -163,6 +181,8 @@ struct Outcome {
 // its facts, unmounted, checked.
 Outcome explore_one(Testbed& lab, const Workload& w, const fs::path& dir, const ExploreArgs& a, std::uint64_t max_states,
                     const RunFolder& folder) {
+  Outcome o;
+  PhaseClock clock;
   fs::create_directories(dir);
   const fs::path recording = fs::absolute(dir / "recording.nvjrec");
   fs::remove(recording);
@@ -194,7 +214,9 @@ Outcome explore_one(Testbed& lab, const Workload& w, const fs::path& dir, const 
       rule_of[path] = f.rule;
     }
   };
+  clock.lap(&o.seconds[0]);
   lab.mount();
+  clock.lap(&o.seconds[1]);
   std::string error;
   try {
     for (const auto& step : w.steps) {
@@ -206,9 +228,10 @@ Outcome explore_one(Testbed& lab, const Workload& w, const fs::path& dir, const 
   } catch (const std::exception& e) {
     error = e.what();
   }
+  clock.lap(&o.seconds[2]);
   lab.unmount();
   lab.post("/record/stop");
-  Outcome o;
+  clock.lap(&o.seconds[3]);
   if (!error.empty()) {
     o.error = error;
     return o;
@@ -230,6 +253,7 @@ Outcome explore_one(Testbed& lab, const Workload& w, const fs::path& dir, const 
     OutputTo log(dir / "check.log");
     o.status = crash_check_main(check);
   }
+  clock.lap(&o.seconds[4]);
   std::ifstream in(dir / "results.json");
   std::stringstream text;
   text << in.rdbuf();
@@ -334,6 +358,7 @@ int crash_explore_main(const ExploreArgs& a) {
   std::fflush(stdout);
   const auto start = std::chrono::steady_clock::now();
   std::uint64_t states = 0, findings = 0, done = 0, errors = 0;
+  double phases[kPhaseCount] = {};
   Json workloads = Json::array();
   int worst = 0;
   for (const std::uint64_t i : mine) {
@@ -347,6 +372,7 @@ int crash_explore_main(const ExploreArgs& a) {
       throw;
     }
     ++done;
+    for (std::size_t k = 0; k < kPhaseCount; ++k) phases[k] += r.seconds[k];
     if (!r.error.empty()) {
       ++errors;
       std::fprintf(stderr, "nvj crash explore: workload %llu (%s) could not run: %s\n",
@@ -376,6 +402,8 @@ int crash_explore_main(const ExploreArgs& a) {
   Json rules = Json::array();
   for (const auto& r : crashlab::explore::rules())
     rules.push_back(Json{{"id", r.id}, {"promise", r.promise}, {"source", r.source}});
+  Json phase_json = Json::object();
+  for (std::size_t k = 0; k < kPhaseCount; ++k) phase_json[kPhases[k]] = phases[k];
   Json ops = Json::array();
   for (const OpKind k : ops_of(a.ops)) ops.push_back(to_string(k));
   const Json report{{"bound", a.bound},
@@ -391,6 +419,7 @@ int crash_explore_main(const ExploreArgs& a) {
                     {"findings", findings},
                     {"errors", errors},
                     {"seconds", seconds},
+                    {"phases", phase_json},
                     {"interrupted", interrupted()},
                     {"rules", rules},
                     {"workloads", workloads}};

@@ -139,6 +139,10 @@ int explore_merge_main(const std::vector<std::string>& inputs, const std::string
   merged["findings"] = findings;
   merged["errors"] = errors;
   merged["seconds"] = slowest;
+  Json phases = Json::object();  // summed over the shards: CPU and waits, not the wall
+  for (const Json& s : shards)
+    for (const auto& [phase, t] : s.at("phases").items()) phases[phase] = phases.value(phase, 0.0) + t.get<double>();
+  merged["phases"] = phases;
   merged["interrupted"] = interrupted;
   write_explore_report(merged, out);
   std::printf("merged %zu shards of an exploration into %s\n", shards.size(), (out / "explore.json").c_str());
