@@ -90,6 +90,23 @@ print(sys.argv[1].rsplit("/", 1)[0] + "/" + first["reproducer"])
 PY
 ) || fail "the nobarrier findings are not what they should be"
 [ -f "$repro" ] || fail "no reproducer at $repro"
+
+# A seq-2 finding minimized: the overwrite before a replace by rename is not
+# what fails under nobarrier; the replace alone is.
+w=$("$NVJ" crash explore --bound seq-2 --ops write_overwrite,rename_over --list |
+  awk -F'\t' '$2 == "write_overwrite(A/foo); rename_over(A/foo,A/bar) fsync(A)" { print $1 }')
+[ -n "$w" ] || fail "no seq-2 workload write_overwrite(A/foo); rename_over(A/foo,A/bar) fsync(A)"
+run_explore "$T/seq2.log" --bound seq-2 --ops write_overwrite,rename_over --workload "$w" --mount-options nobarrier \
+  --out "$T/seq2"
+[ "$STATUS" = 1 ] || fail "the seq-2 finding exited $STATUS, not 1"
+check_json crash-explore "$T/seq2/explore.json"
+python3 - "$T/seq2/explore.json" <<'PY' || fail "the seq-2 finding was not minimized"
+import json, os, sys
+w = json.load(open(sys.argv[1]))["workloads"][0]
+m = w["minimal"]
+assert m["name"] == "rename_over(A/foo,A/bar) fsync(A)" and m["failing"] > 0, m
+assert os.path.exists(os.path.join(os.path.dirname(sys.argv[1]), m["reproducer"])), m["reproducer"]
+PY
 run_crash "$T/repro-fault.log" run --mount-options nobarrier -- sh "$repro"
 [ "$STATUS" = 1 ] || fail "the reproducer with nobarrier exited $STATUS, not 1"
 run_crash "$T/repro-clean.log" run -- sh "$repro"

@@ -369,6 +369,9 @@ CommandRun declare_crash(Command& app) {
                "Kubernetes' index, else all)").value_name("I/N");
   explores.add("--workload", explore->workload, "only workload N (its ordinal in --list)").value_name("N");
   explores.flag("--list", explore->list, "print the workloads, one per line, and run none");
+  explores.flag("--no-minimize", explore->no_minimize,
+                "leave failing workloads of seq-2 and seq-3 as they are (default: their core steps reduced while "
+                "they fail the same way)");
   explores.count("--max-states", explore->max_states, 0, std::uint64_t{1} << 40,
                  "unique crash states checked per workload at most, a sample over its crash points (default: "
                  "every one on ext4, 40 on XFS and btrfs, whose states the kernel checks one by one)")

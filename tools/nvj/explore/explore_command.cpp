@@ -5,6 +5,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstring>
@@ -297,6 +298,63 @@ Outcome explore_one(Testbed& lab, const Workload& w, const fs::path& dir, const 
   return o;
 }
 
+// What a signature says broke ("sync: present missing"), without the operations.
+std::set<std::string> what_broke(const std::string& signature) {
+  std::set<std::string> out;
+  std::stringstream in(signature.substr(0, signature.rfind(" | ")));
+  for (std::string item; std::getline(in, item, ',');) out.insert(item.substr(item.find_first_not_of(' ')));
+  return out;
+}
+
+// Whether two failures break something the same way (the same rule, what and how).
+bool fails_alike(const std::string& a, const std::string& b) {
+  const std::set<std::string> x = what_broke(a), y = what_broke(b);
+  return std::any_of(x.begin(), x.end(), [&](const std::string& item) { return item != "unreadable" && y.count(item) != 0; });
+}
+
+// The fewest core steps of a failing workload that still fail the same way
+// (one of the same rules broken the same way, what and how): delta debugging one step
+// at a time, which for three steps at most is its whole search; each try
+// with the setup its steps need, run and checked as any workload, in
+// DIR/try-K. The last step keeps a persistence call.
+struct Minimal {
+  Workload workload;  // the workload itself when no step can go
+  Outcome outcome;
+  fs::path dir;  // the try that found it; empty: the workload itself
+};
+Minimal minimize(Testbed& lab, const Workload& w, const Outcome& failed, const fs::path& dir, const ExploreArgs& a,
+                 std::uint64_t max_states, const RunFolder& folder) {
+  using crashlab::explore::Step;
+  std::vector<Step> core;
+  for (const Step& s : w.steps)
+    if (!s.setup) core.push_back(s);
+  Minimal best{w, failed, {}};
+  int tries = 0;
+  for (bool smaller = true; smaller && core.size() > 1;) {
+    smaller = false;
+    for (std::size_t i = 0; i < core.size() && !interrupted(); ++i) {
+      std::vector<Step> fewer = core;
+      fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(i));
+      if (fewer.back().persist == crashlab::explore::Persist::none) continue;
+      Workload t;
+      t.ordinal = w.ordinal;
+      for (const Step& s : fewer) {
+        if (!t.name.empty()) t.name += "; ";
+        t.name += describe(s.op) + (s.persist == crashlab::explore::Persist::none ? "" : " " + describe_persist(s));
+      }
+      t.steps = crashlab::explore::with_setup(fewer);
+      const fs::path try_dir = dir / ("try-" + std::to_string(++tries));
+      Outcome r = explore_one(lab, t, try_dir, a, max_states, folder);
+      if (r.failing == 0 || !fails_alike(r.signature, failed.signature)) continue;
+      core = fewer;
+      best = {t, r, try_dir};
+      smaller = true;
+      break;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 int crash_explore_main(const ExploreArgs& a) {
@@ -392,6 +450,20 @@ int crash_explore_main(const ExploreArgs& a) {
                              {"failing", r.failing},
                              {"error", r.error.empty() ? Json(nullptr) : Json(r.error)},
                              {"failures", r.failures}});
+    if (r.failing > 0 && !a.no_minimize && r.signature.find(" + ") != std::string::npos) {
+      const fs::path dir = out / "workloads" / std::to_string(i) / "minimal";
+      const Minimal m = minimize(lab, w, r, dir, a, max_states, folder);
+      Json& j = workloads.back()["minimal"];
+      j = Json{{"name", m.workload.name},
+               {"steps", crashlab::explore::describe_steps(m.workload.steps)},
+               {"failing", m.outcome.failing},
+               {"states", m.outcome.states}};
+      j["reproducer"] = m.dir.empty() ? "workloads/" + std::to_string(i) + "/reproduce.sh"
+                                      : fs::relative(m.dir / "reproduce.sh", out).string();
+      if (m.workload.name != w.name)
+        std::printf("  minimal: %s: %llu of %llu states fail\n", m.workload.name.c_str(),
+                    static_cast<unsigned long long>(m.outcome.failing), static_cast<unsigned long long>(m.outcome.states));
+    }
     if (r.failing > 0) {
       workloads.back()["signature"] = r.signature;
       workloads.back()["reproducer"] = "workloads/" + std::to_string(i) + "/reproduce.sh";  // beside explore.json

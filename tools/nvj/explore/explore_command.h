@@ -23,6 +23,7 @@ struct ExploreArgs {
   std::string shard;                    // "I/N"; empty: from the environment (as nvj crash check)
   std::string workload;  // an ordinal; empty: every one of the shard
   bool list = false;
+  bool no_minimize = false;  // else a failing workload's core steps are reduced while it fails the same way
   bool keep = false;  // the run folder
   std::string out;
   // Unique crash states checked per workload at most (0: every one): a
