@@ -1,0 +1,62 @@
+// One generated workload run on the explorer's lab and checked
+// (run_workload), and a failing one minimized (minimize): the explorer's
+// loop body, apart from its command line and report (explore_command.cpp).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <iterator>
+#include <string>
+
+#include "common/json.h"
+#include "crashlab/explore/workload.h"
+#include "tools/nvj/explore/explore_command.h"
+#include "tools/nvj/host/run_folder.h"
+#include "tools/nvj/testbed/testbed.h"
+
+namespace nvj::cli {
+
+// What every workload of one exploration shares: the lab (mounted between
+// workloads, its base kept), the options, each workload's state budget.
+struct ExploreContext {
+  Testbed& lab;
+  const ExploreArgs& args;
+  std::uint64_t max_states;  // 0: every unique state
+  const RunFolder& folder;
+};
+
+// Where a workload's time goes, in the order it goes there.
+inline constexpr const char* kPhases[] = {"restore and record", "mount", "steps and facts", "unmount", "check"};
+inline constexpr std::size_t kPhaseCount = std::size(kPhases);
+
+struct Outcome {
+  double seconds[kPhaseCount] = {};
+  std::string error;      // a step that failed (the workload was not checked)
+  std::string signature;  // a failing workload's: the rules broken, what and how, the core operations
+  int status = 0;         // nvj crash check's
+  std::uint64_t states = 0, failing = 0;
+  Json failures = Json::array();  // the first three failing states, their violations with rule and source
+};
+
+// One workload on the lab: the base restored (the host's caches of the
+// exports dropped), recorded, mounted, its steps run with the oracle's
+// facts posted, unmounted, and every state checked as nvj crash check
+// does, into DIR (the recording, results.json, check.log; reproduce.sh
+// when a state fails). A step that fails is the outcome's error.
+Outcome run_workload(const ExploreContext& context, const crashlab::explore::Workload& workload,
+                     const std::filesystem::path& dir);
+
+// The fewest core steps of a failing workload that still fail the same way
+// (one of the rules it broke, broken the same way: what and how): delta
+// debugging one step at a time, which for three steps at most is its whole
+// search; each try with the setup its steps need, run and checked as any
+// workload, in DIR/try-K. The last step keeps a persistence call.
+struct Minimal {
+  crashlab::explore::Workload workload;  // the workload itself when no step can go
+  Outcome outcome;
+  std::filesystem::path dir;  // the try that found it; empty: the workload itself
+};
+Minimal minimize(const ExploreContext& context, const crashlab::explore::Workload& workload, const Outcome& failed,
+                 const std::filesystem::path& dir);
+
+}  // namespace nvj::cli
