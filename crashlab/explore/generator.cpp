@@ -253,10 +253,7 @@ Workload Generator::at(std::uint64_t ordinal) const {
   for (const std::size_t d : digits) core.push_back(choices_[d]);
   Workload w;
   w.ordinal = ordinal;
-  for (const Step& s : core) {
-    if (!w.name.empty()) w.name += "; ";
-    w.name += describe(s.op) + (s.persist == Persist::none ? "" : " " + describe_persist(s));
-  }
+  w.name = name_of(core);
   w.steps = with_setup(core);
   return w;
 }

@@ -85,13 +85,32 @@ std::string describe_persist(const Step& step) {
   return to_string(step.persist);
 }
 
+// Built by appending: GCC 12 at -O3 warns (-Wrestrict) on a literal + a
+// temporary string.
+std::string describe_step(const Step& step) {
+  std::string out = describe(step.op);
+  if (step.persist != Persist::none) {
+    out += ' ';
+    out += describe_persist(step);
+  }
+  return out;
+}
+
+std::string name_of(const std::vector<Step>& core) {
+  std::string out;
+  for (const Step& s : core) {
+    if (!out.empty()) out += "; ";
+    out += describe_step(s);
+  }
+  return out;
+}
+
 std::string describe_steps(const std::vector<Step>& steps) {
   std::string out;
   for (const Step& s : steps) {
     if (!out.empty()) out += "; ";
     if (s.setup) out += "setup: ";
-    out += describe(s.op);
-    if (s.persist != Persist::none) out += " " + describe_persist(s);
+    out += describe_step(s);
   }
   return out;
 }

@@ -76,6 +76,11 @@ const char* to_string(Persist persist);
 std::string describe(const Op& op);
 // "fsync(A/foo)", "sync", "none"
 std::string describe_persist(const Step& step);
+// "write_append(A/foo) fsync(A/foo)", "creat(A/foo)": the operation and its
+// persistence call, if any.
+std::string describe_step(const Step& step);
+// The core steps' names joined by "; ": a workload's name.
+std::string name_of(const std::vector<Step>& core);
 // "setup: creat(A/foo); write_append(A/foo) fsync(A/foo)": every step.
 std::string describe_steps(const std::vector<Step>& steps);
 

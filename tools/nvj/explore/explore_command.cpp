@@ -151,13 +151,13 @@ int crash_explore_main(const ExploreArgs& a) {
   std::fflush(stdout);
   const auto start = std::chrono::steady_clock::now();
   std::uint64_t states = 0, findings = 0, done = 0, errors = 0;
-  double phases[kPhaseCount] = {};
+  double phases[kExplorePhaseCount] = {};
   Json workloads = Json::array();
   int worst = 0;
   for (const std::uint64_t i : mine) {
     if (interrupted()) break;
     const Workload w = generator.at(i);
-    Outcome r;
+    WorkloadOutcome r;
     try {
       r = run_workload(context, w, out / "workloads" / std::to_string(i));
     } catch (const std::exception&) {
@@ -165,7 +165,7 @@ int crash_explore_main(const ExploreArgs& a) {
       throw;
     }
     ++done;
-    for (std::size_t k = 0; k < kPhaseCount; ++k) phases[k] += r.seconds[k];
+    for (std::size_t k = 0; k < kExplorePhaseCount; ++k) phases[k] += r.seconds[k];
     if (!r.error.empty()) {
       ++errors;
       std::fprintf(stderr, "nvj crash explore: workload %llu (%s) could not run: %s\n",
@@ -187,7 +187,7 @@ int crash_explore_main(const ExploreArgs& a) {
                              {"failures", r.failures}});
     if (r.failing > 0 && !a.no_minimize && r.signature.find(" + ") != std::string::npos) {
       const fs::path dir = out / "workloads" / std::to_string(i) / "minimal";
-      const Minimal m = minimize(context, w, r, dir);
+      const MinimalWorkload m = minimize(context, w, r, dir);
       Json& j = workloads.back()["minimal"];
       j = Json{{"name", m.workload.name},
                {"steps", crashlab::explore::describe_steps(m.workload.steps)},
@@ -210,7 +210,7 @@ int crash_explore_main(const ExploreArgs& a) {
   for (const auto& r : crashlab::explore::rules())
     rules.push_back(Json{{"id", r.id}, {"promise", r.promise}, {"source", r.source}});
   Json phase_json = Json::object();
-  for (std::size_t k = 0; k < kPhaseCount; ++k) phase_json[kPhases[k]] = phases[k];
+  for (std::size_t k = 0; k < kExplorePhaseCount; ++k) phase_json[kExplorePhases[k]] = phases[k];
   Json ops = Json::array();
   for (const OpKind k : ops_of(a.ops)) ops.push_back(to_string(k));
   const Json report{{"bound", a.bound},

@@ -129,8 +129,7 @@ std::string reproducer_script(const crashlab::explore::Workload& workload, const
     << "exec python3 - <<'NVJ_EOF'\n"
     << kPrelude << "\n";
   for (const ReproducerStep& r : steps) {
-    s << "# " << (r.step.setup ? "setup: " : "") << describe(r.step.op)
-      << (r.step.persist == Persist::none ? "" : " " + describe_persist(r.step)) << "\n";
+    s << "# " << (r.step.setup ? "setup: " : "") << describe_step(r.step) << "\n";
     for (const std::string& label : r.before) s << "mark(" << py(label) << ")\n";
     s << op_code(r.step.op) << "\n";
     if (r.step.persist != Persist::none) s << persist_code(r.step) << "\n";

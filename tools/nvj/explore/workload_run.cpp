@@ -45,7 +45,7 @@ bool auto_da_alloc(const std::string& options) {
   return on;
 }
 
-void drop_cache(const std::string& device) {
+void drop_block_cache(const std::string& device) {
   if (device.empty()) return;
   UniqueFd fd(::open(device.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0 || ::ioctl(fd.get(), BLKFLSBUF, 0) != 0)
@@ -54,9 +54,9 @@ void drop_cache(const std::string& device) {
 
 // stdout and stderr into `file` while it lives (nvj crash check's report
 // and progress for one workload).
-class OutputTo {
+class OutputToFile {
  public:
-  explicit OutputTo(const fs::path& file) {
+  explicit OutputToFile(const fs::path& file) {
     std::fflush(stdout);
     std::fflush(stderr);
     saved_out_ = ::dup(STDOUT_FILENO);
@@ -68,7 +68,7 @@ class OutputTo {
     ::dup2(fd, STDERR_FILENO);
     ::close(fd);
   }
-  ~OutputTo() {
+  ~OutputToFile() {
     std::fflush(stdout);
     std::fflush(stderr);
     ::dup2(saved_out_, STDOUT_FILENO);
@@ -76,21 +76,21 @@ class OutputTo {
     ::close(saved_out_);
     ::close(saved_err_);
   }
-  OutputTo(const OutputTo&) = delete;
-  OutputTo& operator=(const OutputTo&) = delete;
+  OutputToFile(const OutputToFile&) = delete;
+  OutputToFile& operator=(const OutputToFile&) = delete;
 
  private:
   int saved_out_ = -1, saved_err_ = -1;
 };
 
 // A JSON string's text, without its quotes.
-std::string words(const Json& j) {
+std::string json_words(const Json& j) {
   std::string text = to_json_text(j);
   return text.size() >= 2 && text.front() == '"' ? text.substr(1, text.size() - 2) : text;
 }
 
 // Seconds since the last call, into phase i.
-class PhaseClock {
+class ExplorePhaseClock {
  public:
   void lap(double* into) {
     const auto now = std::chrono::steady_clock::now();
@@ -103,7 +103,7 @@ class PhaseClock {
 };
 
 // What a signature says broke ("sync: present missing"), without the operations.
-std::set<std::string> what_broke(const std::string& signature) {
+std::set<std::string> broken_items(const std::string& signature) {
   std::set<std::string> out;
   std::stringstream in(signature.substr(0, signature.rfind(" | ")));
   for (std::string item; std::getline(in, item, ',');) out.insert(item.substr(item.find_first_not_of(' ')));
@@ -112,23 +112,23 @@ std::set<std::string> what_broke(const std::string& signature) {
 
 // Whether two failures break something the same way (the same rule, what and how).
 bool fails_alike(const std::string& a, const std::string& b) {
-  const std::set<std::string> x = what_broke(a), y = what_broke(b);
+  const std::set<std::string> x = broken_items(a), y = broken_items(b);
   return std::any_of(x.begin(), x.end(), [&](const std::string& item) { return item != "unreadable" && y.count(item) != 0; });
 }
 
 }  // namespace
 
-Outcome run_workload(const ExploreContext& context, const Workload& w, const fs::path& dir) {
+WorkloadOutcome run_workload(const ExploreContext& context, const Workload& w, const fs::path& dir) {
   Testbed& lab = context.lab;
   const ExploreArgs& a = context.args;
-  Outcome o;
-  PhaseClock clock;
+  WorkloadOutcome o;
+  ExplorePhaseClock clock;
   fs::create_directories(dir);
   const fs::path recording = fs::absolute(dir / "recording.nvjrec");
   fs::remove(recording);
   lab.post("/base/restore");
-  drop_cache(lab.data_device());
-  drop_cache(lab.journal_device());
+  drop_block_cache(lab.data_device());
+  drop_block_cache(lab.journal_device());
   lab.post("/record/start?file=" + query_escape(recording.string()));
   crashlab::explore::Oracle oracle({a.filesystem == "ext4" && auto_da_alloc(a.mount_options)});
   std::map<std::string, std::string> rule_of;  // path: the rule of the last fact that said something of it
@@ -190,7 +190,7 @@ Outcome run_workload(const ExploreContext& context, const Workload& w, const fs:
   check.mount_options = a.mount_options;
   check.run_folder = &context.folder;
   {
-    OutputTo log(dir / "check.log");
+    OutputToFile log(dir / "check.log");
     o.status = crash_check_main(check);
   }
   clock.lap(&o.seconds[4]);
@@ -224,10 +224,10 @@ Outcome run_workload(const ExploreContext& context, const Workload& w, const fs:
     for (const Json& f : o.failures)
       if (f.contains("violations"))
         for (const Json& v : f.at("violations"))
-          broke.insert((v.contains("rule") ? words(v.at("rule")) : std::string("no rule")) + ": " + words(v.at("what")) +
-                       " " + words(v.at("how")));
+          broke.insert((v.contains("rule") ? json_words(v.at("rule")) : std::string("no rule")) + ": " + json_words(v.at("what")) +
+                       " " + json_words(v.at("how")));
       else
-        broke.insert(words(f.at("verdict")));
+        broke.insert(json_words(f.at("verdict")));
     for (const std::string& b : broke) o.signature += (o.signature.empty() ? "" : ", ") + b;
     std::string ops;
     for (const auto& s : w.steps)
@@ -237,12 +237,12 @@ Outcome run_workload(const ExploreContext& context, const Workload& w, const fs:
   return o;
 }
 
-Minimal minimize(const ExploreContext& context, const Workload& w, const Outcome& failed, const fs::path& dir) {
+MinimalWorkload minimize(const ExploreContext& context, const Workload& w, const WorkloadOutcome& failed, const fs::path& dir) {
   using crashlab::explore::Step;
   std::vector<Step> core;
   for (const Step& s : w.steps)
     if (!s.setup) core.push_back(s);
-  Minimal best{w, failed, {}};
+  MinimalWorkload best{w, failed, {}};
   int tries = 0;
   for (bool smaller = true; smaller && core.size() > 1;) {
     smaller = false;
@@ -252,13 +252,10 @@ Minimal minimize(const ExploreContext& context, const Workload& w, const Outcome
       if (fewer.back().persist == crashlab::explore::Persist::none) continue;
       Workload t;
       t.ordinal = w.ordinal;
-      for (const Step& s : fewer) {
-        if (!t.name.empty()) t.name += "; ";
-        t.name += describe(s.op) + (s.persist == crashlab::explore::Persist::none ? "" : " " + describe_persist(s));
-      }
+      t.name = name_of(fewer);
       t.steps = crashlab::explore::with_setup(fewer);
       const fs::path try_dir = dir / ("try-" + std::to_string(++tries));
-      Outcome r = run_workload(context, t, try_dir);
+      WorkloadOutcome r = run_workload(context, t, try_dir);
       if (r.failing == 0 || !fails_alike(r.signature, failed.signature)) continue;
       core = fewer;
       best = {t, r, try_dir};

@@ -26,11 +26,11 @@ struct ExploreContext {
 };
 
 // Where a workload's time goes, in the order it goes there.
-inline constexpr const char* kPhases[] = {"restore and record", "mount", "steps and facts", "unmount", "check"};
-inline constexpr std::size_t kPhaseCount = std::size(kPhases);
+inline constexpr const char* kExplorePhases[] = {"restore and record", "mount", "steps and facts", "unmount", "check"};
+inline constexpr std::size_t kExplorePhaseCount = std::size(kExplorePhases);
 
-struct Outcome {
-  double seconds[kPhaseCount] = {};
+struct WorkloadOutcome {
+  double seconds[kExplorePhaseCount] = {};
   std::string error;      // a step that failed (the workload was not checked)
   std::string signature;  // a failing workload's: the rules broken, what and how, the core operations
   int status = 0;         // nvj crash check's
@@ -43,7 +43,7 @@ struct Outcome {
 // facts posted, unmounted, and every state checked as nvj crash check
 // does, into DIR (the recording, results.json, check.log; reproduce.sh
 // when a state fails). A step that fails is the outcome's error.
-Outcome run_workload(const ExploreContext& context, const crashlab::explore::Workload& workload,
+WorkloadOutcome run_workload(const ExploreContext& context, const crashlab::explore::Workload& workload,
                      const std::filesystem::path& dir);
 
 // The fewest core steps of a failing workload that still fail the same way
@@ -51,12 +51,12 @@ Outcome run_workload(const ExploreContext& context, const crashlab::explore::Wor
 // debugging one step at a time, which for three steps at most is its whole
 // search; each try with the setup its steps need, run and checked as any
 // workload, in DIR/try-K. The last step keeps a persistence call.
-struct Minimal {
+struct MinimalWorkload {
   crashlab::explore::Workload workload;  // the workload itself when no step can go
-  Outcome outcome;
+  WorkloadOutcome outcome;
   std::filesystem::path dir;  // the try that found it; empty: the workload itself
 };
-Minimal minimize(const ExploreContext& context, const crashlab::explore::Workload& workload, const Outcome& failed,
+MinimalWorkload minimize(const ExploreContext& context, const crashlab::explore::Workload& workload, const WorkloadOutcome& failed,
                  const std::filesystem::path& dir);
 
 }  // namespace nvj::cli
