@@ -74,7 +74,7 @@ TEST_CASE("every seq-1 workload has a name of its own, its bound's core steps an
   CHECK(kinds.size() == crashlab::explore::all_op_kinds().size());
 }
 
-TEST_CASE("--ops narrows the operations drawn from", "[explore]") {
+TEST_CASE("the operations drawn from are those --ops names", "[explore]") {
   const Generator g(2, {OpKind::rename_over, OpKind::write_append});
   for (std::uint64_t i = 0; i < g.count(); i += 7)
     for (const Step& s : g.at(i).steps)
