@@ -2,8 +2,6 @@
 
 #include <fcntl.h>
 #include <linux/falloc.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -183,8 +181,7 @@ void KernelCheck::write_state(crashlab::CrashImage& image) {
   for (std::size_t d = 0; d < files_.size(); ++d) {
     write_state_file(image, static_cast<std::uint8_t>(d), files_[d]);
     // Nothing of the last state may be read from the loop device's cache.
-    UniqueFd loop(::open(loops_[d].c_str(), O_RDONLY | O_CLOEXEC));
-    if (loop.get() < 0 || ::ioctl(loop.get(), BLKFLSBUF, 0) != 0) throw sys_error("flush the cache of " + loops_[d]);
+    drop_block_cache(loops_[d]);
   }
 }
 

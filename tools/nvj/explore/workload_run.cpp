@@ -1,8 +1,6 @@
 #include "tools/nvj/explore/workload_run.h"
 
 #include <fcntl.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,7 +15,6 @@
 #include <stdexcept>
 
 #include "common/query_escape.h"
-#include "common/unique_fd.h"
 #include "crashlab/explore/generator.h"
 #include "crashlab/explore/oracle.h"
 #include "fscore/record/fact.h"
@@ -25,6 +22,7 @@
 #include "tools/nvj/explore/op_runner.h"
 #include "tools/nvj/explore/reproducer.h"
 #include "tools/nvj/host/interrupt.h"
+#include "tools/nvj/host/loop_device.h"
 
 namespace nvj::cli {
 
@@ -43,13 +41,6 @@ bool auto_da_alloc(const std::string& options) {
     if (o == "auto_da_alloc") on = true;
   }
   return on;
-}
-
-void drop_block_cache(const std::string& device) {
-  if (device.empty()) return;
-  UniqueFd fd(::open(device.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0 || ::ioctl(fd.get(), BLKFLSBUF, 0) != 0)
-    throw std::runtime_error("flush the cache of " + device + ": " + std::strerror(errno));
 }
 
 // stdout and stderr into `file` while it lives (nvj crash check's report
@@ -128,7 +119,7 @@ WorkloadOutcome run_workload(const ExploreContext& context, const Workload& w, c
   fs::remove(recording);
   lab.post("/base/restore");
   drop_block_cache(lab.data_device());
-  drop_block_cache(lab.journal_device());
+  if (!lab.journal_device().empty()) drop_block_cache(lab.journal_device());
   lab.post("/record/start?file=" + query_escape(recording.string()));
   crashlab::explore::Oracle oracle({a.filesystem == "ext4" && auto_da_alloc(a.mount_options)});
   std::map<std::string, std::string> rule_of;  // path: the rule of the last fact that said something of it

@@ -3,6 +3,7 @@
 #include "common/unique_fd.h"
 
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/loop.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -67,6 +68,12 @@ void loop_detach(const std::string& device) {
     if (errno != EBUSY || attempt == 50) throw sys_error("detach " + device);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+void drop_block_cache(const std::string& device) {
+  UniqueFd fd(::open(device.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0 || ::ioctl(fd.get(), BLKFLSBUF, 0) != 0)
+    throw std::runtime_error("flush the cache of " + device + ": " + std::strerror(errno));
 }
 
 std::string loop_backing_file(const std::string& device) {

@@ -19,4 +19,10 @@ void loop_detach(const std::string& device);
 // The file a loop device is bound to, or "" if it is free.
 std::string loop_backing_file(const std::string& device);
 
+// Drops what the host caches of a block device (BLKFLSBUF, as blockdev
+// --flushbufs), so that the next read reaches what is under it: a state
+// written into a loop device's file, an export put back to its base.
+// Throws naming the device.
+void drop_block_cache(const std::string& device);
+
 }  // namespace nvj::cli
