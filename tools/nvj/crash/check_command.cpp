@@ -42,11 +42,6 @@ void write_results(const std::string& dir, const Json& results) {
   write_report_file(dir, "results.json", to_json_text(results, 1) + "\n");
 }
 
-std::optional<std::string> from_env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::nullopt : std::optional<std::string>(v);
-}
-
 // A folder for the ground truth's files: the one given, or a new one in
 // $TMPDIR (or /tmp), named in the run folder (so that a run killed leaves
 // nothing the next one does not clear) and removed at the end.
@@ -124,7 +119,7 @@ void show_failures(const Json& states, std::uint64_t failing, const std::string&
 }  // namespace
 
 int crash_check_main(const CheckArgs& a) {
-  const Shard shard = a.shard.empty() ? shard_from_environment(from_env) : parse_shard(a.shard);
+  const Shard shard = shard_given_or_from_environment(a.shard);
   crashlab::CheckOptions options = enumeration_of(a);
   options.shard = shard.index;
   options.shards = shard.count;

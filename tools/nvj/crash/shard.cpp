@@ -1,6 +1,7 @@
 #include "tools/nvj/crash/shard.h"
 
 #include <charconv>
+#include <cstdlib>
 
 #include "common/command_line.h"
 
@@ -54,6 +55,14 @@ Shard shard_from_environment(const std::function<std::optional<std::string>(cons
     return checked(*index, *count, "Kubernetes", "JOB_COMPLETION_INDEX");
   }
   return Shard{};
+}
+
+Shard shard_given_or_from_environment(const std::string& given) {
+  if (!given.empty()) return parse_shard(given);
+  return shard_from_environment([](const char* name) -> std::optional<std::string> {
+    const char* v = std::getenv(name);
+    return v == nullptr ? std::nullopt : std::optional<std::string>(v);
+  });
 }
 
 }  // namespace nvj::cli

@@ -29,4 +29,7 @@ Shard parse_shard(const std::string& text);
 // missing.
 Shard shard_from_environment(const std::function<std::optional<std::string>(const char*)>& getenv);
 
+// `--shard`'s text when given, else this process's environment.
+Shard shard_given_or_from_environment(const std::string& given);
+
 }  // namespace nvj::cli

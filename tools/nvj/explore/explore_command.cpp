@@ -107,11 +107,7 @@ int crash_explore_main(const ExploreArgs& a) {
                        std::to_string(generator.count()) + " workloads)");
     only = n;
   }
-  const auto from_env = [](const char* name) -> std::optional<std::string> {
-    const char* v = std::getenv(name);
-    return v == nullptr ? std::nullopt : std::optional<std::string>(v);
-  };
-  const Shard shard = a.shard.empty() ? shard_from_environment(from_env) : parse_shard(a.shard);
+  const Shard shard = shard_given_or_from_environment(a.shard);
   std::vector<std::uint64_t> mine;
   if (only)
     mine.push_back(*only);
