@@ -19,7 +19,8 @@
 #     explore.json of what it finished (interrupted);
 #   - bad input: an unknown operation, an empty bound, a shard out of range,
 #     a workload out of range, a filesystem unknown or one the host cannot
-#     make (no mkfs.xfs): exit 2, naming it.
+#     make (no mkfs.xfs), a parameter that is no PARAM=VALUE, record=
+#     (its own), fs= other than none for XFS: exit 2, naming it.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 
@@ -193,4 +194,7 @@ PATH="$T/bin" "$NVJ" crash explore --fs xfs --out "$T/nomkfs" >"$T/bad.out" 2>&1
 [ "$status" = 2 ] || fail "--fs xfs without mkfs.xfs: exit $status, not 2"
 grep -q "this host cannot make it (mkfs.xfs is not installed" "$T/bad.out" || fail "without mkfs.xfs: $(cat "$T/bad.out")"
 expect_usage "--fs=ext3" --fs ext3 --list
+expect_usage "'data' is no PARAM=VALUE" --out "$T/bad" data
+expect_usage "record= is its own to set" --out "$T/bad" record=/tmp/r.nvjrec
+expect_usage "fs=ext4 with --fs xfs" --fs xfs --out "$T/bad" fs=ext4
 echo "PASS"

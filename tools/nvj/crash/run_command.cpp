@@ -12,6 +12,7 @@
 #include "common/command_line.h"
 #include "common/query_escape.h"
 #include "tools/nvj/client/control_client.h"
+#include "tools/nvj/crash/lab_parameters.h"
 #include "tools/nvj/host/attach.h"
 #include "tools/nvj/host/filesystem_tools.h"
 #include "tools/nvj/host/interrupt.h"
@@ -27,54 +28,6 @@ namespace nvj::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-// The default layout: ext4 with its journal on an NVRAM device, its data
-// on a disk with a volatile write cache (what loses data if anything does).
-// XFS the same with its log on the NVRAM device (mkfs.xfs wants 300 MiB of
-// data and 64 MiB of log at least), btrfs on the disk alone; both on blank
-// exports (fs=none) for mkfs.
-std::vector<std::string> default_parameters(const std::string& filesystem) {
-  if (filesystem == "xfs") return {"data=512M", "journal=64M", "data-model=hdd", "journal-model=nvram", "fs=none"};
-  if (filesystem == "btrfs") return {"data=256M", "journal=32M", "data-model=hdd", "journal-model=nvram", "fs=none"};
-  return {"data=256M", "journal=32M", "data-model=hdd", "journal-model=nvram"};
-}
-
-std::string key_of(const std::string& parameter) { return parameter.substr(0, parameter.find('=')); }
-
-// Whether the parameters given say the journal is no export of its own:
-// ext4 with fs-journal=internal or none (the internal journal's blocks are
-// a region of the data export, on journal-model=).
-bool no_journal_export(const std::vector<std::string>& given) {
-  for (const std::string& g : given)
-    if (key_of(g) == "fs-journal" && g.substr(g.find('=') + 1).rfind("external", 0) != 0) return true;
-  return false;
-}
-
-// The defaults, each replaced by a parameter of the same key given, or
-// dropped by one given empty (journal=); journal= goes by itself where the
-// journal is inside the data export.
-std::vector<std::string> parameters_over_defaults(const std::string& filesystem, const std::vector<std::string>& given,
-                                                  const char* command) {
-  std::vector<std::string> out;
-  for (const std::string& g : given) {
-    if (g.find('=') == std::string::npos || g.front() == '=')
-      throw UsageError(std::string(command) + ": '" + g + "' is no PARAM=VALUE (the workload goes after --)");
-    if (key_of(g) == "record" || key_of(g) == "control")
-      throw UsageError(std::string(command) + ": " + key_of(g) + "= is its own to set");
-    if (filesystem != "ext4" && key_of(g) == "fs" && g != "fs=none")
-      throw UsageError(std::string(command) + ": " + g + " with --fs " + filesystem +
-                       ": the server builds ext4 only, and " + filesystem + " is made on blank exports (fs=none)");
-  }
-  const bool inside = filesystem == "ext4" && no_journal_export(given);
-  for (const std::string& d : default_parameters(filesystem)) {
-    bool replaced = inside && key_of(d) == "journal";
-    for (const std::string& g : given) replaced = replaced || key_of(g) == key_of(d);
-    if (!replaced) out.push_back(d);
-  }
-  for (const std::string& g : given)
-    if (g.back() != '=') out.push_back(g);  // KEY= only drops the default
-  return out;
-}
 
 // For a guest on XFS or btrfs, which has no mkfs: a server started here on
 // blank exports, the filesystem made on them through this host's block
@@ -124,7 +77,8 @@ int crash_run_main(RunArgs a) {
     throw UsageError(std::string(command) + ": --log " + a.log + " is XFS's (--fs xfs); ext4's journal goes inside "
                      "with fs-journal=internal[:SIZE]");
   if (::geteuid() != 0) throw std::runtime_error(std::string(command) + " needs root: it attaches block devices and mounts them");
-  std::vector<std::string> params = parameters_over_defaults(a.filesystem, a.parameters, command);
+  std::vector<std::string> params =
+      parameters_over_defaults(a.filesystem, a.parameters, command, " (the workload goes after --)");
   const bool ext4 = a.filesystem == "ext4";
   catch_interrupts();
   const auto stop_if_interrupted = [] {

@@ -19,6 +19,7 @@
 #include "common/json.h"
 #include "crashlab/explore/generator.h"
 #include "crashlab/explore/oracle.h"
+#include "tools/nvj/crash/lab_parameters.h"
 #include "tools/nvj/crash/shard.h"
 #include "tools/nvj/explore/explore_report.h"
 #include "tools/nvj/explore/workload_run.h"
@@ -62,32 +63,6 @@ std::vector<OpKind> ops_of(const std::string& list) {
   return out;
 }
 
-// The plugin's parameters: the crash lab's default layout (ext4, its journal
-// on an NVRAM export, its data on a disk with a volatile cache; XFS the same
-// with its log on the NVRAM export, btrfs on the data export alone, both
-// made here on blank exports, as nvj crash run makes them), the journal's
-// live decoder off (a restore would confuse it), then the user's.
-std::vector<std::string> server_parameters(const std::string& filesystem, const std::vector<std::string>& given) {
-  std::vector<std::string> out{filesystem == "xfs" ? "data=512M" : "data=256M",
-                               filesystem == "xfs" ? "journal=64M" : "journal=32M", "data-model=hdd",
-                               "journal-model=nvram", "journal-trace=off"};
-  if (filesystem != "ext4") out.push_back("fs=none");
-  for (const std::string& g : given) {
-    const std::size_t eq = g.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw UsageError("nvj crash explore: '" + g + "' is no PARAM=VALUE");
-    const std::string key = g.substr(0, eq);
-    if (key == "record" || key == "control") throw UsageError("nvj crash explore: " + key + "= is its own to set");
-    if (filesystem != "ext4" && key == "fs" && g != "fs=none")
-      throw UsageError("nvj crash explore: " + g + " with --fs " + filesystem + ": " + filesystem +
-                       " is made on blank exports (fs=none)");
-    std::erase_if(out, [&](const std::string& d) { return d.substr(0, d.find('=')) == key; });
-    if (key == "fs-journal" && g.substr(eq + 1).rfind("external", 0) != 0)
-      std::erase_if(out, [](const std::string& d) { return d.rfind("journal=", 0) == 0; });
-    if (eq + 1 < g.size()) out.push_back(g);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -95,7 +70,10 @@ int crash_explore_main(const ExploreArgs& a) {
   const Generator generator(bound_of(a.bound), ops_of(a.ops));
   if (a.filesystem != "ext4" && a.filesystem != "xfs" && a.filesystem != "btrfs")
     throw UsageError("nvj crash explore: --fs " + a.filesystem + ": expected ext4, xfs or btrfs");
-  const std::vector<std::string> parameters = server_parameters(a.filesystem, a.parameters);
+  // The crash lab's layout, the journal's live decoder off (a restore
+  // would confuse it), the user's parameters over both.
+  const std::vector<std::string> parameters =
+      parameters_over_defaults(a.filesystem, a.parameters, "nvj crash explore", "", {"journal-trace=off"});
   const std::uint64_t max_states = a.max_states_given || a.filesystem == "ext4" ? a.max_states : kKernelExploreBudget;
   std::optional<std::uint64_t> only;
   if (!a.workload.empty()) {
