@@ -121,6 +121,17 @@ std::vector<RuledFact> Oracle::before(const Op& op, const LiveTree& live) {
     for (const auto& [name, e] : live)
       if (e.ino == it->second.ino && name != except && durable_.count(name) != 0) add(FactKind::rewrite, name);
   };
+  // A rename: found under one of the names only if it had a durable one;
+  // else nothing is said of either name any more.
+  const auto moved = [&] {
+    if (durable_.count(op.path) != 0) {
+      out.push_back({fact(FactKind::rename, op.path, op.second), kRenameKeeps});
+    } else {
+      add(FactKind::remove, op.path);
+      add(FactKind::remove, op.second);
+    }
+    durable_.erase(op.path);
+  };
   switch (op.kind) {
     case OpKind::creat:
     case OpKind::mkdir:
@@ -144,14 +155,7 @@ std::vector<RuledFact> Oracle::before(const Op& op, const LiveTree& live) {
     case OpKind::rename_new:
     case OpKind::rename_over:
       inode_changes(op.second, op.second);  // what it replaces loses a link
-      // Found under one of the names only if it had a durable one.
-      if (durable_.count(op.path) != 0) {
-        out.push_back({fact(FactKind::rename, op.path, op.second), kRenameKeeps});
-      } else {
-        add(FactKind::remove, op.path);
-        add(FactKind::remove, op.second);
-      }
-      durable_.erase(op.path);
+      moved();
       durable_.erase(op.second);
       break;
     case OpKind::rename_dir:
@@ -162,13 +166,7 @@ std::vector<RuledFact> Oracle::before(const Op& op, const LiveTree& live) {
         }
       for (const std::string& name : all_names())
         if (under(name, op.second) || name == op.second) add(FactKind::remove, name);
-      if (durable_.count(op.path) != 0) {
-        out.push_back({fact(FactKind::rename, op.path, op.second), kRenameKeeps});
-      } else {
-        add(FactKind::remove, op.path);
-        add(FactKind::remove, op.second);
-      }
-      durable_.erase(op.path);
+      moved();
       break;
     default:
       break;
