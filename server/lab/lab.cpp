@@ -254,29 +254,28 @@ void Lab::power_on(std::string_view export_name) {
   for (Device* d : select(export_name)) d->power_on();
 }
 
-std::vector<std::pair<std::string, std::uint64_t>> Lab::keep_base() {
+std::vector<std::pair<std::string, std::uint64_t>> Lab::rebase(void (CowStore::*what)()) {
   std::lock_guard lock(recording_mutex_);
   if (!recorders_.empty() && recorders_.back()->status().recording)
     throw std::invalid_argument("a recording is running: stop it first (POST /record/stop)");
+  if (what == &CowStore::restore && !cows_.front()->kept())
+    throw std::invalid_argument("no base was kept (POST /base/keep first)");
   std::vector<std::pair<std::string, std::uint64_t>> out;
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     out.emplace_back(devices_[i]->name(), cows_[i]->pages_above());
-    devices_[i]->reset_contents([&] { cows_[i]->keep(); });
+    devices_[i]->reset_contents([&] { (cows_[i]->*what)(); });
   }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> Lab::keep_base() {
+  auto out = rebase(&CowStore::keep);
   spdlog::info("base kept: what the exports hold now is what POST /base/restore goes back to");
   return out;
 }
 
 std::vector<std::pair<std::string, std::uint64_t>> Lab::restore_base() {
-  std::lock_guard lock(recording_mutex_);
-  if (!recorders_.empty() && recorders_.back()->status().recording)
-    throw std::invalid_argument("a recording is running: stop it first (POST /record/stop)");
-  if (!cows_.front()->kept()) throw std::invalid_argument("no base was kept (POST /base/keep first)");
-  std::vector<std::pair<std::string, std::uint64_t>> out;
-  for (std::size_t i = 0; i < devices_.size(); ++i) {
-    out.emplace_back(devices_[i]->name(), cows_[i]->pages_above());
-    devices_[i]->reset_contents([&] { cows_[i]->restore(); });
-  }
+  auto out = rebase(&CowStore::restore);
   spdlog::debug("base restored");
   return out;
 }

@@ -96,6 +96,9 @@ class Lab {
   Device& add(std::string_view role, std::unique_ptr<Store> store, const std::optional<std::string>& model_text,
               const char* default_model);
   std::vector<Device*> select(std::string_view export_name) const;
+  // keep_base and restore_base: `what` done to every export's CowStore with
+  // its changes paused; refused while a recording runs.
+  std::vector<std::pair<std::string, std::uint64_t>> rebase(void (CowStore::*what)());
 
   MonotonicClock clock_;  // outlives the devices that wait on it
   Nanos opened_ = clock_.now();
