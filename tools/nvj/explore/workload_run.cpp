@@ -93,18 +93,10 @@ class ExplorePhaseClock {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
-// What a signature says broke ("sync: present missing"), without the operations.
-std::set<std::string> broken_items(const std::string& signature) {
-  std::set<std::string> out;
-  std::stringstream in(signature.substr(0, signature.rfind(" | ")));
-  for (std::string item; std::getline(in, item, ',');) out.insert(item.substr(item.find_first_not_of(' ')));
-  return out;
-}
-
 // Whether two failures break something the same way (the same rule, what and how).
-bool fails_alike(const std::string& a, const std::string& b) {
-  const std::set<std::string> x = broken_items(a), y = broken_items(b);
-  return std::any_of(x.begin(), x.end(), [&](const std::string& item) { return item != "unreadable" && y.count(item) != 0; });
+bool fails_alike(const WorkloadOutcome& a, const WorkloadOutcome& b) {
+  return std::any_of(a.broke.begin(), a.broke.end(),
+                     [&](const std::string& item) { return item != "unreadable" && b.broke.count(item) != 0; });
 }
 
 }  // namespace
@@ -211,15 +203,14 @@ WorkloadOutcome run_workload(const ExploreContext& context, const Workload& w, c
   }
   if (o.failing > 0) {
     // What the first failing states broke, and by which operations.
-    std::set<std::string> broke;
     for (const Json& f : o.failures)
       if (f.contains("violations"))
         for (const Json& v : f.at("violations"))
-          broke.insert((v.contains("rule") ? json_words(v.at("rule")) : std::string("no rule")) + ": " + json_words(v.at("what")) +
-                       " " + json_words(v.at("how")));
+          o.broke.insert((v.contains("rule") ? json_words(v.at("rule")) : std::string("no rule")) + ": " +
+                         json_words(v.at("what")) + " " + json_words(v.at("how")));
       else
-        broke.insert(json_words(f.at("verdict")));
-    for (const std::string& b : broke) o.signature += (o.signature.empty() ? "" : ", ") + b;
+        o.broke.insert(json_words(f.at("verdict")));
+    for (const std::string& b : o.broke) o.signature += (o.signature.empty() ? "" : ", ") + b;
     std::string ops;
     for (const auto& s : w.steps)
       if (!s.setup) ops += (ops.empty() ? "" : " + ") + std::string(to_string(s.op.kind));
@@ -247,7 +238,7 @@ MinimalWorkload minimize(const ExploreContext& context, const Workload& w, const
       t.steps = crashlab::explore::with_setup(fewer);
       const fs::path try_dir = dir / ("try-" + std::to_string(++tries));
       WorkloadOutcome r = run_workload(context, t, try_dir);
-      if (r.failing == 0 || !fails_alike(r.signature, failed.signature)) continue;
+      if (r.failing == 0 || !fails_alike(r, failed)) continue;
       core = fewer;
       best = {t, r, try_dir};
       smaller = true;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <iterator>
+#include <set>
 #include <string>
 
 #include "common/json.h"
@@ -32,7 +33,11 @@ inline constexpr std::size_t kExplorePhaseCount = std::size(kExplorePhases);
 struct WorkloadOutcome {
   double seconds[kExplorePhaseCount] = {};
   std::string error;      // a step that failed (the workload was not checked)
-  std::string signature;  // a failing workload's: the rules broken, what and how, the core operations
+  // A failing workload's: what its first failing states broke ("sync:
+  // present missing": the rule, what and how), and its signature (those,
+  // then the core operations).
+  std::set<std::string> broke;
+  std::string signature;
   int status = 0;         // nvj crash check's
   std::uint64_t states = 0, failing = 0;
   Json failures = Json::array();  // the first three failing states, their violations with rule and source
