@@ -1,5 +1,6 @@
-// A fresh directory for one test under the system's temporary folder,
-// removed with everything in it when the test ends, passed or not.
+// A fresh directory for one test under the system's temporary folder (or
+// under `parent`: a test that needs a real disk filesystem, which tmpfs may
+// not be), removed with everything in it when the test ends, passed or not.
 #pragma once
 
 #include <stdlib.h>
@@ -13,8 +14,8 @@ namespace nvj::test {
 
 struct TempDir {
   std::filesystem::path path;
-  TempDir() {
-    std::string templ = (std::filesystem::temp_directory_path() / "nvj-test-XXXXXX").string();
+  explicit TempDir(const std::filesystem::path& parent = std::filesystem::temp_directory_path()) {
+    std::string templ = (parent / "nvj-test-XXXXXX").string();
     if (mkdtemp(templ.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
     path = templ;
   }
@@ -25,6 +26,10 @@ struct TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   std::string file(const std::string& name) const { return (path / name).string(); }
+  // Empties it (it stays).
+  void clear() const {
+    for (const auto& e : std::filesystem::directory_iterator(path)) std::filesystem::remove_all(e.path());
+  }
 };
 
 }  // namespace nvj::test

@@ -1,5 +1,3 @@
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -7,6 +5,7 @@
 #include <string>
 
 #include "crashlab/explore/generator.h"
+#include "tests/support/temp_dir.h"
 #include "tools/nvj/explore/op_runner.h"
 
 using crashlab::explore::Generator;
@@ -18,20 +17,6 @@ using crashlab::explore::Workload;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A folder of its own under the working directory (the build tree: a real
-// filesystem that takes O_DIRECT, which tmpfs does not), removed after.
-struct Scratch {
-  fs::path path = fs::current_path() / ("explore-scratch-" + std::to_string(::getpid()));
-  Scratch() {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~Scratch() { fs::remove_all(path); }
-  void clear() {
-    for (const auto& e : fs::directory_iterator(path)) fs::remove_all(e.path());
-  }
-};
 
 std::size_t core_steps(const Workload& w) {
   std::size_t n = 0;
@@ -83,7 +68,9 @@ TEST_CASE("the operations drawn from are those --ops names", "[explore]") {
 }
 
 TEST_CASE("the setup satisfies every step's dependencies: each workload runs on a real filesystem", "[explore]") {
-  Scratch dir;
+  // Under the working directory (the build tree: a real filesystem that
+  // takes O_DIRECT, which tmpfs does not).
+  const nvj::test::TempDir dir(fs::current_path());
   const auto run_all = [&](const Workload& w) {
     dir.clear();
     INFO(w.ordinal << ": " << crashlab::explore::describe_steps(w.steps));

@@ -1,5 +1,3 @@
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -10,6 +8,7 @@
 #include "crashlab/explore/generator.h"
 #include "crashlab/explore/oracle.h"
 #include "crashlab/fact_oracle.h"
+#include "tests/support/temp_dir.h"
 #include "tools/nvj/crash/ground_truth.h"
 #include "tools/nvj/explore/op_runner.h"
 
@@ -26,17 +25,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The explorer's loop on a real folder: each step run, the oracle asked
-// before and after it with the live tree; every fact posted, in order.
+// The explorer's loop on a real folder (under the working directory, the
+// build tree: a disk filesystem with user xattrs and O_DIRECT): each step
+// run, the oracle asked before and after it with the live tree; every fact
+// posted, in order.
 struct Run {
-  fs::path root = fs::current_path() / ("explore-oracle-" + std::to_string(::getpid()));
+  const nvj::test::TempDir dir{fs::current_path()};
+  const fs::path& root = dir.path;
   Oracle oracle;
   std::vector<RuledFact> posted;
-  explicit Run(bool auto_da_alloc = true) : oracle({auto_da_alloc}) {
-    fs::remove_all(root);
-    fs::create_directories(root);
-  }
-  ~Run() { fs::remove_all(root); }
+  explicit Run(bool auto_da_alloc = true) : oracle({auto_da_alloc}) {}
   std::vector<RuledFact> step(OpKind kind, const std::string& path, const std::string& second, Persist p,
                               const std::string& persist_path = "") {
     const Step s{Op{kind, path, second}, p, persist_path, false};
