@@ -87,9 +87,6 @@ FilesystemState prepare(const LabConfig& config, Store& data, Store* journal) {
 
 Device& Lab::add(std::string_view role, std::unique_ptr<Store> store, const std::optional<std::string>& model_text,
                  const char* default_model) {
-  auto cow = std::make_unique<CowStore>(std::move(store));
-  cows_.push_back(cow.get());
-  store = std::move(cow);
   const std::string text = model_text.value_or(default_model);
   auto model = model_for(std::string(role) + "-model", text, store->size());
   const Durability durability = durability_of(model.get(), role == kJournalExport);
@@ -108,6 +105,14 @@ std::unique_ptr<Lab> Lab::open(const LabConfig& config) {
   if (const auto n = lab->filesystem_.populated.xattrs_not_copied; n > 0)
     spdlog::warn("fs-populate: {} extended attributes (ACLs, capabilities, ...) were not copied", n);
 
+  // With a control socket, a base to go back to (POST /base/keep,
+  // /base/restore): every store wrapped before anything else holds it (the
+  // journal tracer reads the stores it is given). Without one, nothing
+  // stands between a request and its store.
+  if (config.control) {
+    data = lab->with_base(std::move(data));
+    if (journal) journal = lab->with_base(std::move(journal));
+  }
   const std::uint64_t data_size = data->size();
   Store* const data_store = data.get();
   Store* const journal_store = journal.get();
@@ -254,7 +259,14 @@ void Lab::power_on(std::string_view export_name) {
   for (Device* d : select(export_name)) d->power_on();
 }
 
+std::unique_ptr<Store> Lab::with_base(std::unique_ptr<Store> store) {
+  auto cow = std::make_unique<CowStore>(std::move(store));
+  cows_.push_back(cow.get());
+  return cow;
+}
+
 std::vector<std::pair<std::string, std::uint64_t>> Lab::rebase(void (CowStore::*what)()) {
+  if (cows_.size() != devices_.size()) throw std::invalid_argument("a base needs the control socket (control=)");
   std::lock_guard lock(recording_mutex_);
   if (!recorders_.empty() && recorders_.back()->status().recording)
     throw std::invalid_argument("a recording is running: stop it first (POST /record/stop)");

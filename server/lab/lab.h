@@ -79,7 +79,8 @@ class Lab {
   // The running or the last recording; nullopt if there was none.
   std::optional<Recorder::Status> recording() const;
   // A base to go back to (server/store/cow_store.h), for the crash lab's
-  // explorer: keep_base() makes what every export holds now the base;
+  // explorer, with a control socket (control=): keep_base() makes what
+  // every export holds now the base;
   // restore_base() puts every export back to it, its write log and drive
   // cache emptied; each gives the pages written since, by export. The live
   // journal decoder is not told (start the server with journal-trace=off).
@@ -99,11 +100,13 @@ class Lab {
   // keep_base and restore_base: `what` done to every export's CowStore with
   // its changes paused; refused while a recording runs.
   std::vector<std::pair<std::string, std::uint64_t>> rebase(void (CowStore::*what)());
+  // `store` in a CowStore of the lab's (cows_), in the order of devices_.
+  std::unique_ptr<Store> with_base(std::unique_ptr<Store> store);
 
   MonotonicClock clock_;  // outlives the devices that wait on it
   Nanos opened_ = clock_.now();
   std::vector<std::unique_ptr<Device>> devices_;
-  std::vector<CowStore*> cows_;  // devices_[i]'s store
+  std::vector<CowStore*> cows_;  // devices_[i]'s store, with control= only
   FilesystemState filesystem_;
   std::unique_ptr<JournalTracer> tracer_;  // observes devices_: destroyed before them
   mutable std::mutex marks_mutex_;
