@@ -40,6 +40,8 @@ TEST_CASE("a restore puts every export back to its kept base", "[base]") {
   REQUIRE(nbd_pwrite(journal.get(), j.data(), j.size(), 0, 0) == 0);
   REQUIRE(nbd_flush(data.get(), 0) == 0);
 
+  // Another method than POST: refused.
+  CHECK_THROWS_WITH(nvj::cli::control_call(control, "GET", "/base/keep"), Catch::Contains("takes POST"));
   // Restore before any keep: refused, nothing changes.
   CHECK_THROWS_WITH(nvj::cli::control_call(control, "POST", "/base/restore"), Catch::Contains("no base was kept"));
 

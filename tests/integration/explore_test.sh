@@ -195,6 +195,8 @@ PATH="$T/bin" "$NVJ" crash explore --fs xfs --out "$T/nomkfs" >"$T/bad.out" 2>&1
 grep -q "this host cannot make it (mkfs.xfs is not installed" "$T/bad.out" || fail "without mkfs.xfs: $(cat "$T/bad.out")"
 expect_usage "--fs=ext3" --fs ext3 --list
 expect_usage "'data' is no PARAM=VALUE" --out "$T/bad" data
+expect_usage "--max-states" --max-states many --list
+expect_usage "--out DIR is required" --ops rmdir
 expect_usage "record= is its own to set" --out "$T/bad" record=/tmp/r.nvjrec
 expect_usage "fs=ext4 with --fs xfs" --fs xfs --out "$T/bad" fs=ext4
 echo "PASS"
