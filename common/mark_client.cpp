@@ -49,7 +49,7 @@ std::size_t answer_length(const std::string& answer) {
 // the server has the mark), so the caller goes on only after the mark is in
 // the server's recording. The line is held with flock from the write to the
 // answer: the processes of a workload take turns, each reading its own.
-void write_serial_mark(const std::string& device, std::string_view label, std::chrono::milliseconds timeout) {
+void write_serial_line(const std::string& device, const std::string& line, std::chrono::milliseconds timeout) {
   UniqueFd fd(::open(device.c_str(), O_RDWR | O_NOCTTY | O_CLOEXEC));
   if (!fd.valid()) fail(device, "cannot open the serial line", errno);
   while (::flock(fd.get(), LOCK_EX) != 0)
@@ -62,7 +62,6 @@ void write_serial_mark(const std::string& device, std::string_view label, std::c
     ::tcsetattr(fd.get(), TCSANOW, &tio);
   }
   ::tcflush(fd.get(), TCIFLUSH);  // an answer that came after its caller gave up
-  const std::string line = std::string(kSerialMarkPrefix) + query_escape(label) + "\n";
   for (std::size_t sent = 0; sent < line.size();) {
     const ssize_t n = ::write(fd.get(), line.data() + sent, line.size() - sent);
     if (n < 0 && errno == EINTR) continue;
@@ -102,10 +101,15 @@ void write_serial_mark(const std::string& device, std::string_view label, std::c
 void post_mark(const std::string& target, std::string_view label, std::chrono::milliseconds timeout) {
   struct stat st {};
   if (::stat(target.c_str(), &st) == 0 && S_ISCHR(st.st_mode)) {
-    write_serial_mark(target, label, timeout);
+    write_serial_line(target, std::string(kSerialMarkPrefix) + query_escape(label) + "\n", timeout);
     return;
   }
   post_escaped_mark(target, query_escape(label), timeout);
+}
+
+void serial_lab_request(const std::string& device, std::string_view words, std::chrono::milliseconds timeout) {
+  if (words.find('\n') != std::string_view::npos) fail(device, "a lab request is one line", EINVAL);
+  write_serial_line(device, std::string(kSerialLabPrefix) + std::string(words) + "\n", timeout);
 }
 
 void post_escaped_mark(const std::string& socket_path, std::string_view escaped_label,

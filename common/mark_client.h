@@ -44,6 +44,16 @@ inline constexpr std::string_view kSerialMarkPrefix = "nvj-mark ";
 inline constexpr std::string_view kSerialMarked = "nvj-marked";
 inline constexpr std::string_view kSerialRefused = "nvj-mark-refused ";
 
+// A request to the host's lab over the serial line: one line,
+// "nvj-lab " and `words`, answered as a mark is (kSerialMarked once the
+// host has done it, kSerialRefused and why). nvj crash explore --vm's guest
+// asks this way for the server's base to be restored and a recording
+// started before a workload ("begin N"), and the recording stopped after it
+// ("end N TRACE", the trace percent-encoded): tools/nvj/vm/fact_relay.h.
+void serial_lab_request(const std::string& device, std::string_view words,
+                        std::chrono::milliseconds timeout = std::chrono::seconds(30));
+inline constexpr std::string_view kSerialLabPrefix = "nvj-lab ";
+
 // POST /mark with a label already percent-encoded (what follows "nvj-mark "
 // on a serial line); the same errors as post_mark.
 void post_escaped_mark(const std::string& socket_path, std::string_view escaped_label,

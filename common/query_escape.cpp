@@ -1,5 +1,7 @@
 #include "common/query_escape.h"
 
+#include <stdexcept>
+
 namespace nvj {
 
 std::string query_escape(std::string_view value) {
@@ -16,6 +18,35 @@ std::string query_escape(std::string_view value) {
       out += '%';
       out += kHex[b >> 4];
       out += kHex[b & 15];
+    }
+  }
+  return out;
+}
+
+namespace {
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::string query_unescape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+') {
+      out += ' ';
+    } else if (text[i] == '%') {
+      if (i + 2 >= text.size() || hex_digit(text[i + 1]) < 0 || hex_digit(text[i + 2]) < 0)
+        throw std::invalid_argument("bad %-escape in the query");
+      out += static_cast<char>(hex_digit(text[i + 1]) * 16 + hex_digit(text[i + 2]));
+      i += 2;
+    } else {
+      out += text[i];
     }
   }
   return out;

@@ -10,4 +10,8 @@ namespace nvj {
 
 std::string query_escape(std::string_view value);
 
+// The reverse, as a query's key or value is read: %XX is the byte XX, '+'
+// a space; std::invalid_argument for a '%' not followed by two hex digits.
+std::string query_unescape(std::string_view text);
+
 }  // namespace nvj

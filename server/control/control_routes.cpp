@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "common/json.h"
+#include "common/query_escape.h"
 #include "common/size.h"
 #include "server/control/journal_report.h"
 #include "server/control/stats_report.h"
@@ -16,30 +17,6 @@ namespace {
 ControlReply json(unsigned status, const Json& body) { return {status, "application/json", to_json_text(body) + "\n"}; }
 
 ControlReply error(unsigned status, const std::string& message) { return json(status, {{"error", message}}); }
-
-int hex(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string decode(std::string_view text) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '+') {
-      out += ' ';
-    } else if (text[i] == '%') {
-      if (i + 2 >= text.size() || hex(text[i + 1]) < 0 || hex(text[i + 2]) < 0)
-        throw std::invalid_argument("bad %-escape in the query");
-      out += static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2]));
-      i += 2;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
-}
 
 // The Prometheus text; the query (if any) is ignored.
 ControlReply metrics(const Lab& lab) {
@@ -67,8 +44,8 @@ std::map<std::string, std::string, std::less<>> parse_query(std::string_view que
     const std::string_view item = query.substr(0, amp);
     if (!item.empty()) {
       const std::size_t eq = item.find('=');
-      std::string key = decode(item.substr(0, eq));
-      std::string value = eq == std::string_view::npos ? "" : decode(item.substr(eq + 1));
+      std::string key = query_unescape(item.substr(0, eq));
+      std::string value = eq == std::string_view::npos ? "" : query_unescape(item.substr(eq + 1));
       if (!out.emplace(std::move(key), std::move(value)).second)
         throw std::invalid_argument("a query parameter is given twice");
     }

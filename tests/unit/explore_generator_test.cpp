@@ -6,7 +6,7 @@
 
 #include "crashlab/explore/generator.h"
 #include "tests/support/temp_dir.h"
-#include "tools/nvj/explore/op_runner.h"
+#include "tools/workloads/explore_steps.h"
 
 using crashlab::explore::Generator;
 using crashlab::explore::OpKind;
@@ -74,7 +74,7 @@ TEST_CASE("the setup satisfies every step's dependencies: each workload runs on 
   const auto run_all = [&](const Workload& w) {
     dir.clear();
     INFO(w.ordinal << ": " << crashlab::explore::describe_steps(w.steps));
-    for (const Step& s : w.steps) REQUIRE_NOTHROW(nvj::cli::run_step(dir.path, s));
+    for (const Step& s : w.steps) REQUIRE_NOTHROW(nvj::workloads::run_step(dir.path, s));
   };
   const Generator one(1);
   for (std::uint64_t i = 0; i < one.count(); ++i) run_all(one.at(i));

@@ -10,7 +10,7 @@
 #include "crashlab/fact_oracle.h"
 #include "tests/support/temp_dir.h"
 #include "tools/nvj/crash/ground_truth.h"
-#include "tools/nvj/explore/op_runner.h"
+#include "tools/workloads/explore_steps.h"
 
 using crashlab::explore::LiveTree;
 using crashlab::explore::Op;
@@ -38,9 +38,9 @@ struct Run {
   std::vector<RuledFact> step(OpKind kind, const std::string& path, const std::string& second, Persist p,
                               const std::string& persist_path = "") {
     const Step s{Op{kind, path, second}, p, persist_path, false};
-    std::vector<RuledFact> out = oracle.before(s.op, nvj::cli::live_tree(root));
-    nvj::cli::run_step(root, s);
-    for (RuledFact& f : oracle.after(s, nvj::cli::live_tree(root))) out.push_back(f);
+    std::vector<RuledFact> out = oracle.before(s.op, nvj::workloads::live_tree(root));
+    nvj::workloads::run_step(root, s);
+    for (RuledFact& f : oracle.after(s, nvj::workloads::live_tree(root))) out.push_back(f);
     posted.insert(posted.end(), out.begin(), out.end());
     return out;
   }

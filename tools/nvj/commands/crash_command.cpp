@@ -288,8 +288,12 @@ path; the kernel confirms the failing states). OUT/explore.json holds every
 workload, its states and its failures with the rule each broke;
 OUT/workloads/N/ its recording, results.json and check log. --list prints
 the workloads (ordinal and name) without running them. Ends with one line:
-W workloads, S states checked in T s, F findings. Exit status 0 when no state
-fails, 1 when one does, 2 for bad input.
+W workloads, S states checked in T s, F findings. With --vm a QEMU guest
+runs the workloads, one boot for all of them, once per --kernel: OUT/VERSION/
+holds each kernel's exploration, OUT/kernels.md and kernels.json set the
+kernels side by side (the workloads whose verdict differs first); the
+recordings are checked on this host. Exit status 0 when no state fails, 1
+when one does, 2 for bad input.
 )";
 
 constexpr const char* kMergeText = R"(Join the results.json of every shard of one `nvj crash check` (each given as
@@ -377,6 +381,12 @@ CommandRun declare_crash(Command& app) {
                  "every one on ext4, 40 on XFS and btrfs, whose states the kernel checks one by one)")
       .value_name("N")
       .on_given([explore] { explore->max_states_given = true; });
+  explores.flag("--vm", explore->vm,
+                "run the workloads in a QEMU guest, one boot for all of them (as nvj vm), once per kernel");
+  explores.add("--kernel", explore->kernels,
+               "with --vm, the guest's kernel: a bzImage, or several, comma-separated or repeated, for a table by "
+               "kernel (default: the distribution's)")
+      .value_name("FILE[,FILE]...");
   explores.flag("--keep-run", explore->keep, "leave the run folder (the server's log) behind");
   explores.add("--out", explore->out, "the folder for explore.json and each workload's check (required to run)")
       .value_name("DIR");

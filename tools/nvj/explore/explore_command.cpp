@@ -22,11 +22,13 @@
 #include "tools/nvj/crash/lab_parameters.h"
 #include "tools/nvj/crash/shard.h"
 #include "tools/nvj/explore/explore_report.h"
+#include "tools/nvj/explore/guest_explore.h"
 #include "tools/nvj/explore/workload_run.h"
 #include "tools/nvj/host/interrupt.h"
 #include "tools/nvj/host/process.h"
 #include "tools/nvj/host/run_folder.h"
 #include "tools/nvj/testbed/testbed.h"
+#include "tools/nvj/vm/guest_kernel.h"
 
 namespace nvj::cli {
 
@@ -66,10 +68,254 @@ std::vector<OpKind> ops_of(const std::string& list) {
 
 }  // namespace
 
+Generator explore_generator(const ExploreArgs& a) { return Generator(bound_of(a.bound), ops_of(a.ops)); }
+
+namespace {
+
+// The workloads' outcomes as they come, what explore.json says of them.
+struct ExploreTally {
+  std::uint64_t states = 0, findings = 0, done = 0, errors = 0;
+  double phases[kExplorePhaseCount] = {};
+  Json workloads = Json::array();
+  int worst = 0;
+
+  // `quiet`: an error the caller has said already.
+  void add(std::uint64_t i, const Workload& w, const WorkloadOutcome& r, bool quiet = false) {
+    ++done;
+    for (std::size_t k = 0; k < kExplorePhaseCount; ++k) phases[k] += r.seconds[k];
+    if (!r.error.empty() && !quiet) {
+      ++errors;
+      std::fprintf(stderr, "nvj crash explore: workload %llu (%s) could not run: %s\n",
+                   static_cast<unsigned long long>(i), w.name.c_str(), r.error.c_str());
+    }
+    states += r.states;
+    if (r.failing > 0) {
+      ++findings;
+      std::printf("workload %llu: %s: %llu of %llu states fail\n", static_cast<unsigned long long>(i), w.name.c_str(),
+                  static_cast<unsigned long long>(r.failing), static_cast<unsigned long long>(r.states));
+      std::fflush(stdout);
+    }
+    if (r.status > 1) worst = r.status;
+    workloads.push_back(Json{{"ordinal", i},
+                             {"name", w.name},
+                             {"steps", crashlab::explore::describe_steps(w.steps)},
+                             {"states", r.states},
+                             {"failing", r.failing},
+                             {"error", r.error.empty() ? Json(nullptr) : Json(r.error)},
+                             {"failures", r.failures}});
+    if (r.failing > 0) {
+      workloads.back()["signature"] = r.signature;
+      workloads.back()["reproducer"] = "workloads/" + std::to_string(i) + "/reproduce.sh";  // beside explore.json
+    }
+  }
+
+  // explore.json's figures; the caller adds what it knows beyond them.
+  Json report(const ExploreArgs& a, const std::vector<std::string>& parameters, std::uint64_t max_states,
+              const Generator& generator, const Shard& shard, double seconds) const {
+    Json rules = Json::array();
+    for (const auto& r : crashlab::explore::rules())
+      rules.push_back(Json{{"id", r.id}, {"promise", r.promise}, {"source", r.source}});
+    Json phase_json = Json::object();
+    for (std::size_t k = 0; k < kExplorePhaseCount; ++k) phase_json[kExplorePhases[k]] = phases[k];
+    Json ops = Json::array();
+    for (const OpKind k : ops_of(a.ops)) ops.push_back(to_string(k));
+    return Json{{"bound", a.bound},
+                {"ops", ops},
+                {"filesystem", a.filesystem},
+                {"mount_options", a.mount_options},
+                {"parameters", parameters},
+                {"max_states", max_states},
+                {"workloads_in_bound", generator.count()},
+                {"shard", Json{{"index", shard.index}, {"count", shard.count}}},
+                {"explored", done},
+                {"states", states},
+                {"findings", findings},
+                {"errors", errors},
+                {"seconds", seconds},
+                {"phases", phase_json},
+                {"interrupted", interrupted()},
+                {"rules", rules},
+                {"workloads", workloads}};
+  }
+
+  void print_summary(const char* prefix, double seconds) const {
+    std::printf("%s%llu workloads, %llu states checked in %.1f s, %llu findings\n", prefix,
+                static_cast<unsigned long long>(done), static_cast<unsigned long long>(states), seconds,
+                static_cast<unsigned long long>(findings));
+    if (errors > 0) std::printf("(%llu workloads could not run: see explore.json)\n", static_cast<unsigned long long>(errors));
+  }
+
+  int status() const {
+    if (interrupted() || errors > 0) return 1;
+    if (worst > 1) return worst;
+    return findings > 0 ? 1 : 0;
+  }
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The workloads on this host: one server, one attach, the base restored
+// before each.
+int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameters, std::uint64_t max_states,
+                 const Generator& generator, const Shard& shard, const std::vector<std::uint64_t>& mine,
+                 const fs::path& out, RunFolder& folder) {
+  TestbedOptions o{folder.path(), parameters, a.mount_options, [](const std::string& what) {
+                     if (interrupted()) throw std::runtime_error("interrupted");
+                     std::printf("== %s\n", what.c_str());
+                     std::fflush(stdout);
+                   }};
+  o.filesystem = a.filesystem;
+  if (a.filesystem == "btrfs") o.exports = {"data"};
+  Testbed lab(std::move(o));
+  const ExploreContext context{&lab, a, max_states, folder};
+  lab.unmount();
+  lab.post("/base/keep");
+  std::printf("== exploring %zu of the %llu workloads of %s%s\n", mine.size(),
+              static_cast<unsigned long long>(generator.count()), a.bound.c_str(),
+              shard.count > 1 ? (" (shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) + ")").c_str() : "");
+  std::fflush(stdout);
+  const auto start = std::chrono::steady_clock::now();
+  ExploreTally tally;
+  for (const std::uint64_t i : mine) {
+    if (interrupted()) break;
+    const Workload w = generator.at(i);
+    WorkloadOutcome r;
+    try {
+      r = run_workload(context, w, out / "workloads" / std::to_string(i));
+    } catch (const std::exception&) {
+      if (interrupted()) break;  // a step of the lab gave up on the signal
+      throw;
+    }
+    tally.add(i, w, r);
+    if (r.failing > 0 && !a.no_minimize && r.signature.find(" + ") != std::string::npos) {
+      const fs::path dir = out / "workloads" / std::to_string(i) / "minimal";
+      const MinimalWorkload m = minimize(context, w, r, dir);
+      Json& j = tally.workloads.back()["minimal"];
+      j = Json{{"name", m.workload.name},
+               {"steps", crashlab::explore::describe_steps(m.workload.steps)},
+               {"failing", m.outcome.failing},
+               {"states", m.outcome.states}};
+      j["reproducer"] = m.dir.empty() ? "workloads/" + std::to_string(i) + "/reproduce.sh"
+                                      : fs::relative(m.dir / "reproduce.sh", out).string();
+      if (m.workload.name != w.name)
+        std::printf("  minimal: %s: %llu of %llu states fail\n", m.workload.name.c_str(),
+                    static_cast<unsigned long long>(m.outcome.failing), static_cast<unsigned long long>(m.outcome.states));
+    }
+  }
+  const double seconds = seconds_since(start);
+  if (!lab.teardown()) throw std::runtime_error("taking the lab down failed (see above)");
+  write_explore_report(tally.report(a, parameters, max_states, generator, shard, seconds), out);
+  tally.print_summary("", seconds);
+  return tally.status();
+}
+
+// The kernels --vm boots: those given, or the distribution's.
+std::vector<GuestKernel> kernels_of(const ExploreArgs& a) {
+  std::vector<GuestKernel> out;
+  std::vector<std::string> files;
+  for (const std::string& given : a.kernels) {
+    std::stringstream in(given);
+    for (std::string k; std::getline(in, k, ',');) files.push_back(k);
+    if (given.empty() || given.back() == ',') files.push_back("");
+  }
+  for (const std::string& k : files) {
+    if (k.empty()) throw UsageError("nvj crash explore: --kernel: an empty file name");
+    try {
+      out.push_back(given_kernel(k));
+    } catch (const std::runtime_error& e) {
+      throw UsageError(std::string("nvj crash explore: --kernel ") + k + ": " + e.what());
+    }
+  }
+  if (out.empty()) {
+    auto k = find_distribution_kernel();
+    if (!k)
+      throw std::runtime_error(std::string("nvj crash explore --vm: no kernel with modules in /boot and /lib/modules: "
+                                           "install ") + kKernelPackage + " or give one with --kernel FILE");
+    out.push_back(*k);
+  }
+  std::set<std::string> versions;
+  for (const GuestKernel& k : out)
+    if (!versions.insert(k.version).second)
+      throw UsageError("nvj crash explore: --kernel: " + k.version + " is given twice");
+  return out;
+}
+
+// The workloads in a guest, once per kernel: OUT/VERSION/ holds each
+// kernel's exploration as one run on the host writes it, OUT/kernels.json
+// and OUT/kernels.md set them side by side.
+int explore_in_guests(const ExploreArgs& a, const std::vector<std::string>& parameters, std::uint64_t max_states,
+                      const Generator& generator, const Shard& shard, const std::vector<std::uint64_t>& mine,
+                      const fs::path& out, RunFolder& folder) {
+  const std::vector<GuestKernel> kernels = kernels_of(a);
+  const auto start = std::chrono::steady_clock::now();
+  Json by_kernel = Json::array();
+  int worst = 0;
+  ExploreTally total;
+  for (const GuestKernel& kernel : kernels) {
+    if (interrupted()) break;
+    const fs::path dir = out / kernel.version;
+    std::printf("== kernel %s: booting a guest for %zu workloads of %s\n", kernel.version.c_str(), mine.size(),
+                a.bound.c_str());
+    std::fflush(stdout);
+    const GuestExplore guest = explore_in_guest({&a, parameters, kernel.image.string(), mine, dir, folder.path()});
+    std::printf("== kernel %s: the guest ran %zu of %zu workloads in %.1f s%s; checking their recordings\n",
+                kernel.version.c_str(), guest.traces.size(), mine.size(), guest.seconds,
+                guest.status == 0 ? "" : (" (it stopped early: status " + std::to_string(guest.status) + ")").c_str());
+    std::fflush(stdout);
+    const ExploreContext context{nullptr, a, max_states, folder};
+    const auto checking = std::chrono::steady_clock::now();
+    ExploreTally tally;
+    Json failing = Json::object();
+    for (const std::uint64_t i : mine) {
+      if (interrupted()) break;
+      const Workload w = generator.at(i);
+      WorkloadOutcome r;
+      const auto trace = guest.traces.find(i);
+      if (trace == guest.traces.end())
+        r.error = "the guest did not run it (its command exited " + std::to_string(guest.status) + ": see above)";
+      else
+        check_workload(context, w, dir / "workloads" / std::to_string(i), trace->second, r);
+      tally.add(i, w, r, trace == guest.traces.end());
+      failing[std::to_string(i)] = r.error.empty() ? Json(r.failing) : Json(nullptr);
+    }
+    const double seconds = guest.seconds + seconds_since(checking);
+    Json report = tally.report(a, parameters, max_states, generator, shard, seconds);
+    report["kernel"] = Json{{"version", kernel.version}, {"image", kernel.image.string()}, {"guest_seconds", guest.seconds}};
+    write_explore_report(report, dir);
+    tally.print_summary(("kernel " + kernel.version + ": ").c_str(), seconds);
+    by_kernel.push_back(Json{{"version", kernel.version},
+                             {"image", kernel.image.string()},
+                             {"explored", tally.done},
+                             {"states", tally.states},
+                             {"findings", tally.findings},
+                             {"errors", tally.errors},
+                             {"seconds", seconds},
+                             {"failing", failing}});
+    total.done += tally.done;
+    total.states += tally.states;
+    total.findings += tally.findings;
+    total.errors += tally.errors;
+    worst = std::max(worst, tally.worst);
+  }
+  total.worst = worst;
+  Json names = Json::object();
+  for (const std::uint64_t i : mine) names[std::to_string(i)] = generator.at(i).name;
+  write_kernel_table(Json{{"bound", a.bound}, {"filesystem", a.filesystem}, {"mount_options", a.mount_options},
+                          {"workloads", names}, {"kernels", by_kernel}},
+                     out);
+  total.print_summary("", seconds_since(start));
+  return total.status();
+}
+
+}  // namespace
+
 int crash_explore_main(const ExploreArgs& a) {
-  const Generator generator(bound_of(a.bound), ops_of(a.ops));
+  const Generator generator = explore_generator(a);
   if (a.filesystem != "ext4" && a.filesystem != "xfs" && a.filesystem != "btrfs")
     throw UsageError("nvj crash explore: --fs " + a.filesystem + ": expected ext4, xfs or btrfs");
+  if (!a.kernels.empty() && !a.vm) throw UsageError("nvj crash explore: --kernel is --vm's (the guest's kernel)");
   // The crash lab's layout, the journal's live decoder off (a restore
   // would confuse it), the user's parameters over both.
   const std::vector<std::string> parameters =
@@ -108,109 +354,8 @@ int crash_explore_main(const ExploreArgs& a) {
       throw UsageError("nvj crash explore: --fs " + a.filesystem + ": this host cannot make it (" + mkfs +
                        " is not installed: Debian's " + (a.filesystem == "xfs" ? "xfsprogs" : "btrfs-progs") + ")");
   }
-  TestbedOptions o{folder.path(), parameters, a.mount_options, [](const std::string& what) {
-                     if (interrupted()) throw std::runtime_error("interrupted");
-                     std::printf("== %s\n", what.c_str());
-                     std::fflush(stdout);
-                   }};
-  o.filesystem = a.filesystem;
-  if (a.filesystem == "btrfs") o.exports = {"data"};
-  Testbed lab(std::move(o));
-  const ExploreContext context{lab, a, max_states, folder};
-  lab.unmount();
-  lab.post("/base/keep");
-  std::printf("== exploring %zu of the %llu workloads of %s%s\n", mine.size(),
-              static_cast<unsigned long long>(generator.count()), a.bound.c_str(),
-              shard.count > 1 ? (" (shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) + ")").c_str() : "");
-  std::fflush(stdout);
-  const auto start = std::chrono::steady_clock::now();
-  std::uint64_t states = 0, findings = 0, done = 0, errors = 0;
-  double phases[kExplorePhaseCount] = {};
-  Json workloads = Json::array();
-  int worst = 0;
-  for (const std::uint64_t i : mine) {
-    if (interrupted()) break;
-    const Workload w = generator.at(i);
-    WorkloadOutcome r;
-    try {
-      r = run_workload(context, w, out / "workloads" / std::to_string(i));
-    } catch (const std::exception&) {
-      if (interrupted()) break;  // a step of the lab gave up on the signal
-      throw;
-    }
-    ++done;
-    for (std::size_t k = 0; k < kExplorePhaseCount; ++k) phases[k] += r.seconds[k];
-    if (!r.error.empty()) {
-      ++errors;
-      std::fprintf(stderr, "nvj crash explore: workload %llu (%s) could not run: %s\n",
-                   static_cast<unsigned long long>(i), w.name.c_str(), r.error.c_str());
-    }
-    states += r.states;
-    if (r.failing > 0) {
-      ++findings;
-      std::printf("workload %llu: %s: %llu of %llu states fail\n", static_cast<unsigned long long>(i), w.name.c_str(),
-                  static_cast<unsigned long long>(r.failing), static_cast<unsigned long long>(r.states));
-    }
-    if (r.status > 1) worst = r.status;
-    workloads.push_back(Json{{"ordinal", i},
-                             {"name", w.name},
-                             {"steps", crashlab::explore::describe_steps(w.steps)},
-                             {"states", r.states},
-                             {"failing", r.failing},
-                             {"error", r.error.empty() ? Json(nullptr) : Json(r.error)},
-                             {"failures", r.failures}});
-    if (r.failing > 0 && !a.no_minimize && r.signature.find(" + ") != std::string::npos) {
-      const fs::path dir = out / "workloads" / std::to_string(i) / "minimal";
-      const MinimalWorkload m = minimize(context, w, r, dir);
-      Json& j = workloads.back()["minimal"];
-      j = Json{{"name", m.workload.name},
-               {"steps", crashlab::explore::describe_steps(m.workload.steps)},
-               {"failing", m.outcome.failing},
-               {"states", m.outcome.states}};
-      j["reproducer"] = m.dir.empty() ? "workloads/" + std::to_string(i) + "/reproduce.sh"
-                                      : fs::relative(m.dir / "reproduce.sh", out).string();
-      if (m.workload.name != w.name)
-        std::printf("  minimal: %s: %llu of %llu states fail\n", m.workload.name.c_str(),
-                    static_cast<unsigned long long>(m.outcome.failing), static_cast<unsigned long long>(m.outcome.states));
-    }
-    if (r.failing > 0) {
-      workloads.back()["signature"] = r.signature;
-      workloads.back()["reproducer"] = "workloads/" + std::to_string(i) + "/reproduce.sh";  // beside explore.json
-    }
-  }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!lab.teardown()) throw std::runtime_error("taking the lab down failed (see above)");
-  Json rules = Json::array();
-  for (const auto& r : crashlab::explore::rules())
-    rules.push_back(Json{{"id", r.id}, {"promise", r.promise}, {"source", r.source}});
-  Json phase_json = Json::object();
-  for (std::size_t k = 0; k < kExplorePhaseCount; ++k) phase_json[kExplorePhases[k]] = phases[k];
-  Json ops = Json::array();
-  for (const OpKind k : ops_of(a.ops)) ops.push_back(to_string(k));
-  const Json report{{"bound", a.bound},
-                    {"ops", ops},
-                    {"filesystem", a.filesystem},
-                    {"mount_options", a.mount_options},
-                    {"parameters", parameters},
-                    {"max_states", max_states},
-                    {"workloads_in_bound", generator.count()},
-                    {"shard", Json{{"index", shard.index}, {"count", shard.count}}},
-                    {"explored", done},
-                    {"states", states},
-                    {"findings", findings},
-                    {"errors", errors},
-                    {"seconds", seconds},
-                    {"phases", phase_json},
-                    {"interrupted", interrupted()},
-                    {"rules", rules},
-                    {"workloads", workloads}};
-  write_explore_report(report, out);
-  std::printf("%llu workloads, %llu states checked in %.1f s, %llu findings\n", static_cast<unsigned long long>(done),
-              static_cast<unsigned long long>(states), seconds, static_cast<unsigned long long>(findings));
-  if (errors > 0) std::printf("(%llu workloads could not run: see explore.json)\n", static_cast<unsigned long long>(errors));
-  if (interrupted() || errors > 0) return 1;
-  if (worst > 1) return worst;
-  return findings > 0 ? 1 : 0;
+  if (a.vm) return explore_in_guests(a, parameters, max_states, generator, shard, mine, out, folder);
+  return explore_here(a, parameters, max_states, generator, shard, mine, out, folder);
 }
 
 }  // namespace nvj::cli

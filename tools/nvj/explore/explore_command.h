@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "crashlab/explore/generator.h"
+
 namespace nvj::cli {
 
 struct ExploreArgs {
@@ -30,8 +32,16 @@ struct ExploreArgs {
   // sample spread over its crash points, as nvj crash check takes it.
   std::uint64_t max_states = 0;
   bool max_states_given = false;
+  // Run the workloads in a QEMU guest (one boot for all of them), once per
+  // kernel: bzImage files; empty: the distribution's kernel.
+  bool vm = false;
+  std::vector<std::string> kernels;
 };
 
 int crash_explore_main(const ExploreArgs& args);
+
+// The enumeration the arguments name (--bound, --ops): UsageError for a
+// bound or an operation that is none.
+crashlab::explore::Generator explore_generator(const ExploreArgs& args);
 
 }  // namespace nvj::cli

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -80,6 +82,81 @@ void write_explore_report(const Json& report, const fs::path& out) {
   for (const Json& r : report.at("rules"))
     md << "| " << r.at("id").get<std::string>() << " | " << cell(r.at("source").get<std::string>()) << " |\n";
   std::ofstream(out / "findings.md") << md.str();
+}
+
+void write_kernel_table(const Json& table, const fs::path& out) {
+  std::ofstream(out / "kernels.json") << to_json_text(table) << "\n";
+  const Json& kernels = table.at("kernels");
+  const auto verdict = [&](const Json& k, const std::string& n) -> std::string {
+    const Json& f = k.at("failing");
+    if (!f.contains(n)) return "not run";
+    if (f.at(n).is_null()) return "could not run";
+    const auto count = f.at(n).get<std::uint64_t>();
+    return count == 0 ? "pass" : std::to_string(count) + " states fail";
+  };
+  std::vector<std::string> differ, everywhere;
+  for (const auto& [n, name] : table.at("workloads").items()) {
+    std::set<std::string> verdicts;
+    bool fails = false;
+    for (const Json& k : kernels) {
+      const std::string v = verdict(k, n);
+      verdicts.insert(v == "pass" || v == "not run" || v == "could not run" ? v : "fail");
+      fails = fails || (v != "pass" && v != "not run");
+    }
+    if (verdicts.size() > 1)
+      differ.push_back(n);
+    else if (fails)
+      everywhere.push_back(n);
+  }
+  const auto by_number = [](const std::string& x, const std::string& y) { return std::stoull(x) < std::stoull(y); };
+  std::sort(differ.begin(), differ.end(), by_number);
+  std::sort(everywhere.begin(), everywhere.end(), by_number);
+  std::ostringstream md;
+  md << "# nvj crash explore --vm: " << table.at("bound").get<std::string>() << " on "
+     << table.at("filesystem").get<std::string>()
+     << (table.at("mount_options").get<std::string>().empty() ? std::string()
+                                                               : " (" + table.at("mount_options").get<std::string>() + ")")
+     << ", by kernel\n\n| | ";
+  std::string rule = "|---|";
+  for (const Json& k : kernels) {
+    md << k.at("version").get<std::string>() << " | ";
+    rule += "---|";
+  }
+  md << "\n" << rule << "\n";
+  const auto row = [&](const std::string& label, const std::function<std::string(const Json&)>& value) {
+    md << "| " << label << " | ";
+    for (const Json& k : kernels) md << value(k) << " | ";
+    md << "\n";
+  };
+  row("workloads explored", [](const Json& k) { return std::to_string(k.at("explored").get<std::uint64_t>()); });
+  row("crash states checked", [](const Json& k) { return std::to_string(k.at("states").get<std::uint64_t>()); });
+  row("workloads with failing states", [](const Json& k) { return std::to_string(k.at("findings").get<std::uint64_t>()); });
+  row("workloads that could not run", [](const Json& k) { return std::to_string(k.at("errors").get<std::uint64_t>()); });
+  row("seconds", [](const Json& k) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f", k.at("seconds").get<double>());
+    return std::string(b);
+  });
+  for (const auto* list : {&differ, &everywhere}) {
+    md << "\n## " << (list == &differ ? "Workloads whose verdict differs between kernels" : "Workloads failing on every kernel")
+       << " (" << list->size() << ")\n\n";
+    if (list->empty()) continue;
+    md << "| workload | ";
+    for (const Json& k : kernels) md << k.at("version").get<std::string>() << " | ";
+    md << "\n" << rule << "\n";
+    for (const std::string& n : *list) {
+      md << "| " << n << ": `" << cell(table.at("workloads").at(n).get<std::string>()) << "` | ";
+      for (const Json& k : kernels) {
+        const std::string v = verdict(k, n);
+        md << v;
+        if (v != "pass" && v != "not run" && v != "could not run")
+          md << " ([reproducer](" << k.at("version").get<std::string>() << "/workloads/" << n << "/reproduce.sh))";
+        md << " | ";
+      }
+      md << "\n";
+    }
+  }
+  std::ofstream(out / "kernels.md") << md.str();
 }
 
 bool is_explore_output(const std::string& input) { return fs::exists(explore_file(input)) && explore_file(input).filename() == "explore.json"; }

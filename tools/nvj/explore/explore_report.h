@@ -18,6 +18,14 @@ namespace nvj::cli {
 // workload, the facts it broke and its reproducer.
 void write_explore_report(const Json& report, const std::filesystem::path& out);
 
+// OUT/kernels.json (docs/schemas/crash-explore-kernels.schema.json) and
+// OUT/kernels.md: nvj crash explore --vm's kernels side by side, a column
+// each, the workloads whose verdicts differ between kernels first, then
+// those failing on every kernel. `table`: {bound, filesystem,
+// mount_options, workloads: {N: name}, kernels: [{version, image,
+// explored, states, findings, errors, seconds, failing: {N: count|null}}]}.
+void write_kernel_table(const Json& table, const std::filesystem::path& out);
+
 // Whether `input` (a file or a folder) is an exploration's.
 bool is_explore_output(const std::string& input);
 

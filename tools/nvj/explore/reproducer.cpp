@@ -20,7 +20,7 @@ std::string py(const std::string& text) {
   return out + "'";
 }
 
-// The Python of one operation, as op_runner.cpp's run_op does it.
+// The Python of one operation, as tools/workloads/explore_steps.cpp's run_op does it.
 std::string op_code(const crashlab::explore::Op& op) {
   const std::string p = py(op.path), q = py(op.second), what = py(std::string(to_string(op.kind)));
   switch (op.kind) {

@@ -1,6 +1,6 @@
 // A failing workload's reproducer: a shell script that carries out the
 // workload's steps (with python3, byte for byte as the explorer does:
-// op_runner.cpp) and posts the facts the explorer posted, in the same
+// tools/workloads/explore_steps.cpp) and posts the facts the explorer posted, in the same
 // places, through the control socket nvj crash run gives it (NVJ_CONTROL),
 // so that `nvj crash run [--mount-options O] -- sh reproduce.sh` records
 // and checks it alone, without the explorer.

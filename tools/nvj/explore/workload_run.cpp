@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -19,7 +20,6 @@
 #include "crashlab/explore/oracle.h"
 #include "fscore/record/fact.h"
 #include "tools/nvj/crash/check_command.h"
-#include "tools/nvj/explore/op_runner.h"
 #include "tools/nvj/explore/reproducer.h"
 #include "tools/nvj/host/interrupt.h"
 #include "tools/nvj/host/loop_device.h"
@@ -101,9 +101,13 @@ bool fails_alike(const WorkloadOutcome& a, const WorkloadOutcome& b) {
 
 }  // namespace
 
+crashlab::explore::OracleOptions oracle_options(const ExploreArgs& a) {
+  return {a.filesystem == "ext4" && auto_da_alloc(a.mount_options)};
+}
+
 WorkloadOutcome run_workload(const ExploreContext& context, const Workload& w, const fs::path& dir) {
-  Testbed& lab = context.lab;
-  const ExploreArgs& a = context.args;
+  if (context.lab == nullptr) throw std::logic_error("run_workload: no lab on this host");
+  Testbed& lab = *context.lab;
   WorkloadOutcome o;
   ExplorePhaseClock clock;
   fs::create_directories(dir);
@@ -113,51 +117,56 @@ WorkloadOutcome run_workload(const ExploreContext& context, const Workload& w, c
   drop_block_cache(lab.data_device());
   if (!lab.journal_device().empty()) drop_block_cache(lab.journal_device());
   lab.post("/record/start?file=" + query_escape(recording.string()));
-  crashlab::explore::Oracle oracle({a.filesystem == "ext4" && auto_da_alloc(a.mount_options)});
-  std::map<std::string, std::string> rule_of;  // path: the rule of the last fact that said something of it
-  std::vector<ReproducerStep> script;
-  const auto post = [&](const std::vector<crashlab::explore::RuledFact>& facts, std::vector<std::string>& labels) {
-    for (const auto& f : facts) {
-      labels.push_back(fscore::record::format_fact(f.fact));
-      lab.post("/mark?label=" + query_escape(labels.back()));
-      using fscore::record::FactKind;
-      // As the oracle names the path of a violation.
-      const std::string path = f.fact.kind == FactKind::entry
-                                   ? (f.fact.path == "." ? f.fact.second : f.fact.path + "/" + f.fact.second)
-                               : f.fact.kind == FactKind::rename ? f.fact.path + " | " + f.fact.second
-                                                                 : f.fact.path;
-      if (f.rule.empty()) continue;
-      // By the path and what the violation will call it, and by the path alone.
-      static const std::map<FactKind, const char*> kWhat{
-          {FactKind::file, "file"},     {FactKind::prefix, "prefix"}, {FactKind::entry, "present"},
-          {FactKind::rename, "renamed"}, {FactKind::absent, "absent"}, {FactKind::mode, "mode"},
-          {FactKind::nlink, "nlink"},   {FactKind::symlink, "symlink"}, {FactKind::xattr, "xattr"},
-          {FactKind::noxattr, "xattr"}};
-      if (const auto named = kWhat.find(f.fact.kind); named != kWhat.end()) rule_of[path + "\t" + named->second] = f.rule;
-      rule_of[path] = f.rule;
-    }
-  };
   clock.lap(&o.seconds[0]);
   lab.mount();
   clock.lap(&o.seconds[1]);
-  std::string error;
-  try {
-    for (const auto& step : w.steps) {
-      script.push_back({step, {}, {}});
-      post(oracle.before(step.op, live_tree(lab.mount_point())), script.back().before);
-      run_step(lab.mount_point(), step);
-      post(oracle.after(step, live_tree(lab.mount_point())), script.back().after);
-    }
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
+  const workloads::ExploreTrace trace =
+      workloads::run_workload_steps(lab.mount_point(), w, oracle_options(context.args),
+                                    [&](const std::string& label) { lab.post("/mark?label=" + query_escape(label)); });
   clock.lap(&o.seconds[2]);
   lab.unmount();
   lab.post("/record/stop");
   clock.lap(&o.seconds[3]);
-  if (!error.empty()) {
-    o.error = error;
-    return o;
+  check_workload(context, w, dir, trace, o);
+  return o;
+}
+
+void check_workload(const ExploreContext& context, const Workload& w, const fs::path& dir,
+                    const workloads::ExploreTrace& trace, WorkloadOutcome& o) {
+  const ExploreArgs& a = context.args;
+  if (!trace.error.empty()) {
+    o.error = trace.error;
+    return;
+  }
+  ExplorePhaseClock clock;
+  const fs::path recording = fs::absolute(dir / "recording.nvjrec");
+  // The rule of the last fact that said something of each path: by the
+  // path and what a violation will call it, and by the path alone.
+  std::map<std::string, std::string> rule_of;
+  std::vector<ReproducerStep> script;
+  for (const workloads::TracedStep& t : trace.steps) {
+    script.push_back({t.step, {}, {}});
+    for (const auto* facts : {&t.before, &t.after})
+      for (const workloads::PostedFact& f : *facts) {
+        (facts == &t.before ? script.back().before : script.back().after).push_back(f.label);
+        if (f.rule.empty()) continue;
+        const std::optional<fscore::record::Fact> parsed = fscore::record::parse_fact(f.label);
+        if (!parsed) throw std::runtime_error("the trace of " + w.name + " posted " + f.label + ", which is no fact");
+        const fscore::record::Fact& fact = *parsed;
+        using fscore::record::FactKind;
+        // As the oracle names the path of a violation.
+        const std::string path = fact.kind == FactKind::entry
+                                     ? (fact.path == "." ? fact.second : fact.path + "/" + fact.second)
+                                 : fact.kind == FactKind::rename ? fact.path + " | " + fact.second
+                                                                 : fact.path;
+        static const std::map<FactKind, const char*> kWhat{
+            {FactKind::file, "file"},     {FactKind::prefix, "prefix"}, {FactKind::entry, "present"},
+            {FactKind::rename, "renamed"}, {FactKind::absent, "absent"}, {FactKind::mode, "mode"},
+            {FactKind::nlink, "nlink"},   {FactKind::symlink, "symlink"}, {FactKind::xattr, "xattr"},
+            {FactKind::noxattr, "xattr"}};
+        if (const auto named = kWhat.find(fact.kind); named != kWhat.end()) rule_of[path + "\t" + named->second] = f.rule;
+        rule_of[path] = f.rule;
+      }
   }
 
   CheckArgs check;
@@ -216,7 +225,6 @@ WorkloadOutcome run_workload(const ExploreContext& context, const Workload& w, c
       if (!s.setup) ops += (ops.empty() ? "" : " + ") + std::string(to_string(s.op.kind));
     o.signature += " | " + ops;
   }
-  return o;
 }
 
 MinimalWorkload minimize(const ExploreContext& context, const Workload& w, const WorkloadOutcome& failed, const fs::path& dir) {

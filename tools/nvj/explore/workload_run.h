@@ -10,17 +10,20 @@
 #include <string>
 
 #include "common/json.h"
+#include "crashlab/explore/oracle.h"
 #include "crashlab/explore/workload.h"
 #include "tools/nvj/explore/explore_command.h"
 #include "tools/nvj/host/run_folder.h"
 #include "tools/nvj/testbed/testbed.h"
+#include "tools/workloads/explore_steps.h"
 
 namespace nvj::cli {
 
 // What every workload of one exploration shares: the lab (mounted between
-// workloads, its base kept), the options, each workload's state budget.
+// workloads, its base kept; none when a guest runs the workloads), the
+// options, each workload's state budget.
 struct ExploreContext {
-  Testbed& lab;
+  Testbed* lab;
   const ExploreArgs& args;
   std::uint64_t max_states;  // 0: every unique state
   const RunFolder& folder;
@@ -50,6 +53,16 @@ struct WorkloadOutcome {
 // when a state fails). A step that fails is the outcome's error.
 WorkloadOutcome run_workload(const ExploreContext& context, const crashlab::explore::Workload& workload,
                      const std::filesystem::path& dir);
+
+// The second half of run_workload, for a workload run elsewhere (in a
+// guest): its recording DIR/recording.nvjrec checked, with what its trace
+// says was posted (the trace's error, if any, becomes the outcome's).
+// Fills the outcome's check phase and verdicts.
+void check_workload(const ExploreContext& context, const crashlab::explore::Workload& workload,
+                    const std::filesystem::path& dir, const workloads::ExploreTrace& trace, WorkloadOutcome& outcome);
+
+// The oracle's options for the exploration's filesystem and mount options.
+crashlab::explore::OracleOptions oracle_options(const ExploreArgs& args);
 
 // The fewest core steps of a failing workload that still fail the same way
 // (one of the rules it broke, broken the same way: what and how): delta

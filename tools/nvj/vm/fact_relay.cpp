@@ -14,8 +14,8 @@
 
 namespace nvj::cli {
 
-FactRelay::FactRelay(std::filesystem::path serial_socket, std::string control)
-    : socket_(std::move(serial_socket)), control_(std::move(control)), thread_([this] { run(); }) {}
+FactRelay::FactRelay(std::filesystem::path serial_socket, std::string control, LabHandler lab)
+    : socket_(std::move(serial_socket)), control_(std::move(control)), lab_(std::move(lab)), thread_([this] { run(); }) {}
 
 FactRelay::~FactRelay() {
   stop_ = true;
@@ -76,14 +76,19 @@ void FactRelay::run() {
       pending.erase(0, end + 1);
       while (!line.empty() && (line.back() == '\r' || line.back() == '\0')) line.pop_back();
       const std::size_t at = line.find(kSerialMarkPrefix);  // a tty may put noise before it
-      if (at == std::string::npos) {
+      const std::size_t lab_at = lab_ ? line.find(kSerialLabPrefix) : std::string::npos;
+      if (at == std::string::npos && lab_at == std::string::npos) {
         if (!line.empty()) ++ignored_;
         continue;
       }
       std::string answer = std::string(kSerialMarked) + "\n";
       try {
-        post_escaped_mark(control_, std::string_view(line).substr(at + kSerialMarkPrefix.size()));
-        ++relayed_;
+        if (lab_at != std::string::npos && (at == std::string::npos || lab_at < at)) {
+          lab_(std::string_view(line).substr(lab_at + kSerialLabPrefix.size()));
+        } else {
+          post_escaped_mark(control_, std::string_view(line).substr(at + kSerialMarkPrefix.size()));
+          ++relayed_;
+        }
       } catch (const std::exception& e) {
         set_error(e.what());
         std::string why = e.what();

@@ -9,13 +9,16 @@
 // returned, so the mark reaches the server's recording after that call's
 // flush (late, never early); one that says less before the call that
 // changes what is there, which it makes only after the answer, so the mark
-// is in the recording before that call's writes. Other lines are counted
-// and dropped.
+// is in the recording before that call's writes. Lines "nvj-lab WORDS"
+// (serial_lab_request) go to the lab handler, when there is one, answered
+// the same way once it returns (refused with what it threw). Other lines
+// are counted and dropped.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -26,7 +29,8 @@ class FactRelay {
  public:
   // Starts the thread; it connects to `serial_socket` as soon as it exists
   // (QEMU makes it when it starts).
-  FactRelay(std::filesystem::path serial_socket, std::string control);
+  using LabHandler = std::function<void(std::string_view words)>;
+  FactRelay(std::filesystem::path serial_socket, std::string control, LabHandler lab = {});
   ~FactRelay();
   FactRelay(const FactRelay&) = delete;
   FactRelay& operator=(const FactRelay&) = delete;
@@ -46,6 +50,7 @@ class FactRelay {
 
   std::filesystem::path socket_;
   std::string control_;
+  LabHandler lab_;
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> relayed_{0}, ignored_{0};
   mutable std::mutex mutex_;

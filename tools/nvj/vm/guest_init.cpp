@@ -92,6 +92,8 @@ if [ "$NVJ_JOURNAL" = yes ] && [ "$NVJ_FS" != btrfs ]; then
   esac
 fi
 mount -t "$NVJ_FS" ${options:+-o "$options"} /dev/vda /mnt || fail "mount -t $NVJ_FS ${options:+-o $options} /dev/vda /mnt"
+# How the command mounts it again (nvj crash explore --vm's, between workloads).
+export NVJ_FS NVJ_MOUNT_FLAGS="$options"
 # What the kernel said while mounting (journal recovery among it): the
 # console is quiet, the log is not.
 dmesg | grep -E 'EXT4-fs|JBD2|XFS|BTRFS' | while read -r line; do say "kernel $line"; done
@@ -118,7 +120,6 @@ if [ "$NVJ_HOST_ROOT" = yes ]; then
   [ -x /bin/nvj-workload ] && cp /bin/nvj-workload /host/tmp/nvj/bin/
 fi
 
-cd /mnt
 # The command's marks (nvj-workload's facts, any nvj mark) reach the host's
 # server over the second serial line; paths in facts are from /mnt.
 export NVJ_MNT=/mnt
@@ -127,7 +128,8 @@ say "begin $step"
 if [ "$NVJ_HOST_ROOT" = yes ]; then
   PATH=/tmp/nvj/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin chroot /host /bin/sh -c "cd /mnt && exec /bin/sh /tmp/nvj/$step" </dev/null
 else
-  sh "/nvj/$step" </dev/null
+  # In /mnt, but not this shell: a command may unmount it (nvj crash explore --vm).
+  (cd /mnt && exec sh "/nvj/$step") </dev/null
 fi
 status=$?
 say "end $status"

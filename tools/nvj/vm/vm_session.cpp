@@ -146,6 +146,7 @@ class VmRun {
     else
       teardown_.add("remove " + run_dir_.string(), [dir = run_dir_] { fs::remove_all(dir); });
     connect_server();
+    if (o_.before_boot) o_.before_boot(control_);
     build_initramfs_for(plan());
     return plan_.check.empty() ? one_boot() : two_boots();
   }
@@ -281,7 +282,7 @@ class VmRun {
     std::unique_ptr<FactRelay> relay;
     if (plan_.facts) {
       b.qemu.serial_socket = run_dir_ / ("marks-" + std::to_string(n) + ".sock");
-      relay = std::make_unique<FactRelay>(b.qemu.serial_socket, control_);
+      relay = std::make_unique<FactRelay>(b.qemu.serial_socket, control_, o_.lab);
     }
     b.qemu_log = run_dir_ / ("qemu-" + std::to_string(n) + ".log");
     b.token = plan_.token;

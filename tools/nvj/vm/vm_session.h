@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tools/nvj/client/tls_psk.h"
@@ -39,6 +41,12 @@ struct VmOptions {
   bool keep = false;                    // keep the run folder
   std::vector<std::string> command;
   std::vector<std::string> check;       // run by a second boot ("" = none, or `true` after a crash)
+  // Once the server serves (and the filesystem is on it), before the first
+  // boot: given the control socket (nvj crash explore keeps the base here).
+  std::function<void(const std::string& control)> before_boot;
+  // The guest's "nvj-lab" requests over its serial line (fact_relay.h);
+  // none: they are dropped. Needs a control socket.
+  std::function<void(std::string_view words)> lab;
 };
 
 // Returns the exit status of the last command run (the check's when there is

@@ -1,4 +1,4 @@
-#include "tools/nvj/explore/op_runner.h"
+#include "tools/workloads/explore_steps.h"
 
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -18,7 +18,7 @@
 #include "common/unique_fd.h"
 #include "fscore/record/fact.h"
 
-namespace nvj::cli {
+namespace nvj::workloads {
 
 namespace fs = std::filesystem;
 using crashlab::explore::LiveEntry;
@@ -238,4 +238,77 @@ crashlab::explore::LiveTree live_tree(const fs::path& root) {
   return out;
 }
 
-}  // namespace nvj::cli
+ExploreTrace run_workload_steps(const fs::path& root, const crashlab::explore::Workload& workload,
+                                crashlab::explore::OracleOptions options,
+                                const std::function<void(const std::string& label)>& post) {
+  crashlab::explore::Oracle oracle(options);
+  ExploreTrace trace;
+  const auto post_all = [&](const std::vector<crashlab::explore::RuledFact>& facts, std::vector<PostedFact>& into) {
+    for (const auto& f : facts) {
+      into.push_back({fscore::record::format_fact(f.fact), f.rule});
+      post(into.back().label);
+    }
+  };
+  try {
+    for (const Step& step : workload.steps) {
+      trace.steps.push_back({step, {}, {}});
+      post_all(oracle.before(step.op, live_tree(root)), trace.steps.back().before);
+      run_step(root, step);
+      post_all(oracle.after(step, live_tree(root)), trace.steps.back().after);
+    }
+  } catch (const std::exception& e) {
+    trace.error = e.what();
+  }
+  return trace;
+}
+
+namespace {
+
+Json facts_json(const std::vector<PostedFact>& facts) {
+  Json out = Json::array();
+  for (const PostedFact& f : facts) out.push_back(Json::array({f.label, f.rule}));
+  return out;
+}
+
+std::vector<PostedFact> facts_from_json(const Json& j, const std::string& where) {
+  if (!j.is_array()) throw std::runtime_error(where + ": expected a list of [label, rule]");
+  std::vector<PostedFact> out;
+  for (const Json& f : j) {
+    if (!f.is_array() || f.size() != 2 || !f[0].is_string() || !f[1].is_string())
+      throw std::runtime_error(where + ": expected [label, rule], not " + to_json_text(f));
+    out.push_back({f[0].get<std::string>(), f[1].get<std::string>()});
+  }
+  return out;
+}
+
+}  // namespace
+
+Json trace_to_json(const ExploreTrace& trace) {
+  Json steps = Json::array();
+  for (const TracedStep& s : trace.steps) steps.push_back(Json{{"before", facts_json(s.before)}, {"after", facts_json(s.after)}});
+  return Json{{"error", trace.error.empty() ? Json(nullptr) : Json(trace.error)}, {"steps", steps}};
+}
+
+ExploreTrace trace_from_json(const Json& json, const crashlab::explore::Workload& workload) {
+  if (!json.is_object() || !json.contains("steps") || !json.at("steps").is_array() || !json.contains("error"))
+    throw std::runtime_error("a workload's trace: expected {\"error\", \"steps\"}");
+  const Json& steps = json.at("steps");
+  if (steps.size() > workload.steps.size())
+    throw std::runtime_error("a workload's trace has " + std::to_string(steps.size()) + " steps; " + workload.name +
+                             " has " + std::to_string(workload.steps.size()));
+  ExploreTrace trace;
+  if (json.at("error").is_string()) trace.error = json.at("error").get<std::string>();
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const std::string where = "step " + std::to_string(i + 1) + " of the trace";
+    if (!steps[i].is_object() || !steps[i].contains("before") || !steps[i].contains("after"))
+      throw std::runtime_error(where + ": expected {\"before\", \"after\"}");
+    trace.steps.push_back({workload.steps[i], facts_from_json(steps[i].at("before"), where),
+                           facts_from_json(steps[i].at("after"), where)});
+  }
+  if (trace.error.empty() && trace.steps.size() != workload.steps.size())
+    throw std::runtime_error("a workload's trace ends after " + std::to_string(trace.steps.size()) + " of " +
+                             std::to_string(workload.steps.size()) + " steps without saying why");
+  return trace;
+}
+
+}  // namespace nvj::workloads

@@ -1,0 +1,59 @@
+// Carries out the explorer's steps (crashlab/explore/workload.h) in a
+// mounted filesystem with the system calls they name, takes the live tree
+// the oracle reads, and runs a whole workload with its oracle's facts
+// posted around each step. The same code runs on the host (nvj crash
+// explore) and in a guest (nvj-workload explore-steps, for --vm). Every
+// failing call throws std::runtime_error naming the step and the errno.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/json.h"
+#include "crashlab/explore/oracle.h"
+#include "crashlab/explore/workload.h"
+
+namespace nvj::workloads {
+
+// The step's operation, then its persistence call.
+void run_step(const std::filesystem::path& root, const crashlab::explore::Step& step);
+
+// Every name under `root` (lost+found left out), files read whole.
+crashlab::explore::LiveTree live_tree(const std::filesystem::path& root);
+
+// A fact posted, and the rule it stands for ("" for one that only voids).
+struct PostedFact {
+  std::string label;
+  std::string rule;
+};
+
+struct TracedStep {
+  crashlab::explore::Step step;
+  std::vector<PostedFact> before, after;  // posted before its operation, after its persistence call
+};
+
+// What a workload did: its steps up to the one that failed, each with the
+// facts posted around it, and that failure ("" when every step ran).
+struct ExploreTrace {
+  std::vector<TracedStep> steps;
+  std::string error;
+};
+
+// Runs `workload` in `root`: before each operation the facts that void what
+// it changes, after its persistence call what that call made durable, each
+// posted with `post` (which returns once the server has it) before the next
+// system call. A step that fails ends the run: the trace's error names it.
+ExploreTrace run_workload_steps(const std::filesystem::path& root, const crashlab::explore::Workload& workload,
+                                crashlab::explore::OracleOptions options,
+                                const std::function<void(const std::string& label)>& post);
+
+// The trace as JSON ({"error": null | "...", "steps": [{"before": [[label,
+// rule]...], "after": [...]}]}), and back for the workload it was run for:
+// std::runtime_error naming what does not fit (more steps than the workload
+// has, a malformed entry).
+Json trace_to_json(const ExploreTrace& trace);
+ExploreTrace trace_from_json(const Json& json, const crashlab::explore::Workload& workload);
+
+}  // namespace nvj::workloads
