@@ -266,7 +266,10 @@ void workload_options(Command& c, RunArgs& run) {
            "with --fs xfs, its log on the journal export (default) or inside the data export");
   c.flag("--keep-run", run.keep, "leave the run folder (the server's log) behind");
   c.flag("--vm", run.vm, "run the workload in a QEMU guest booted on the exports (as nvj vm)");
-  c.add("--kernel", run.kernel, "with --vm, the guest's kernel (default: the distribution's)").value_name("FILE");
+  c.add("--kernel", run.kernel,
+        "with --vm, the guest's kernel (default: the distribution's); several, comma-separated, run it on each "
+        "(OUT/VERSION, OUT/kernels.md)")
+      .value_name("FILE[,FILE]...");
   c.take_words_after_dashes(run.workload);
 }
 

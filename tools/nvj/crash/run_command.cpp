@@ -3,13 +3,18 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "common/command_line.h"
+#include "common/json.h"
 #include "common/query_escape.h"
 #include "tools/nvj/client/control_client.h"
 #include "tools/nvj/crash/lab_parameters.h"
@@ -21,6 +26,7 @@
 #include "tools/nvj/host/server_process.h"
 #include "tools/nvj/host/teardown.h"
 #include "tools/nvj/testbed/testbed.h"
+#include "tools/nvj/vm/guest_kernel.h"
 #include "tools/nvj/vm/vm_session.h"
 
 namespace nvj::cli {
@@ -66,10 +72,70 @@ void start_server_with_filesystem(const fs::path& run_dir, std::vector<std::stri
   control_call(control, "POST", "/record/start?file=" + query_escape(recording.string()));
 }
 
+// --vm --kernel A,B,...: the run once per kernel, each into OUT/VERSION as
+// one run writes it, and OUT/kernels.md setting their verdicts side by side.
+int crash_run_kernels(const RunArgs& a, const std::vector<std::string>& files) {
+  if (a.record_only) throw UsageError("nvj crash record: one --kernel at a time (nvj crash run takes several)");
+  if (a.check.out.empty()) throw UsageError("nvj crash run: several kernels need --out DIR (a folder for each)");
+  std::vector<GuestKernel> kernels;
+  std::set<std::string> versions;
+  for (const std::string& f : files) {
+    if (f.empty()) throw UsageError("nvj crash run: --kernel: an empty file name");
+    try {
+      kernels.push_back(given_kernel(f));
+    } catch (const std::runtime_error& e) {
+      throw UsageError("nvj crash run: --kernel " + f + ": " + e.what());
+    }
+    if (!versions.insert(kernels.back().version).second)
+      throw UsageError("nvj crash run: --kernel: " + kernels.back().version + " is given twice");
+  }
+  const fs::path out = fs::absolute(a.check.out);
+  int worst = 0;
+  std::string header = "| |", rule = "|---|", status_row = "| exit status |", checked_row = "| crash states checked |",
+              failing_row = "| failing |", truth_row = "| checked by the kernel, failing |", disagree_row = "| the kernel disagreeing |";
+  for (const GuestKernel& k : kernels) {
+    if (interrupted()) break;
+    std::printf("== kernel %s (%s)\n", k.version.c_str(), k.image.c_str());
+    std::fflush(stdout);
+    RunArgs one = a;
+    one.kernel = k.image.string();
+    one.check.out = (out / k.version).string();
+    const int status = crash_run_main(one);
+    worst = std::max(worst, status);
+    header += " " + k.version + " |";
+    rule += "---|";
+    status_row += " " + std::to_string(status) + " |";
+    std::ifstream in(out / k.version / "results.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto count = [&](const char* key) -> std::string {
+      if (!in) return "-";
+      const Json v = parse_json(text.str(), (out / k.version / "results.json").string()).at("verdicts");
+      return std::to_string(v.at(key).get<std::uint64_t>());
+    };
+    checked_row += " " + count("checked") + " |";
+    failing_row += " " + count("failing") + " |";
+    truth_row += " " + count("ground_truth") + ", " + count("ground_truth_failing") + " |";
+    disagree_row += " " + count("disagree") + " |";
+  }
+  std::ofstream(out / "kernels.md") << "# nvj crash run --vm " << quote(a.workload) << ", by kernel\n\n"
+                                    << header << "\n" << rule << "\n" << status_row << "\n" << checked_row << "\n"
+                                    << failing_row << "\n" << truth_row << "\n" << disagree_row << "\n";
+  std::printf("== by kernel: %s\n", (out / "kernels.md").c_str());
+  return interrupted() ? 1 : worst;
+}
+
 }  // namespace
 
 int crash_run_main(RunArgs a) {
   const char* command = a.record_only ? "nvj crash record" : "nvj crash run";
+  if (a.vm && a.kernel.find(',') != std::string::npos) {
+    std::vector<std::string> files;
+    std::stringstream in(a.kernel);
+    for (std::string f; std::getline(in, f, ',');) files.push_back(f);
+    if (a.kernel.back() == ',') files.push_back("");
+    return crash_run_kernels(a, files);
+  }
   if (a.workload.empty())
     throw UsageError(std::string(command) + ": which workload? (" + command + " [OPTION]... -- COMMAND [ARG]...)");
   if (a.record_only && a.check.out.empty()) throw UsageError(std::string(command) + ": --out DIR is required (the recording goes there)");

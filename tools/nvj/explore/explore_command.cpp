@@ -74,6 +74,7 @@ namespace {
 
 // The workloads' outcomes as they come, what explore.json says of them.
 struct ExploreTally {
+  bool guest = false;  // the workloads ran in a guest: each failing one has a guest reproducer too
   std::uint64_t states = 0, findings = 0, done = 0, errors = 0;
   double phases[kExplorePhaseCount] = {};
   Json workloads = Json::array();
@@ -106,6 +107,7 @@ struct ExploreTally {
     if (r.failing > 0) {
       workloads.back()["signature"] = r.signature;
       workloads.back()["reproducer"] = "workloads/" + std::to_string(i) + "/reproduce.sh";  // beside explore.json
+      if (guest) workloads.back()["guest_reproducer"] = "workloads/" + std::to_string(i) + "/reproduce-guest.sh";
     }
   }
 
@@ -264,9 +266,10 @@ int explore_in_guests(const ExploreArgs& a, const std::vector<std::string>& para
                 kernel.version.c_str(), guest.traces.size(), mine.size(), guest.seconds,
                 guest.status == 0 ? "" : (" (it stopped early: status " + std::to_string(guest.status) + ")").c_str());
     std::fflush(stdout);
-    const ExploreContext context{nullptr, a, max_states, folder};
+    const ExploreContext context{nullptr, a, max_states, folder, kernel.image.string()};
     const auto checking = std::chrono::steady_clock::now();
     ExploreTally tally;
+    tally.guest = true;
     Json failing = Json::object();
     for (const std::uint64_t i : mine) {
       if (interrupted()) break;

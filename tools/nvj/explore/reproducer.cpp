@@ -139,4 +139,20 @@ std::string reproducer_script(const crashlab::explore::Workload& workload, const
   return s.str();
 }
 
+std::string guest_reproducer_script(const crashlab::explore::Workload& workload, const std::string& bound,
+                                    const std::string& ops, const std::string& mount_options, bool auto_da_alloc,
+                                    const std::string& kernel) {
+  std::ostringstream s;
+  s << "#!/bin/sh\n"
+    << "# nvj crash explore --vm, " << bound << (ops.empty() ? "" : " of " + ops) << " workload " << workload.ordinal
+    << ": " << workload.name << "\n"
+    << "# Its steps with the facts the explorer posted, by the guest's own nvj-workload (the same\n"
+    << "# program the explorer's guest ran). Run it in a guest on the same kernel as\n"
+    << "#   nvj crash run --vm --kernel " << kernel
+    << (mount_options.empty() ? "" : " --mount-options " + mount_options) << " -- sh -c \"$(cat reproduce-guest.sh)\"\n"
+    << "exec nvj-workload explore-steps --bound " << bound << (ops.empty() ? "" : " --ops " + ops) << " --workload "
+    << workload.ordinal << (auto_da_alloc ? " --auto-da-alloc" : "") << " --trace /tmp/nvj-explore-trace.json\n";
+  return s.str();
+}
+
 }  // namespace nvj::cli

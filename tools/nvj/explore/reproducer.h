@@ -21,4 +21,11 @@ struct ReproducerStep {
 std::string reproducer_script(const crashlab::explore::Workload& workload, const std::string& bound,
                               const std::string& mount_options, const std::vector<ReproducerStep>& steps);
 
+// The same workload in nvj crash explore --vm's guest: nvj-workload
+// explore-steps, which the guest has (python3 it has not), run by
+// `nvj crash run --vm --kernel KERNEL -- sh -c "$(cat reproduce-guest.sh)"`.
+std::string guest_reproducer_script(const crashlab::explore::Workload& workload, const std::string& bound,
+                                    const std::string& ops, const std::string& mount_options, bool auto_da_alloc,
+                                    const std::string& kernel);
+
 }  // namespace nvj::cli

@@ -191,8 +191,13 @@ void check_workload(const ExploreContext& context, const Workload& w, const fs::
   text << in.rdbuf();
   const Json results = parse_json(text.str(), (dir / "results.json").string());
   o.states = results.at("coverage").at("checked").get<std::uint64_t>();
-  if (o.status == 1)
+  if (o.status == 1) {
     std::ofstream(dir / "reproduce.sh") << reproducer_script(w, a.bound, a.mount_options, script);
+    if (!context.guest_kernel.empty())
+      std::ofstream(dir / "reproduce-guest.sh")
+          << guest_reproducer_script(w, a.bound, a.ops, a.mount_options, oracle_options(a).auto_da_alloc,
+                                     context.guest_kernel);
+  }
   for (const Json& s : results.at("states")) {
     if (s.at("verdict") == "pass") continue;
     ++o.failing;
