@@ -14,7 +14,8 @@
 #     workloads whose verdict differs first, each with its reproducer;
 #   - the guest reproducer of a failing workload, run as it is by nvj crash
 #     run --vm on the same kernel, fails the same way (its states break the
-#     same fact); with the journal inside the data export it passes;
+#     same fact), on two kernels in one run (OUT/VERSION, kernels.md); with
+#     the journal inside the data export it passes;
 #   - the 6.12 loss without the crash lab's states: a file written, sync(),
 #     a real power cut (nvj vm --crash), and the guest kernel's own journal
 #     replay gives back zeros;
@@ -93,11 +94,14 @@ repro() {  # repro NAME KERNEL WORKLOAD-FOLDER [PARAM...]: nvj crash run --vm of
   local name=$1 kernel=$2 dir=$3; shift 3
   run_crash "$T/$name.log" run --vm --kernel "$kernel" --out "$T/$name" "$@" -- sh -c "$(cat "$dir/reproduce-guest.sh")"
 }
-repro r61 "$k61" "$T/vm/$v61/workloads/0"
-[ "$STATUS" = 1 ] || fail "the reproducer of workload 0 on $v61 exited $STATUS, not 1"
+# Workload 0 (the fsync of an overwritten file) on both kernels in one
+# nvj crash run --vm: fails on each.
+repro both "$k61,$k612" "$T/vm/$v61/workloads/0"
+[ "$STATUS" = 1 ] || fail "the reproducer of workload 0 on $v61 and $v612 exited $STATUS, not 1"
+grep -Eq "^\| exit status \| 1 \| 1 \|$" "$T/both/kernels.md" || fail "kernels.md: not exit 1 on each kernel"
 repro r612 "$k612" "$T/vm/$v612/workloads/3"
 [ "$STATUS" = 1 ] || fail "the reproducer of workload 3 on $v612 exited $STATUS, not 1"
-for r in r61 r612; do
+for r in "both/$v61" "both/$v612" r612; do
   python3 - "$T/$r/results.json" <<'PY' || fail "$r: its failing states do not break the file's content"
 import json, sys
 r = json.load(open(sys.argv[1]))
