@@ -37,7 +37,7 @@ TEST_CASE("a workload's trace: every fact posted, in order, back from JSON over 
   CHECK(in_trace == posted);
   CHECK(ruled);
 
-  const std::string line = nvj::query_escape(to_json_text(nvj::workloads::trace_to_json(trace)));
+  const std::string line = nvj::query_escape(nvj::to_json_text(nvj::workloads::trace_to_json(trace)));
   CHECK(line.find_first_of(" \n") == std::string::npos);  // one line, one word
   const ExploreTrace back =
       nvj::workloads::trace_from_json(nvj::parse_json(nvj::query_unescape(line), "the trace"), w);
