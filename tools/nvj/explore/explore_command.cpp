@@ -84,8 +84,8 @@ struct ExploreTally {
   void add(std::uint64_t i, const Workload& w, const WorkloadOutcome& r, bool quiet = false) {
     ++done;
     for (std::size_t k = 0; k < kExplorePhaseCount; ++k) phases[k] += r.seconds[k];
+    if (!r.error.empty()) ++errors;
     if (!r.error.empty() && !quiet) {
-      ++errors;
       std::fprintf(stderr, "nvj crash explore: workload %llu (%s) could not run: %s\n",
                    static_cast<unsigned long long>(i), w.name.c_str(), r.error.c_str());
     }
@@ -261,7 +261,13 @@ int explore_in_guests(const ExploreArgs& a, const std::vector<std::string>& para
     std::printf("== kernel %s: booting a guest for %zu workloads of %s\n", kernel.version.c_str(), mine.size(),
                 a.bound.c_str());
     std::fflush(stdout);
-    const GuestExplore guest = explore_in_guest({&a, parameters, kernel.image.string(), mine, dir, folder.path()});
+    GuestExplore guest;
+    try {
+      guest = explore_in_guest({&a, parameters, kernel.image.string(), mine, dir, folder.path()});
+    } catch (const std::exception&) {
+      if (interrupted()) break;  // the guest was stopped on the signal: report what the kernels before it found
+      throw;
+    }
     std::printf("== kernel %s: the guest ran %zu of %zu workloads in %.1f s%s; checking their recordings\n",
                 kernel.version.c_str(), guest.traces.size(), mine.size(), guest.seconds,
                 guest.status == 0 ? "" : (" (it stopped early: status " + std::to_string(guest.status) + ")").c_str());
