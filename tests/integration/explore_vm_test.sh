@@ -20,6 +20,7 @@
 #   - the 6.12 loss without the crash lab's states: a file written, sync(),
 #     a real power cut (nvj vm --crash), and the guest kernel's own journal
 #     replay gives back zeros; mounted with nodioread_nolock, the data stays;
+#   - XFS in a guest: the workloads run and pass;
 #   - bad input: --kernel without --vm, a kernel that is no file, one given
 #     twice: exit 2, naming it.
 source "$(dirname "$0")/lib.sh"
@@ -128,6 +129,14 @@ cut cut
 [ "$ZERO" = 0 ] || fail "the synced file is not all zeros after the cut ($ZERO bytes are not)"
 cut kept --mount-options nodioread_nolock
 [ "$BEFORE" = "$AFTER" ] || fail "$v612 with nodioread_nolock lost the synced file"
+
+# XFS in a guest (made on the exports from this host, its log on the NVRAM
+# export), 5 states a workload checked by this host's kernel: it runs and
+# keeps what the calls promise.
+run_explore "$T/xfs.log" --vm --fs xfs --kernel "$k61" --ops write_overwrite --max-states 5 --out "$T/xfs"
+[ "$STATUS" = 0 ] || fail "explore --vm --fs xfs exited $STATUS, not 0"
+grep -Eq "^20 workloads, 100 states checked in [0-9.]+ s, 0 findings$" "$T/xfs.log" || fail "XFS: not 20 workloads of 5 states each"
+check_json crash-explore "$T/xfs/$v61/explore.json"
 
 # Bad input.
 bad() {  # bad WHAT ARGS...: exit 2, the message naming WHAT
