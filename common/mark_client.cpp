@@ -109,7 +109,14 @@ void post_mark(const std::string& target, std::string_view label, std::chrono::m
 
 void serial_lab_request(const std::string& device, std::string_view words, std::chrono::milliseconds timeout) {
   if (words.find('\n') != std::string_view::npos) fail(device, "a lab request is one line", EINVAL);
-  write_serial_line(device, std::string(kSerialLabPrefix) + std::string(words) + "\n", timeout);
+  try {
+    write_serial_line(device, std::string(kSerialLabPrefix) + std::string(words) + "\n", timeout);
+  } catch (const MarkError& e) {  // named as what it was, not as a mark
+    std::string what = e.what();
+    const std::string mark = "POST /mark to ";
+    if (what.rfind(mark, 0) == 0) what = "the lab request '" + std::string(words.substr(0, words.find(' ', words.find(' ') + 1))) + "' on " + what.substr(mark.size());
+    throw MarkError(what, e.error());
+  }
 }
 
 void post_escaped_mark(const std::string& socket_path, std::string_view escaped_label,
