@@ -2,8 +2,8 @@
 # The crash lab's check on a real Slurm: a one-node cluster (munged,
 # slurmctld, slurmd, with a configuration, key, state and sockets of this
 # test's own, stopped by their PIDs at the end) runs deploy/slurm's job
-# array on 4 tasks and its merge job; the merged verdicts equal an unsharded
-# run's byte for byte, and each state was checked exactly once (the merge
+# array on 4 tasks (and a stepped one, --array=0-6:2) and its merge job;
+# the merged verdicts equal an unsharded run's byte for byte, and each state was checked exactly once (the merge
 # refuses anything else). The recording comes from nvj crash run.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
@@ -91,6 +91,19 @@ assert sorted(seen) == list(range(len(seen))), "each state taken exactly once"
 assert all(json.load(open(f"{sys.argv[1]}/shard-{i}/results.json"))["states"] for i in range(4)), "a task had nothing"
 print(f"{len(seen)} states, each checked by exactly one of 4 tasks")
 PY
+
+# A stepped array (task IDs 0, 2, 4, 6): each task finds its shard among
+# the IDs, and the merge is the unsharded run again.
+jid=$(sbatch --parsable --array=0-6:2 "$top/deploy/slurm/crash-check.sbatch" "$rec" "$T/stepped" --verify none)
+status=0
+timeout 300 sbatch --wait --dependency="afterany:$jid" "$top/deploy/slurm/crash-merge.sbatch" "$T/stepped" \
+  >"$T/stepped-submit.log" 2>&1 || status=$?
+[ "$status" = 0 ] || fail "the stepped array's merge job exited $status: $(cat "$T"/nvj-crash-merge-*.out | tail -5)"
+for id in 0 2 4 6; do
+  grep -q "shard $((id / 2)) of 4 (from Slurm)" "$T/nvj-crash-check-${jid}_$id.out" ||
+    fail "task $id of the stepped array did not take shard $((id / 2)) of 4: $(head -3 "$T/nvj-crash-check-${jid}_$id.out")"
+done
+cmp "$T/one/results.json" "$T/stepped/merged/results.json" || fail "the stepped array's merge differs from the unsharded run"
 
 # The exploration on the same cluster: 4 tasks, their merge, against one
 # unsharded exploration of the same workloads.

@@ -44,9 +44,22 @@ Shard shard_from_environment(const std::function<std::optional<std::string>(cons
   if (const auto id = number("SLURM_ARRAY_TASK_ID")) {
     const auto count = number("SLURM_ARRAY_TASK_COUNT");
     if (!count) throw UsageError("SLURM_ARRAY_TASK_ID is set and SLURM_ARRAY_TASK_COUNT is not: run as a job array");
+    // An array's task IDs are MIN, MIN + STEP, ... MAX (--array=0-6:2 is 0,
+    // 2, 4, 6; --array=1,3,5 is 1 to 5 by 2): the shard is the ID's place
+    // among them. An array whose IDs are not evenly spaced (1,2,5) has no
+    // such place: refused, naming the way out.
     const std::uint64_t min = number("SLURM_ARRAY_TASK_MIN").value_or(0);
-    if (*id < min) throw UsageError("SLURM_ARRAY_TASK_ID is below SLURM_ARRAY_TASK_MIN");
-    return checked(*id - min, *count, "Slurm", "SLURM_ARRAY_TASK_ID");
+    const std::uint64_t max = number("SLURM_ARRAY_TASK_MAX").value_or(min + *count - 1);
+    if (*id < min || *id > max)
+      throw UsageError("SLURM_ARRAY_TASK_ID=" + std::to_string(*id) + " is outside SLURM_ARRAY_TASK_MIN.." +
+                       "SLURM_ARRAY_TASK_MAX (" + std::to_string(min) + ".." + std::to_string(max) + ")");
+    std::uint64_t step = number("SLURM_ARRAY_TASK_STEP").value_or(0);
+    if (step == 0) step = *count > 1 && (max - min) % (*count - 1) == 0 ? (max - min) / (*count - 1) : 1;
+    if (step == 0 || (*id - min) % step != 0 || (*count > 0 && max - min != step * (*count - 1)))
+      throw UsageError("the job array's task IDs (" + std::to_string(*count) + " from " + std::to_string(min) + " to " +
+                       std::to_string(max) + ") are not evenly spaced: give each task --shard I/N, or use "
+                       "--array=A-B or A-B:STEP");
+    return checked((*id - min) / step, *count, "Slurm", "SLURM_ARRAY_TASK_ID");
   }
   if (const auto index = number("JOB_COMPLETION_INDEX")) {
     const auto count = number("NVJ_SHARD_COUNT");
