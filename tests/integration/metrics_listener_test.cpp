@@ -106,7 +106,7 @@ TEST_CASE("the metrics listener serves GET /metrics over TCP and acts on nothing
   CHECK(tcp_request("127.0.0.1", port, "GET", "/metrics").empty());
 }
 
-TEST_CASE("metrics= works without control=, on IPv6 too", "[control][metrics]") {
+TEST_CASE("metrics= works without control=", "[control][metrics]") {
   TempDir dir;
   std::uint16_t port = 0;
   // With the default: an ext4 filesystem and the journal tracer.
@@ -116,12 +116,15 @@ TEST_CASE("metrics= works without control=, on IPv6 too", "[control][metrics]") 
   CHECK_THAT(nvj::test::http_body(r), Catch::Contains("# TYPE nvjournal_journal_commit_seconds histogram\n"));
   CHECK_FALSE(std::filesystem::exists(dir.path / "v4" / "0" / "control.sock"));
   CHECK(server->stop() == 0);
+}
 
-  if (free_tcp_port("::1") == 0) {
-    WARN("no IPv6 loopback here: metrics=[::1]:PORT not tried");
-    return;
-  }
-  server = start_with_metrics(dir.path / "v6", "::1", {"data=64M", "fs=none"}, port);
+// Hidden from the default run: ctest runs it through a wrapper that reports
+// it skipped where the host has no IPv6 loopback (tests/integration/CMakeLists.txt).
+TEST_CASE("metrics= on IPv6 listens there and only there", "[.][ipv6][control][metrics]") {
+  TempDir dir;
+  std::uint16_t port = 0;
+  REQUIRE(free_tcp_port("::1") != 0);
+  auto server = start_with_metrics(dir.path / "v6", "::1", {"data=64M", "fs=none"}, port);
   CHECK_THAT(tcp_request("::1", port, "GET", "/metrics"), Catch::StartsWith("HTTP/1.1 200 OK\r\n"));
   CHECK(tcp_request("127.0.0.1", port, "GET", "/metrics").empty());  // only where it was asked to listen
   CHECK(server->stop() == 0);
