@@ -96,7 +96,8 @@ expect_usage "unknown option '--bogus'" experiment morton2001 --bogus
 expect_usage "wheeler2007: unknown option '--passes'" experiment wheeler2007 --passes 3
 expect_usage "--passes" experiment morton2001 --passes 0
 expect_usage "no directory given" synctest
-expect_usage "--per-dir must be between 1 and --processes" synctest "$T/st" --processes 4 --per-dir 5
+expect_usage "--per-dir must be between 1 and --processes (4): give --per-dir 4 or fewer, or --processes 5 or more" \
+  synctest "$T/st" --processes 4 --per-dir 5
 expect_usage "--mean-size=x" synctest "$T/st" --mean-size x
 expect_usage "--fsync=often: expected none, each or end" writers "$T/w" --fsync often
 expect_usage "--dirs must be between 1 and --tasks" writers "$T/w" --tasks 2 --dirs 3

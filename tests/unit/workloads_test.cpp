@@ -283,7 +283,7 @@ TEST_CASE("writers --verify checks a completed run's files and names the first l
   CHECK_THROWS_WITH(writers_command({dir, "--tasks", "0", "--verify"}),
                     "nvj writers: --tasks=0: expected a whole number from 1 to 100000");
   CHECK_THROWS_WITH(writers_command({dir, "--tasks", "2", "--dirs", "3", "--verify"}),
-                    Catch::Contains("--dirs must be between 1 and --tasks"));
+                    Catch::Contains("--dirs must be between 1 and --tasks (2): give --dirs 2 or fewer, or --tasks 3 or more"));
   CHECK_THROWS_AS(writers_command({"--verify"}), nvj::cli::UsageError);
   // Fewer tasks than the default 9 directories, --dirs not given: one
   // directory a task, never an error.

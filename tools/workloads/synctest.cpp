@@ -5,6 +5,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -68,7 +69,9 @@ void validate(const SynctestOptions& o) {
   if (o.directory.empty()) bad("no directory given");
   if (o.processes == 0) bad("--processes must be at least 1");
   if (o.per_directory == 0 || o.per_directory > o.processes)
-    bad("--per-dir must be between 1 and --processes (" + std::to_string(o.processes) + ")");
+    bad("--per-dir must be between 1 and --processes (" + std::to_string(o.processes) + "): give --per-dir " +
+        std::to_string(o.processes) + " or fewer, or --processes " + std::to_string(std::max(o.per_directory, 1u)) +
+        " or more");
   if (o.passes == 0) bad("--passes must be at least 1");
   if (o.min_size > o.max_size) bad("--min-size must not exceed --max-size");
   if (o.mean_size <= o.min_size || o.mean_size > o.max_size)

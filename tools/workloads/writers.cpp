@@ -10,6 +10,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -26,7 +27,9 @@ void validate(const WritersOptions& o) {
   if (o.tasks == 0) bad("--tasks must be at least 1");
   if (o.chunks == 0) bad("--chunks must be at least 1");
   if (o.chunk_size < 16 || o.chunk_size > (1u << 24)) bad("--chunk-size must be between 16 bytes and 16 MiB");
-  if (o.directories == 0 || o.directories > o.tasks) bad("--dirs must be between 1 and --tasks");
+  if (o.directories == 0 || o.directories > o.tasks)
+    bad("--dirs must be between 1 and --tasks (" + std::to_string(o.tasks) + "): give --dirs " +
+        std::to_string(o.tasks) + " or fewer, or --tasks " + std::to_string(std::max(o.directories, 1u)) + " or more");
   if (o.rounds == 0) bad("--rounds must be at least 1");
 }
 
