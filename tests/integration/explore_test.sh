@@ -20,7 +20,8 @@
 #   - bad input: an unknown operation, an empty bound, a shard out of range,
 #     a workload out of range, a filesystem unknown or one the host cannot
 #     make (no mkfs.xfs), a parameter that is no PARAM=VALUE, record=
-#     (its own), fs= other than none for XFS: exit 2, naming it.
+#     (its own), fs= other than none for XFS, a data export too small for
+#     XFS: exit 2, naming it.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 
@@ -199,4 +200,5 @@ expect_usage "--max-states" --max-states many --list
 expect_usage "--out DIR is required" --ops rmdir
 expect_usage "record= is its own to set" --out "$T/bad" record=/tmp/r.nvjrec
 expect_usage "fs=ext4 with --fs xfs" --fs xfs --out "$T/bad" fs=ext4
+expect_usage "data=256M with --fs xfs: XFS needs a data export of at least 300 MiB" --fs xfs --out "$T/bad" data=256M
 echo "PASS"

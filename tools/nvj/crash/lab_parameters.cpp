@@ -1,6 +1,7 @@
 #include "tools/nvj/crash/lab_parameters.h"
 
 #include "common/command_line.h"
+#include "common/size.h"
 
 namespace nvj::cli {
 
@@ -34,6 +35,18 @@ std::vector<std::string> parameters_over_defaults(const std::string& filesystem,
       throw UsageError(command + ": '" + g + "' is no PARAM=VALUE" + hint);
     if (key_of(g) == "record" || key_of(g) == "control")
       throw UsageError(command + ": " + key_of(g) + "= is its own to set");
+    // mkfs.xfs refuses a data device below 300 MiB (with a page of usage).
+    if (filesystem == "xfs" && key_of(g) == "data") {
+      std::uint64_t bytes = 0;
+      try {
+        bytes = parse_size(g.substr(g.find('=') + 1));
+      } catch (const std::exception&) {
+        continue;  // the plugin names a size it cannot read
+      }
+      if (bytes < (300ull << 20))
+        throw UsageError(command + ": " + g + " with --fs xfs: XFS needs a data export of at least 300 MiB (data=320M, " +
+                         "or leave data= to its default, 512M)");
+    }
     if (filesystem != "ext4" && key_of(g) == "fs" && g != "fs=none")
       throw UsageError(command + ": " + g + " with --fs " + filesystem + ": the server builds ext4 only, and " +
                        filesystem + " is made on blank exports (fs=none)");
