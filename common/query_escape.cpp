@@ -23,16 +23,12 @@ std::string query_escape(std::string_view value) {
   return out;
 }
 
-namespace {
-
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
-
-}  // namespace
 
 std::string query_unescape(std::string_view text) {
   std::string out;

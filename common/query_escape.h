@@ -10,6 +10,9 @@ namespace nvj {
 
 std::string query_escape(std::string_view value);
 
+// The value of a hex digit (0-9, a-f, A-F), or -1 for any other character.
+int hex_digit(char c);
+
 // The reverse, as a query's key or value is read: %XX is the byte XX, '+'
 // a space; std::invalid_argument for a '%' not followed by two hex digits.
 std::string query_unescape(std::string_view text);

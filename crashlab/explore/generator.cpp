@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 namespace crashlab::explore {
@@ -208,6 +209,21 @@ class Tree {
 };
 
 }  // namespace
+
+int bound_named(const std::string& bound) {
+  if (bound == "seq-1") return 1;
+  if (bound == "seq-2") return 2;
+  if (bound == "seq-3") return 3;
+  throw std::invalid_argument("--bound " + (bound.empty() ? std::string("''") : bound) +
+                              ": expected seq-1, seq-2 or seq-3");
+}
+
+std::vector<OpKind> op_kinds_named(const std::string& list) {
+  std::vector<OpKind> out;
+  std::stringstream in(list);
+  for (std::string name; std::getline(in, name, ',');) out.push_back(op_kind_named(name));
+  return out;
+}
 
 std::vector<Step> with_setup(const std::vector<Step>& core) {
   std::vector<Step> out;

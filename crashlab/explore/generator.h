@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "crashlab/explore/workload.h"
@@ -37,6 +38,13 @@ class Generator {
   std::vector<std::size_t> last_;  // the indices of choices_ whose persistence is not none
   std::uint64_t count_ = 0;
 };
+
+// The bound's number of core operations: 1, 2 or 3 for "seq-1", "seq-2",
+// "seq-3"; std::invalid_argument naming the bound otherwise.
+int bound_named(const std::string& bound);
+// The operations of a comma-separated list of names ("" : none, which means
+// all to the Generator); std::invalid_argument naming the first unknown one.
+std::vector<OpKind> op_kinds_named(const std::string& list);
 
 // The steps that make `core` possible from the start, the setup before each
 // core step included, and a sync after the first setup (so that the core

@@ -25,20 +25,6 @@
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 
-# run_explore LOG ARGS...: nvj crash explore ARGS, its status in STATUS; fails
-# if it left a mount, a loop device, a server or its run folder behind.
-run_explore() {
-  local log=$1; shift
-  "$NVJ" crash explore "$@" >"$log" 2>&1 &
-  local pid=$!
-  _servers+=("$pid")
-  STATUS=0
-  wait "$pid" || STATUS=$?
-  _servers=()
-  tail -n 5 "$log"
-  experiment_leftovers "$pid" explore || fail "nvj crash explore $* left something behind"
-}
-
 # The enumeration.
 "$NVJ" crash explore --list >"$T/seq1.list"
 n1=$(wc -l <"$T/seq1.list")

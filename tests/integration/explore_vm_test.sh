@@ -37,22 +37,6 @@ v61=${k61#/boot/vmlinuz-}
 v612=${k612#/boot/vmlinuz-}
 echo "kernels: $v61 and $v612"
 
-# run_explore LOG ARGS...: nvj crash explore ARGS, its status in STATUS;
-# fails if it left a mount, a loop device, a server, a guest or a run folder.
-run_explore() {
-  local log=$1; shift
-  "$NVJ" crash explore "$@" >"$log" 2>&1 &
-  local pid=$!
-  _servers+=("$pid")
-  STATUS=0
-  wait "$pid" || STATUS=$?
-  _servers=()
-  tail -n 8 "$log"
-  experiment_leftovers "$pid" explore || fail "nvj crash explore $* left something behind"
-  [ ! -e "/run/nvjournal/vm-$pid" ] || fail "nvj crash explore $* left its guest's run folder"
-  ! pgrep -f "/run/nvjournal/vm-$pid/" >/dev/null || fail "nvj crash explore $* left a guest or a server running"
-}
-
 run_explore "$T/explore.log" --vm --kernel "$k61,$k612" --ops write_overwrite --out "$T/vm"
 [ "$STATUS" = 1 ] || fail "explore --vm exited $STATUS, not 1 (findings)"
 findings=$(sed -nE 's/^40 workloads, [0-9]+ states checked in [0-9.]+ s, ([0-9]+) findings$/\1/p' "$T/explore.log")

@@ -248,6 +248,24 @@ run_crash() {
   experiment_leftovers "$pid" crash || fail "nvj crash $* left something behind"
 }
 
+# run_explore LOG ARGS... : nvj crash explore ARGS in the background (its
+# PID names its run folders), the end of its output shown; sets STATUS;
+# fails if it left a mount, a loop device, a server, a guest (--vm) or a
+# run folder behind.
+run_explore() {
+  local log=$1; shift
+  "$NVJ" crash explore "$@" >"$log" 2>&1 &
+  local pid=$!
+  _servers+=("$pid")
+  STATUS=0
+  wait "$pid" || STATUS=$?
+  _servers=()
+  tail -n 8 "$log"
+  experiment_leftovers "$pid" explore || fail "nvj crash explore $* left something behind"
+  [ ! -e "/run/nvjournal/vm-$pid" ] || fail "nvj crash explore $* left its guest's run folder"
+  ! pgrep -f "/run/nvjournal/vm-$pid/" >/dev/null || fail "nvj crash explore $* left a guest or a server running"
+}
+
 # valid_json SCHEMA FILE... : fails unless every FILE matches
 # docs/schemas/SCHEMA (the validator names the file, the JSON path and what
 # is wrong).

@@ -46,21 +46,12 @@ std::string control_from_environment(const char* command) {
 }
 
 crashlab::explore::Generator generator_of(const StepsArgs& a) {
-  int bound = 0;
-  if (a.bound == "seq-1") bound = 1;
-  if (a.bound == "seq-2") bound = 2;
-  if (a.bound == "seq-3") bound = 3;
-  if (bound == 0) throw UsageError("nvj-workload explore-steps: --bound " + a.bound + ": expected seq-1, seq-2 or seq-3");
-  std::vector<crashlab::explore::OpKind> kinds;
-  std::stringstream in(a.ops);
-  for (std::string name; std::getline(in, name, ',');) {
-    try {
-      kinds.push_back(crashlab::explore::op_kind_named(name));
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(std::string("nvj-workload explore-steps: --ops: ") + e.what());
-    }
+  try {
+    return crashlab::explore::Generator(crashlab::explore::bound_named(a.bound),
+                                        crashlab::explore::op_kinds_named(a.ops));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("nvj-workload explore-steps: ") + e.what());
   }
-  return crashlab::explore::Generator(bound, kinds);
 }
 
 int steps_main(const StepsArgs& a) {

@@ -5,16 +5,10 @@
 #include <optional>
 #include <stdexcept>
 
+#include "common/query_escape.h"
 
 namespace nvj::cli {
 namespace {
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // %XX decoded; a '%' not followed by two hex digits stays as it is.
 std::string percent_decode(const std::string& text) {

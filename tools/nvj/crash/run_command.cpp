@@ -9,8 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <set>
-#include <sstream>
+#include <optional>
 #include <stdexcept>
 
 #include "common/command_line.h"
@@ -25,6 +24,7 @@
 #include "tools/nvj/host/run_folder.h"
 #include "tools/nvj/host/server_process.h"
 #include "tools/nvj/host/teardown.h"
+#include "tools/nvj/host/text_file.h"
 #include "tools/nvj/testbed/testbed.h"
 #include "tools/nvj/vm/guest_kernel.h"
 #include "tools/nvj/vm/vm_session.h"
@@ -74,21 +74,10 @@ void start_server_with_filesystem(const fs::path& run_dir, std::vector<std::stri
 
 // --vm --kernel A,B,...: the run once per kernel, each into OUT/VERSION as
 // one run writes it, and OUT/kernels.md setting their verdicts side by side.
-int crash_run_kernels(const RunArgs& a, const std::vector<std::string>& files) {
+int crash_run_kernels(const RunArgs& a) {
   if (a.record_only) throw UsageError("nvj crash record: one --kernel at a time (nvj crash run takes several)");
   if (a.check.out.empty()) throw UsageError("nvj crash run: several kernels need --out DIR (a folder for each)");
-  std::vector<GuestKernel> kernels;
-  std::set<std::string> versions;
-  for (const std::string& f : files) {
-    if (f.empty()) throw UsageError("nvj crash run: --kernel: an empty file name");
-    try {
-      kernels.push_back(given_kernel(f));
-    } catch (const std::runtime_error& e) {
-      throw UsageError("nvj crash run: --kernel " + f + ": " + e.what());
-    }
-    if (!versions.insert(kernels.back().version).second)
-      throw UsageError("nvj crash run: --kernel: " + kernels.back().version + " is given twice");
-  }
+  const std::vector<GuestKernel> kernels = given_kernels({a.kernel}, "nvj crash run");
   const fs::path out = fs::absolute(a.check.out);
   int worst = 0;
   std::string header = "| |", rule = "|---|", status_row = "| exit status |", checked_row = "| crash states checked |",
@@ -105,13 +94,11 @@ int crash_run_kernels(const RunArgs& a, const std::vector<std::string>& files) {
     header += " " + k.version + " |";
     rule += "---|";
     status_row += " " + std::to_string(status) + " |";
-    std::ifstream in(out / k.version / "results.json");
-    std::stringstream text;
-    text << in.rdbuf();
+    const fs::path results = out / k.version / "results.json";
+    std::optional<Json> verdicts;  // none when the run stopped before its check
+    if (fs::exists(results)) verdicts = parse_json(read_text_file(results), results.string()).at("verdicts");
     const auto count = [&](const char* key) -> std::string {
-      if (!in) return "-";
-      const Json v = parse_json(text.str(), (out / k.version / "results.json").string()).at("verdicts");
-      return std::to_string(v.at(key).get<std::uint64_t>());
+      return verdicts ? std::to_string(verdicts->at(key).get<std::uint64_t>()) : std::string("-");
     };
     checked_row += " " + count("checked") + " |";
     failing_row += " " + count("failing") + " |";
@@ -129,13 +116,7 @@ int crash_run_kernels(const RunArgs& a, const std::vector<std::string>& files) {
 
 int crash_run_main(RunArgs a) {
   const char* command = a.record_only ? "nvj crash record" : "nvj crash run";
-  if (a.vm && a.kernel.find(',') != std::string::npos) {
-    std::vector<std::string> files;
-    std::stringstream in(a.kernel);
-    for (std::string f; std::getline(in, f, ',');) files.push_back(f);
-    if (a.kernel.back() == ',') files.push_back("");
-    return crash_run_kernels(a, files);
-  }
+  if (a.vm && a.kernel.find(',') != std::string::npos) return crash_run_kernels(a);
   if (a.workload.empty())
     throw UsageError(std::string(command) + ": which workload? (" + command + " [OPTION]... -- COMMAND [ARG]...)");
   if (a.record_only && a.check.out.empty()) throw UsageError(std::string(command) + ": --out DIR is required (the recording goes there)");

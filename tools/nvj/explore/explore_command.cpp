@@ -12,7 +12,6 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
 #include "common/command_line.h"
@@ -43,32 +42,26 @@ namespace {
 // them one by one (XFS, btrfs: about 10 a second here).
 constexpr std::uint64_t kKernelExploreBudget = 40;
 
-int bound_of(const std::string& bound) {
-  if (bound == "seq-1") return 1;
-  if (bound == "seq-2") return 2;
-  if (bound == "seq-3") return 3;
-  throw UsageError("nvj crash explore: --bound " + (bound.empty() ? std::string("''") : bound) +
-                   ": expected seq-1, seq-2 or seq-3");
-}
-
 std::vector<OpKind> ops_of(const std::string& list) {
-  std::vector<OpKind> out;
-  if (list.empty()) return out;
-  std::stringstream in(list);
-  for (std::string name; std::getline(in, name, ',');) {
-    try {
-      out.push_back(crashlab::explore::op_kind_named(name));
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(std::string("nvj crash explore: --ops: ") + e.what());
-    }
+  try {
+    return crashlab::explore::op_kinds_named(list);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("nvj crash explore: --ops: ") + e.what());
   }
-  return out;
 }
 
 
 }  // namespace
 
-Generator explore_generator(const ExploreArgs& a) { return Generator(bound_of(a.bound), ops_of(a.ops)); }
+Generator explore_generator(const ExploreArgs& a) {
+  int bound = 0;
+  try {
+    bound = crashlab::explore::bound_named(a.bound);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("nvj crash explore: ") + e.what());
+  }
+  return Generator(bound, ops_of(a.ops));
+}
 
 namespace {
 
@@ -215,21 +208,7 @@ int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameter
 
 // The kernels --vm boots: those given, or the distribution's.
 std::vector<GuestKernel> kernels_of(const ExploreArgs& a) {
-  std::vector<GuestKernel> out;
-  std::vector<std::string> files;
-  for (const std::string& given : a.kernels) {
-    std::stringstream in(given);
-    for (std::string k; std::getline(in, k, ',');) files.push_back(k);
-    if (given.empty() || given.back() == ',') files.push_back("");
-  }
-  for (const std::string& k : files) {
-    if (k.empty()) throw UsageError("nvj crash explore: --kernel: an empty file name");
-    try {
-      out.push_back(given_kernel(k));
-    } catch (const std::runtime_error& e) {
-      throw UsageError(std::string("nvj crash explore: --kernel ") + k + ": " + e.what());
-    }
-  }
+  std::vector<GuestKernel> out = given_kernels(a.kernels, "nvj crash explore");
   if (out.empty()) {
     auto k = find_distribution_kernel();
     if (!k)
@@ -237,10 +216,6 @@ std::vector<GuestKernel> kernels_of(const ExploreArgs& a) {
                                            "install ") + kKernelPackage + " or give one with --kernel FILE");
     out.push_back(*k);
   }
-  std::set<std::string> versions;
-  for (const GuestKernel& k : out)
-    if (!versions.insert(k.version).second)
-      throw UsageError("nvj crash explore: --kernel: " + k.version + " is given twice");
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/command_line.h"
 #include "tools/nvj/host/process.h"
 #include "tools/nvj/host/text_file.h"
 #include "tools/nvj/host/text_pattern.h"
@@ -95,6 +96,28 @@ GuestKernel given_kernel(const fs::path& image, const fs::path& modules) {
     throw std::runtime_error("the modules of kernel " + (k.version.empty() ? image.string() : k.version) + ": " +
                              k.modules.string() + " is not a folder (give it with --modules DIR)");
   return k;
+}
+
+std::vector<GuestKernel> given_kernels(const std::vector<std::string>& lists, const std::string& command) {
+  std::vector<std::string> files;
+  for (const std::string& list : lists) {
+    std::stringstream in(list);
+    for (std::string f; std::getline(in, f, ',');) files.push_back(f);
+    if (list.empty() || list.back() == ',') files.push_back("");
+  }
+  std::vector<GuestKernel> out;
+  std::set<std::string> versions;
+  for (const std::string& f : files) {
+    if (f.empty()) throw UsageError(command + ": --kernel: an empty file name");
+    try {
+      out.push_back(given_kernel(f));
+    } catch (const std::runtime_error& e) {
+      throw UsageError(command + ": " + e.what());
+    }
+    if (!versions.insert(out.back().version).second)
+      throw UsageError(command + ": --kernel: " + out.back().version + " is given twice");
+  }
+  return out;
 }
 
 std::vector<GuestModule> resolve_modules(const fs::path& modules_dir, const std::vector<std::string>& wanted) {

@@ -30,6 +30,12 @@ std::optional<GuestKernel> find_distribution_kernel(const std::filesystem::path&
 // std::runtime_error naming what is missing.
 GuestKernel given_kernel(const std::filesystem::path& image, const std::filesystem::path& modules = {});
 
+// The kernels --kernel names: each value a bzImage or several,
+// comma-separated, each checked as given_kernel does. A UsageError,
+// prefixed with `command`, for an empty name, a file that is no kernel with
+// modules, or a version given twice.
+std::vector<GuestKernel> given_kernels(const std::vector<std::string>& lists, const std::string& command);
+
 // The version in a bzImage's setup header ("6.1.0-56-amd64"), or "" if the
 // file is not a bzImage.
 std::string bzimage_version(const std::filesystem::path& image);
