@@ -3,9 +3,12 @@
 // ManualClock and never sleep.
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <cstdint>
 
 #include "common/duration.h"
+#include "common/wait_window.h"
 
 namespace nvj {
 
@@ -18,24 +21,45 @@ class Clock {
 };
 
 // CLOCK_MONOTONIC. A wait sleeps (timer slack 1 ns) until a spin window
-// before the deadline, then spins for the rest: sleeping alone overshoots by
-// tens of microseconds here, more after long sleeps (docs/timing.md). The
-// window adapts: it is twice the average overshoot the sleeps have shown, at
-// least `min_window` (80 us) and at most 2 ms. One thread spins at a time:
-// with two cores and sixteen requests in flight, every waiter spinning would
-// starve the rest; a waiter that finds the spinner busy sleeps the last
-// stretch too.
+// before the deadline, then spins for the rest: sleeping alone wakes tens of
+// microseconds late here, later after longer sleeps (docs/timing.md). The
+// window is learned (common/wait_window.h) from how late this clock's sleeps
+// woke, separately for waits of different lengths: under 64 us, 256 us,
+// 1 ms, 4 ms, 16 ms, and longer. It is at least `min_window` (40 us) and at
+// most 2 ms. One thread spins at a time: with two cores and sixteen requests
+// in flight, every waiter spinning would starve the rest; a waiter that finds
+// the spinner busy sleeps the last stretch too.
 class MonotonicClock final : public Clock {
  public:
-  explicit MonotonicClock(Nanos min_window = 80 * kMicro) : min_window_(min_window) {}
+  static constexpr int kLengthClasses = 6;
+
+  explicit MonotonicClock(Nanos min_window = 40 * kMicro);
   Nanos now() const override;
   void wait_until(Nanos deadline) override;
-  Nanos spin_window() const;
+  // The spin window for a wait of `length` ns.
+  Nanos spin_window(Nanos length) const;
+  static int length_class(Nanos length);
+
+  // What the waits did, since the clock was made.
+  struct Stats {
+    std::uint64_t waits = 0;       // calls that had to wait (deadline still ahead)
+    std::uint64_t slept = 0;       // of those, the ones that slept first
+    std::uint64_t woke_late = 0;   // slept past the deadline: the window was too short
+    std::uint64_t shared = 0;      // found the spinner busy and slept to the deadline
+    Nanos spun = 0;                // time spent spinning: a core's CPU time
+    std::array<Nanos, kLengthClasses> windows{};  // the spin window now, per length class
+  };
+  Stats stats() const;
+  // Zeroes the counters; the windows learned stay.
+  void reset_stats();
 
  private:
-  const Nanos min_window_;
+  void spin_until(Nanos deadline);
+
+  std::array<WaitWindow, kLengthClasses> windows_;
   std::atomic<int> spinning_{0};
-  std::atomic<Nanos> overshoot_{0};  // moving average of how late sleeps wake, ns
+  std::atomic<std::uint64_t> waits_{0}, slept_{0}, woke_late_{0}, shared_{0};
+  std::atomic<Nanos> spun_{0};
 };
 
 // Time moves only when told to, or when someone waits.

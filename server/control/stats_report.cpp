@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <vector>
 
 #include "common/size.h"
@@ -58,6 +59,25 @@ void add_counters(Json& out, const DeviceStats::Snapshot& s) {
   out["flushes_with_destage"] = s.flushes_with_destage;
   out["flush_device_time_us"] = us_json(s.flush_ns);
   out["destaged_writes_us"] = us_json(s.destaged_writes_ns);
+  Json late = latency_json(s.late);
+  late["count"] = s.late.count;
+  out["late_us"] = std::move(late);
+}
+
+// The spin windows' names, by MonotonicClock::length_class.
+constexpr std::array<const char*, MonotonicClock::kLengthClasses> kWaitLengths{"<64us", "<256us", "<1ms",
+                                                                                "<4ms",  "<16ms",  ">=16ms"};
+
+Json clock_json(const MonotonicClock::Stats& c) {
+  Json windows = Json::object();
+  for (std::size_t i = 0; i < c.windows.size(); ++i)
+    windows[kWaitLengths[i]] = us_json(static_cast<std::uint64_t>(c.windows[i]));
+  return {{"waits", c.waits},
+          {"slept", c.slept},
+          {"woke_late", c.woke_late},
+          {"shared", c.shared},
+          {"spun_s", json_round(seconds(static_cast<std::uint64_t>(c.spun)), 6)},
+          {"spin_window_us", std::move(windows)}};
 }
 
 // An export; its regions (an internal journal) under "regions", each with
@@ -108,6 +128,7 @@ Json stats_json(const Lab& lab) {
     marks.push_back({{"t_s", json_round(seconds(static_cast<std::uint64_t>(m.at)), 6)}, {"label", m.label}});
   return {{"uptime_s", json_round(seconds(static_cast<std::uint64_t>(lab.uptime())), 3)},
           {"exports", std::move(exports)},
+          {"clock", clock_json(lab.clock_stats())},
           {"marks", std::move(marks)}};
 }
 
@@ -137,6 +158,11 @@ std::string stats_prometheus(const Lab& lab) {
       out += prometheus_histogram_series("nvjournal_latency_seconds",
                                          fmt::format("export=\"{}\",op=\"{}\"", r.name, to_string(kAllOps[i])),
                                          r.s.ops[i].latency);
+  out += prometheus_histogram_family("nvjournal_late_seconds",
+                                     "Replies to requests the model timed, by how long after the model's completion "
+                                     "time they left.");
+  for (const auto& r : rows)
+    out += prometheus_histogram_series("nvjournal_late_seconds", fmt::format("export=\"{}\"", r.name), r.s.late);
   family("nvjournal_in_flight", "gauge", "Requests being served now.");
   for (const auto& r : rows) out += fmt::format("nvjournal_in_flight{{export=\"{}\"}} {}\n", r.name, r.s.in_flight);
   family("nvjournal_device_seconds_total", "counter", "Modelled device time, by part.");
@@ -160,6 +186,15 @@ std::string stats_prometheus(const Lab& lab) {
                      &DeviceStats::Snapshot::cache_hits);
   per_export_counter("nvjournal_sequential_total", "Reads and writes that began where the previous one ended.",
                      &DeviceStats::Snapshot::sequential);
+  const MonotonicClock::Stats c = lab.clock_stats();
+  family("nvjournal_clock_waits_total", "counter",
+         "Waits for a completion time, by what they did: all, slept first, woke past the deadline, or slept "
+         "because another wait was spinning.");
+  for (const auto& [how, n] : {std::pair{"all", c.waits}, {"slept", c.slept}, {"woke_late", c.woke_late},
+                               {"shared", c.shared}})
+    out += fmt::format("nvjournal_clock_waits_total{{how=\"{}\"}} {}\n", how, n);
+  family("nvjournal_clock_spin_seconds_total", "counter", "Time the waits spent spinning: CPU time of one core.");
+  out += fmt::format("nvjournal_clock_spin_seconds_total {:.9f}\n", seconds(static_cast<std::uint64_t>(c.spun)));
   return out;
 }
 
@@ -189,7 +224,15 @@ std::string stats_text(const Lab& lab) {
                        s.seeks, s.seeks == 0 ? 0.0 : static_cast<double>(s.seek_cylinders) / static_cast<double>(s.seeks),
                        100 * fraction(s.sequential, s.media_requests), s.cache_hits, s.flushes_with_destage,
                        seconds(s.destaged_writes_ns));
+    if (s.late.count > 0)
+      out += fmt::format("  {} replies after the model's time: p50 {:.2f} us, p99 {:.2f} us, max {:.1f} us late\n",
+                         s.late.count, micros(s.late.p50), micros(s.late.p99), micros(s.late.max));
   }
+  const MonotonicClock::Stats c = lab.clock_stats();
+  if (c.waits > 0)
+    out += fmt::format("clock: {} waits, {} slept first, {} woke past the deadline, {} slept while another spun; "
+                       "spun {:.3f} s of CPU\n",
+                       c.waits, c.slept, c.woke_late, c.shared, seconds(static_cast<std::uint64_t>(c.spun)));
   return out;
 }
 

@@ -189,6 +189,7 @@ void Device::serve(Region& region, IoOp op, std::uint64_t offset, std::uint64_t 
   // One clock read serves the statistics and the observer.
   const Nanos completed = stats_on_ || observer_ != nullptr ? clock_->now() : 0;
   record(false, completed);
+  if (stats_on_ && timing.done > 0) stats.late(static_cast<std::uint64_t>(std::max<Nanos>(completed - timing.done, 0)));
   if (observer_ != nullptr) {
     observer_->observe(ObservedRequest{op, offset, length, fua, static_cast<const std::uint8_t*>(data),
                                        &region != &base_, arrived, std::max(completed, timing.done),

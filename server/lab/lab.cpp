@@ -216,6 +216,7 @@ std::vector<Lab::Mark> Lab::marks() const {
 
 void Lab::reset_stats() {
   for (const auto& d : devices_) d->reset_stats();
+  clock_.reset_stats();
   if (tracer_) tracer_->reset();
   std::lock_guard lock(marks_mutex_);
   marks_.clear();

@@ -36,6 +36,8 @@ class Lab {
 
   // The lab's clock, and how long it has been open.
   Clock& clock() { return clock_; }
+  // What the clock's waits did since the start or the last reset_stats().
+  MonotonicClock::Stats clock_stats() const { return clock_.stats(); }
   Nanos uptime() const { return clock_.now() - opened_; }
 
   // A labelled point in time, listed with the statistics.

@@ -74,6 +74,7 @@ void DeviceStats::reset() {
                      &queued_ns_, &seek_ns_, &rotation_ns_, &transfer_ns_, &destage_ns_, &flush_ns_,
                      &destaged_writes_ns_})
     c->store(0);
+  late_.reset();
 }
 
 DeviceStats::Snapshot DeviceStats::snapshot() const {
@@ -100,6 +101,7 @@ DeviceStats::Snapshot DeviceStats::snapshot() const {
   s.destage_ns = relaxed(destage_ns_);
   s.flush_ns = relaxed(flush_ns_);
   s.destaged_writes_ns = relaxed(destaged_writes_ns_);
+  s.late = late_.summary();
   return s;
 }
 

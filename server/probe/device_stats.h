@@ -2,7 +2,8 @@
 // without locks: counts, bytes, errors, latency (arrival to reply, as the
 // client sees it), the queue depth met on arrival, the model's device time
 // split into queueing, seek, rotation, transfer and destage, seeks and their
-// distances, sequential requests, and cache hits.
+// distances, sequential requests, cache hits, and how late replies left
+// against the model's completion time.
 #pragma once
 
 #include <array>
@@ -26,6 +27,9 @@ class DeviceStats {
   std::int64_t arrive() { return in_flight_.fetch_add(1, std::memory_order_relaxed); }
   void record(IoOp op, std::uint64_t bytes, std::uint64_t latency_ns, std::int64_t depth, const IoTiming& timing,
               bool sequential, bool failed);
+  // A request the model timed was answered `ns` after the completion time
+  // the model gave it (the clock's wait and the work after it).
+  void late(std::uint64_t ns) { late_.record(ns); }
   // `ns` of device time went to writing this export's cached writes home
   // (at a flush, to make room, or while the drive was idle).
   void destaged(Nanos ns);
@@ -50,6 +54,7 @@ class DeviceStats {
     std::uint64_t queued_ns = 0, seek_ns = 0, rotation_ns = 0, transfer_ns = 0, destage_ns = 0;
     std::uint64_t flush_ns = 0;  // device time of flushes
     std::uint64_t destaged_writes_ns = 0;  // destaging this export's writes, whenever it happened
+    LatencyHistogram::Summary late;        // replies after the model's completion time, ns
   };
   Snapshot snapshot() const;
 
@@ -68,6 +73,7 @@ class DeviceStats {
   Counter sequential_{0}, media_requests_{0}, cache_hits_{0}, flushes_with_destage_{0};
   Counter queued_ns_{0}, seek_ns_{0}, rotation_ns_{0}, transfer_ns_{0}, destage_ns_{0}, flush_ns_{0};
   Counter destaged_writes_ns_{0};
+  LatencyHistogram late_;
 };
 
 }  // namespace nvj

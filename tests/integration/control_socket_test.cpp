@@ -80,6 +80,7 @@ TEST_CASE("the control socket serves statistics, marks, resets and model changes
   CHECK(journal.at("ops").at("write").at("latency_us").at("p50").get<double>() > 0);
   CHECK(journal.at("sequential_fraction") == 0.9);  // each write after the first began where the last ended
   CHECK(journal.at("in_flight") == 0);
+  CHECK(journal.at("late_us").at("count") == 10);  // every write timed by the NVRAM model
   CHECK(stats.at("exports").at("data").at("ops").at("write").at("count") == 0);
 
   r = get(control, "/metrics");

@@ -124,12 +124,22 @@ TEST_CASE("stats, metrics, marks and resets", "[control]") {
   CHECK(journal.at("durability") == "durable on acknowledgement");
   CHECK(journal.at("ops").at("write").at("count") == 1);
   CHECK(journal.at("queue_depth") == Json{{"0", 1}});  // one request, nothing ahead of it
+  // Both writes were timed by a model: each reply's lateness is counted,
+  // and the clock waited for at most those two.
+  CHECK(data.at("late_us").at("count") == 1);
+  CHECK(journal.at("late_us").at("count") == 1);
+  const Json& clock = stats.at("clock");
+  CHECK(clock.at("waits").get<int>() <= 2);
+  CHECK(clock.at("slept").get<int>() <= clock.at("waits").get<int>());
+  CHECK(clock.at("woke_late").get<int>() <= clock.at("slept").get<int>());
+  CHECK(clock.at("spin_window_us").size() == 6);
   CHECK(stats.at("marks").empty());
   CHECK(stats.at("uptime_s").get<double>() >= 0);
 
   r = route_control(*lab, "GET", "/stats?format=text");
   CHECK(r.status == 200);
   CHECK_THAT(r.body, Catch::Contains("data         write"));
+  CHECK_THAT(r.body, Catch::Contains("  1 replies after the model's time: p50 "));
   CHECK(route_control(*lab, "GET", "/stats?format=xml").status == 400);
 
   r = route_control(*lab, "GET", "/metrics");
@@ -145,7 +155,11 @@ TEST_CASE("stats, metrics, marks and resets", "[control]") {
   CHECK_THAT(r.body,
              Catch::Contains("nvjournal_latency_seconds_bucket{export=\"journal\",op=\"flush\",le=\"0.0005\"} 0\n"));
   CHECK_THAT(r.body, !Catch::Contains("quantile="));
-  check_histograms(r.body, 2 * 5 + 1);  // two exports, five operations each; the journal's commits
+  CHECK_THAT(r.body, Catch::Contains("nvjournal_late_seconds_count{export=\"journal\"} 1\n"));
+  CHECK_THAT(r.body, Catch::Contains("# TYPE nvjournal_clock_spin_seconds_total counter\n"));
+  CHECK_THAT(r.body, Catch::Contains("nvjournal_clock_waits_total{how=\"woke_late\"} "));
+  // Two exports: five operations each and their lateness; the journal's commits.
+  check_histograms(r.body, 2 * 5 + 2 + 1);
 
   CHECK(json_answer(*lab, "POST", "/mark?label=phase%201") == Json{{"marked", "phase 1"}});
   CHECK(error_of(route_control(*lab, "POST", "/mark")) == "POST /mark needs label=TEXT");
@@ -161,6 +175,8 @@ TEST_CASE("stats, metrics, marks and resets", "[control]") {
   stats = parse_json(r.body, "GET /stats");
   CHECK(stats.at("exports").at("data").at("ops").at("write").at("count") == 0);
   CHECK(stats.at("exports").at("data").at("queue_depth").empty());
+  CHECK(stats.at("exports").at("data").at("late_us").at("count") == 0);
+  CHECK(stats.at("clock").at("waits") == 0);
   CHECK(stats.at("marks").empty());
 }
 
@@ -310,7 +326,7 @@ TEST_CASE("GET /journal: transactions written to the journal export are decoded"
   CHECK_THAT(metrics, Catch::Contains("# TYPE nvjournal_journal_commit_seconds histogram\n"));
   CHECK_THAT(metrics, Catch::Contains("nvjournal_journal_commit_seconds_bucket{le=\"+Inf\"} 1\n"));
   CHECK_THAT(metrics, Catch::Contains("nvjournal_journal_commit_seconds_count 1\n"));
-  check_histograms(metrics, 2 * 5 + 1);
+  check_histograms(metrics, 2 * 5 + 2 + 1);  // two exports: operations and lateness; the commits
   CHECK(route_control(*lab, "POST", "/reset-stats").status == 200);
   r = route_control(*lab, "GET", "/journal");
   check_valid("journal", r.body);

@@ -135,6 +135,11 @@ TEST_CASE("a device records latency, bytes, depth and the model's breakdown", "[
   CHECK(s.transfer_ns > 0);
   CHECK(s.depth[0] == 5);  // one at a time
   CHECK(s.in_flight == 0);
+  // Every request the model timed left at its completion time: the manual
+  // clock moves there and no further.
+  CHECK(s.late.count == 5);
+  CHECK(s.late.max == 0);
   dev.stats().reset();
   CHECK(dev.stats().snapshot().ops[static_cast<std::size_t>(IoOp::write)].count == 0);
+  CHECK(dev.stats().snapshot().late.count == 0);
 }

@@ -1,0 +1,78 @@
+// nbdkit-spin-plugin: the peer of bench/nvram_accuracy.sh. It answers every
+// write `latency-ns` nanoseconds after the write reached it, spinning on
+// CLOCK_MONOTONIC the whole time (it never sleeps, so nothing it does can wake
+// late), and stores nothing: the best a server on this machine can do for a
+// fixed write latency, whatever the CPU it burns. Reads return zeros.
+//
+//   nbdkit bench/nbdkit-spin-plugin.so latency-ns=N [size=SIZE]
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include <time.h>
+
+#include <cstdint>
+#include <cstring>
+
+#define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
+
+namespace {
+
+std::int64_t g_latency = 0;
+std::int64_t g_size = std::int64_t{64} << 20;
+
+std::int64_t now() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+int spin_config(const char* key, const char* value) {
+  if (std::strcmp(key, "latency-ns") == 0) {
+    if (nbdkit_parse_int64_t("latency-ns", value, &g_latency) == -1) return -1;
+    if (g_latency < 0) {
+      nbdkit_error("latency-ns must not be negative: %s", value);
+      return -1;
+    }
+    return 0;
+  }
+  if (std::strcmp(key, "size") == 0) return (g_size = nbdkit_parse_size(value)) == -1 ? -1 : 0;
+  nbdkit_error("unknown parameter %s (latency-ns=N, size=SIZE)", key);
+  return -1;
+}
+
+void* spin_open(int) { return NBDKIT_HANDLE_NOT_NEEDED; }
+int64_t spin_get_size(void*) { return g_size; }
+
+int spin_pread(void*, void* buf, uint32_t count, uint64_t, uint32_t) {
+  std::memset(buf, 0, count);
+  return 0;
+}
+
+int spin_pwrite(void*, const void*, uint32_t, uint64_t, uint32_t) {
+  const std::int64_t deadline = now() + g_latency;
+  while (now() < deadline) {
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+  }
+  return 0;
+}
+
+struct nbdkit_plugin make_plugin() {
+  struct nbdkit_plugin p {};
+  p.name = "spin";
+  p.version = "1";
+  p.config = spin_config;
+  p.config_help = "latency-ns=N  each write's latency\nsize=SIZE     the export's size (default 64M)";
+  p.open = spin_open;
+  p.get_size = spin_get_size;
+  p.pread = spin_pread;
+  p.pwrite = spin_pwrite;
+  return p;
+}
+
+struct nbdkit_plugin plugin = make_plugin();
+
+}  // namespace
+
+NBDKIT_REGISTER_PLUGIN(plugin)

@@ -1,0 +1,26 @@
+#include "common/wait_window.h"
+
+#include <algorithm>
+
+namespace nvj {
+
+void WaitWindow::learn(Nanos late) {
+  late = std::max<Nanos>(late, 0);
+  const Nanos old = mean_.load(std::memory_order_relaxed);
+  const Nanos mean = old + (late - old) / 16;
+  mean_.store(mean, std::memory_order_relaxed);
+  const std::uint64_t n = seen_.fetch_add(1, std::memory_order_relaxed) + 1;
+  recent_[(n - 1) % kRecent].store(late, std::memory_order_relaxed);
+  if (n < kWarmUp) return;
+
+  std::array<Nanos, kRecent> v{};
+  const auto count = static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(n, kRecent));
+  for (std::ptrdiff_t i = 0; i < count; ++i) v[static_cast<std::size_t>(i)] = recent_[static_cast<std::size_t>(i)].load(std::memory_order_relaxed);
+  // The second largest of 32 (the largest of fewer): about the 97th percentile.
+  const std::ptrdiff_t rank = count == kRecent ? count - 2 : count - 1;
+  std::nth_element(v.begin(), v.begin() + rank, v.begin() + count);
+  const Nanos tail = v[static_cast<std::size_t>(rank)] + kMargin;
+  window_.store(std::clamp(std::max(2 * mean, tail), floor_, kCeiling), std::memory_order_relaxed);
+}
+
+}  // namespace nvj

@@ -1,0 +1,106 @@
+// The clock's waits: the spin window WaitWindow learns from how late sleeps
+// woke (pure, fed by hand), and MonotonicClock's waits in real time, which
+// must never return before their deadline.
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "common/clock.h"
+#include "common/wait_window.h"
+
+using namespace nvj;
+
+namespace {
+
+void feed(WaitWindow& w, Nanos late, int times) {
+  for (int i = 0; i < times; ++i) w.learn(late);
+}
+
+}  // namespace
+
+TEST_CASE("a spin window starts at 80 us, or at its floor if that is more", "[clock]") {
+  CHECK(WaitWindow(40 * kMicro).window() == 80 * kMicro);
+  CHECK(WaitWindow(100 * kMicro).window() == 100 * kMicro);
+  WaitWindow w(kMicro);
+  feed(w, 5 * kMicro, WaitWindow::kWarmUp - 1);
+  CHECK(w.window() == 80 * kMicro);  // not enough sleeps seen yet
+  w.learn(5 * kMicro);
+  CHECK(w.window() < 80 * kMicro);
+}
+
+TEST_CASE("a spin window covers twice the mean lateness and the recent tail", "[clock]") {
+  WaitWindow w(kMicro);
+  feed(w, 20 * kMicro, 200);
+  // The mean converges to 20 us (within the 1/16 step's rounding), so twice
+  // it (40 us) beats the tail's 20 + 10 us.
+  CHECK(w.window() > 40 * kMicro - 40);
+  CHECK(w.window() <= 40 * kMicro);
+  // One slow wake-up in 32 moves the mean, not the tail.
+  w.learn(kMilli);
+  const Nanos after_one = w.window();
+  CHECK(after_one > 150 * kMicro);
+  CHECK(after_one < 170 * kMicro);  // 2 x (20 + 980 / 16) us
+  // Two in the last 32 are the tail: the window covers them, plus 10 us.
+  feed(w, 20 * kMicro, 5);
+  w.learn(kMilli);
+  CHECK(w.window() == kMilli + WaitWindow::kMargin);
+  // Once they are 32 sleeps back the tail forgets them and the mean decays.
+  feed(w, 20 * kMicro, 100);
+  CHECK(w.window() < 45 * kMicro);
+}
+
+TEST_CASE("a spin window keeps within its floor and 2 ms", "[clock]") {
+  WaitWindow slow(40 * kMicro);
+  feed(slow, 5 * kMilli, 40);
+  CHECK(slow.window() == WaitWindow::kCeiling);
+  WaitWindow quick(40 * kMicro);
+  feed(quick, 1 * kMicro, 40);
+  CHECK(quick.window() == 40 * kMicro);
+  WaitWindow early(kMicro);
+  feed(early, -3 * kMicro, 40);  // a wake-up before its time counts as on time
+  CHECK(early.window() == WaitWindow::kMargin);
+  CHECK(early.samples() == 40);
+}
+
+TEST_CASE("waits are classed by their length", "[clock]") {
+  CHECK(MonotonicClock::length_class(0) == 0);
+  CHECK(MonotonicClock::length_class(64 * kMicro - 1) == 0);
+  CHECK(MonotonicClock::length_class(64 * kMicro) == 1);
+  CHECK(MonotonicClock::length_class(256 * kMicro - 1) == 1);
+  CHECK(MonotonicClock::length_class(256 * kMicro) == 2);
+  CHECK(MonotonicClock::length_class(1024 * kMicro) == 3);
+  CHECK(MonotonicClock::length_class(4096 * kMicro) == 4);
+  CHECK(MonotonicClock::length_class(16384 * kMicro - 1) == 4);
+  CHECK(MonotonicClock::length_class(16384 * kMicro) == 5);
+  CHECK(MonotonicClock::length_class(10 * kSecond) == 5);
+}
+
+TEST_CASE("a real wait never returns before its deadline, and counts what it did", "[clock]") {
+  MonotonicClock clock;
+  std::vector<Nanos> early;
+  for (int i = 0; i < 20; ++i)
+    for (const Nanos length : {5 * kMicro, 150 * kMicro, 1500 * kMicro}) {
+      const Nanos deadline = clock.now() + length;
+      clock.wait_until(deadline);
+      const Nanos back = clock.now();
+      if (back < deadline) early.push_back(deadline - back);
+    }
+  CHECK(early.empty());
+  MonotonicClock::Stats s = clock.stats();
+  CHECK(s.waits == 60);
+  CHECK(s.slept >= 1);   // the first 1.5 ms wait sleeps: no window is that wide yet
+  CHECK(s.slept <= 40);  // 5 us waits never sleep
+  CHECK(s.spun > 0);
+  CHECK(s.shared == 0);  // one thread
+  CHECK(s.windows[0] == 80 * kMicro);  // no wait under 64 us slept, so nothing was learned
+  CHECK(clock.spin_window(1500 * kMicro) == s.windows[3]);
+
+  clock.wait_until(clock.now() - 1);  // already past: returns at once, counts nothing
+  CHECK(clock.stats().waits == 60);
+  clock.reset_stats();
+  s = clock.stats();
+  CHECK(s.waits == 0);
+  CHECK(s.slept == 0);
+  CHECK(s.spun == 0);
+  CHECK(clock.spin_window(1500 * kMicro) == s.windows[3]);  // what was learned stays
+}
