@@ -55,6 +55,8 @@ void MonotonicClock::wait_until(Nanos deadline) {
       woke_late_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
+  } else {
+    learned.spun_through(deadline - start);
   }
   int idle = 0;
   if (!spinning_.compare_exchange_strong(idle, 1)) {  // someone else holds the core

@@ -3,16 +3,14 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/file.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "common/control_client.h"
 #include "common/errno_name.h"
 #include "common/query_escape.h"
 #include "common/unique_fd.h"
@@ -25,22 +23,6 @@ namespace {
   std::string text = "POST /mark to " + socket_path + ": " + what;
   if (error != 0) text += ": " + errno_message(error) + " (" + errno_name(error) + ")";
   throw MarkError(text, error);
-}
-
-// The answer's length once its head is in: head plus Content-Length, or
-// npos while the head is incomplete.
-std::size_t answer_length(const std::string& answer) {
-  const std::size_t end = answer.find("\r\n\r\n");
-  if (end == std::string::npos) return std::string::npos;
-  std::size_t body = 0;
-  for (std::size_t line = answer.find("\r\n") + 2; line < end;) {
-    const std::size_t next = answer.find("\r\n", line);
-    std::string header = answer.substr(line, next - line);
-    for (char& c : header) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-    if (header.rfind("content-length:", 0) == 0) body = std::strtoull(header.c_str() + 15, nullptr, 10);
-    line = next + 2;
-  }
-  return end + 4 + body;
 }
 
 // The mark as a line on a serial line (a tty) to the host's relay: raw,
@@ -121,44 +103,18 @@ void serial_lab_request(const std::string& device, std::string_view words, std::
 
 void post_escaped_mark(const std::string& socket_path, std::string_view escaped_label,
                        std::chrono::milliseconds timeout) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  if (socket_path.empty() || socket_path.size() >= sizeof address.sun_path)
-    fail(socket_path, "not a socket path (1 to " + std::to_string(sizeof address.sun_path - 1) + " bytes)", 0);
-  std::memcpy(address.sun_path, socket_path.c_str(), socket_path.size() + 1);
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) fail(socket_path, "socket", errno);
-  timeval limit{};
-  limit.tv_sec = static_cast<time_t>(timeout.count() / 1000);
-  limit.tv_usec = static_cast<suseconds_t>(timeout.count() % 1000 * 1000);
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0)
-    fail(socket_path, "cannot connect", errno);
-
-  const std::string request = "POST /mark?label=" + std::string(escaped_label) +
-                              " HTTP/1.1\r\nHost: nvjournal\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-  for (std::size_t sent = 0; sent < request.size();) {
-    const ssize_t n = ::send(fd.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(socket_path, "sending", errno == EAGAIN ? ETIMEDOUT : errno);
-    sent += static_cast<std::size_t>(n);
+  ControlResponse answer;
+  try {
+    answer = control_request(socket_path, "POST", "/mark?label=" + std::string(escaped_label), timeout);
+  } catch (const ControlError& e) {
+    throw MarkError(e.what(), e.error());
   }
-  std::string answer;
-  char buffer[4096];
-  while (answer.size() < answer_length(answer)) {
-    const ssize_t n = ::recv(fd.get(), buffer, sizeof buffer, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(socket_path, "waiting for the answer", errno == EAGAIN ? ETIMEDOUT : errno);
-    if (n == 0) break;
-    answer.append(buffer, static_cast<std::size_t>(n));
-  }
-  if (answer.rfind("HTTP/1.1 200 ", 0) == 0 || answer.rfind("HTTP/1.0 200 ", 0) == 0) return;
-  if (answer.empty()) fail(socket_path, "the server closed the connection without an answer", 0);
-  const std::size_t head_end = answer.find("\r\n\r\n");
-  std::string status = answer.substr(0, answer.find("\r\n"));
-  const std::string body = head_end == std::string::npos ? "" : answer.substr(head_end + 4, 300);
-  fail(socket_path, "answered \"" + status + "\"" + (body.empty() ? "" : ": " + body), 0);
+  if (answer.status == 200) return;
+  std::string body = answer.body.substr(0, 300);
+  while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.pop_back();
+  throw MarkError("control socket " + socket_path + ": POST /mark answered " + std::to_string(answer.status) +
+                      (body.empty() ? "" : ": " + body),
+                  0);
 }
 
 }  // namespace nvj

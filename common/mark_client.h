@@ -1,9 +1,10 @@
 // post_mark: a labelled mark posted to a running server's control socket
 // (POST /mark?label=, the plugin manual's CONTROL API), for the programs
-// that must not link nvj's control client: the workloads, which also run
-// statically linked inside a VM. One connection, one HTTP/1.1 request, the
-// answer read by its Content-Length; returns once the server has answered,
-// so the mark is in the server's statistics (and its recording) by then.
+// that post facts as they run: the workloads, which also run statically
+// linked inside a VM. To a control socket it is one request through the
+// control client (common/control_client.h); it returns once the server has
+// answered, so the mark is in the server's statistics (and its recording)
+// by then.
 #pragma once
 
 #include <chrono>

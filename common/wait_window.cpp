@@ -5,6 +5,7 @@
 namespace nvj {
 
 void WaitWindow::learn(Nanos late) {
+  spun_in_a_row_.store(0, std::memory_order_relaxed);
   late = std::max<Nanos>(late, 0);
   const Nanos old = mean_.load(std::memory_order_relaxed);
   const Nanos mean = old + (late - old) / 16;
@@ -21,6 +22,15 @@ void WaitWindow::learn(Nanos late) {
   std::nth_element(v.begin(), v.begin() + rank, v.begin() + count);
   const Nanos tail = v[static_cast<std::size_t>(rank)] + kMargin;
   window_.store(std::clamp(std::max(2 * mean, tail), floor_, kCeiling), std::memory_order_relaxed);
+}
+
+void WaitWindow::spun_through(Nanos length) {
+  if (length <= floor_) return;  // it would have spun whatever was learned
+  if (spun_in_a_row_.fetch_add(1, std::memory_order_relaxed) + 1 < kRecent) return;
+  spun_in_a_row_.store(0, std::memory_order_relaxed);
+  mean_.store(0, std::memory_order_relaxed);
+  seen_.store(0, std::memory_order_relaxed);
+  window_.store(std::max(floor_, kFirst), std::memory_order_relaxed);
 }
 
 }  // namespace nvj

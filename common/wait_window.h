@@ -12,6 +12,12 @@
 // remembers. Until 8 sleeps have been seen the window is 80 us or the floor,
 // whichever is more.
 //
+// A window at least as long as the waits it serves lets none of them sleep,
+// so it would learn nothing more and stay that long for good, after one
+// burst of slow wake-ups. So 32 waits in a row that spun all the way though
+// the floor would have let them sleep make it forget: it starts again from
+// 80 us, and learns anew from the next sleeps.
+//
 // Safe to share between threads: every figure is a relaxed atomic, and two
 // threads learning at once may each drop the other's sample, nothing worse.
 #pragma once
@@ -37,6 +43,9 @@ class WaitWindow {
 
   // A sleep woke `late` ns after the time it was asked to wake.
   void learn(Nanos late);
+  // A wait of `length` ns spun all the way, its window being at least that
+  // long.
+  void spun_through(Nanos length);
   Nanos window() const { return window_.load(std::memory_order_relaxed); }
   std::uint64_t samples() const { return seen_.load(std::memory_order_relaxed); }
 
@@ -45,6 +54,7 @@ class WaitWindow {
   std::atomic<Nanos> mean_{0};
   std::array<std::atomic<Nanos>, kRecent> recent_{};
   std::atomic<std::uint64_t> seen_{0};
+  std::atomic<std::uint32_t> spun_in_a_row_{0};
   std::atomic<Nanos> window_;
 };
 

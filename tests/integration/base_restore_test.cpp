@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "server_fixture.h"
-#include "tools/nvj/client/control_client.h"
+#include "common/control_client.h"
 
 using nvj::Json;
 using nvj::test::connect;
@@ -41,9 +41,9 @@ TEST_CASE("a restore puts every export back to its kept base", "[base]") {
   REQUIRE(nbd_flush(data.get(), 0) == 0);
 
   // Another method than POST: refused.
-  CHECK_THROWS_WITH(nvj::cli::control_call(control, "GET", "/base/keep"), Catch::Contains("takes POST"));
+  CHECK_THROWS_WITH(nvj::control_call(control, "GET", "/base/keep"), Catch::Contains("takes POST"));
   // Restore before any keep: refused, nothing changes.
-  CHECK_THROWS_WITH(nvj::cli::control_call(control, "POST", "/base/restore"), Catch::Contains("no base was kept"));
+  CHECK_THROWS_WITH(nvj::control_call(control, "POST", "/base/restore"), Catch::Contains("no base was kept"));
 
   const Json kept = control_json(control, "POST", "/base/keep");
   CHECK(kept.at("base") == "kept");
@@ -73,8 +73,8 @@ TEST_CASE("a restore puts every export back to its kept base", "[base]") {
 
   // Not while a recording runs.
   control_json(control, "POST", "/record/start?file=" + dir.file("r.nvjrec"));
-  CHECK_THROWS_WITH(nvj::cli::control_call(control, "POST", "/base/restore"), Catch::Contains("a recording is running"));
-  CHECK_THROWS_WITH(nvj::cli::control_call(control, "POST", "/base/keep"), Catch::Contains("a recording is running"));
+  CHECK_THROWS_WITH(nvj::control_call(control, "POST", "/base/restore"), Catch::Contains("a recording is running"));
+  CHECK_THROWS_WITH(nvj::control_call(control, "POST", "/base/keep"), Catch::Contains("a recording is running"));
   control_json(control, "POST", "/record/stop");
   CHECK(control_json(control, "POST", "/base/restore").at("base") == "restored");
 }

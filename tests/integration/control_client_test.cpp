@@ -17,10 +17,10 @@
 #include <thread>
 
 #include "server_fixture.h"
-#include "tools/nvj/client/control_client.h"
+#include "common/control_client.h"
 
-using nvj::cli::control_call;
-using nvj::cli::control_request;
+using nvj::control_call;
+using nvj::control_request;
 using nvj::test::TempDir;
 
 namespace {

@@ -17,7 +17,7 @@
 #include "common/json.h"
 #include "server_fixture.h"
 #include "tests/support/json_schema.h"
-#include "tools/nvj/client/control_client.h"
+#include "common/control_client.h"
 #include "tools/nvj/host/text_file.h"
 #include "tools/nvj/host/process.h"
 
@@ -94,7 +94,7 @@ TEST_CASE("the control socket serves statistics, marks, resets and model changes
   const Json changed = control_json(control, "POST", "/model?export=journal&model=nvram%3Alatency%3D50us");
   CHECK(changed.at("export") == "journal");
   CHECK(changed.at("model").get<std::string>().rfind("nvram: write 50 us", 0) == 0);
-  const auto refused = nvj::cli::control_request(control, "POST", "/model?export=journal&model=hdd");
+  const auto refused = nvj::control_request(control, "POST", "/model?export=journal&model=hdd");
   CHECK(refused.status == 400);
   CHECK_THAT(parse_json(refused.body, "the refusal").at("error").get<std::string>(),
              Catch::Contains("durable on acknowledgement for as long as the server runs"));
@@ -102,13 +102,13 @@ TEST_CASE("the control socket serves statistics, marks, resets and model changes
   CHECK(stats.at("exports").at("journal").at("model") == changed.at("model"));
 
   CHECK(control_json(control, "POST", "/reset-stats") == Json{{"reset", true}});
-  const std::string after_reset = nvj::cli::control_call(control, "GET", "/stats");
+  const std::string after_reset = nvj::control_call(control, "GET", "/stats");
   check_valid("stats", after_reset);
   CHECK(parse_json(after_reset, "GET /stats").at("exports").at("journal").at("ops").at("write").at("count") == 0);
-  CHECK(nvj::cli::control_request(control, "GET", "/nowhere").status == 404);
-  CHECK(nvj::cli::control_request(control, "DELETE", "/stats").status == 405);
+  CHECK(nvj::control_request(control, "GET", "/nowhere").status == 404);
+  CHECK(nvj::control_request(control, "DELETE", "/stats").status == 405);
   // The journal export is traced; the writes above were no journal's: nothing committed.
-  const std::string journal_answer = nvj::cli::control_call(control, "GET", "/journal");
+  const std::string journal_answer = nvj::control_call(control, "GET", "/journal");
   check_valid("journal", journal_answer);
   const Json traced = parse_json(journal_answer, "GET /journal");
   CHECK(traced.at("placement") == "external");
@@ -190,7 +190,7 @@ TEST_CASE("the control socket outlives nbdkit's fork into the background", "[con
   INFO(server.parent.output);
   REQUIRE(server.parent.status == 0);
   REQUIRE_THAT(server.pid_line, Catch::EndsWith("\n"));
-  const auto stats = nvj::cli::control_request(control, "GET", "/stats");
+  const auto stats = nvj::control_request(control, "GET", "/stats");
   CHECK(stats.status == 200);
   check_valid("stats", stats.body);
   CHECK(parse_json(stats.body, "GET /stats").at("exports").contains("data"));

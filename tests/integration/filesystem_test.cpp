@@ -12,7 +12,7 @@
 #include "fscore/ext4/image_reader.h"
 #include "server_fixture.h"
 #include "tests/support/json_schema.h"
-#include "tools/nvj/client/control_client.h"
+#include "common/control_client.h"
 #include "tools/nvj/host/process.h"
 #include "tools/nvj/client/server_address.h"
 
@@ -46,20 +46,20 @@ char first_byte(nbd_handle* h, std::uint64_t offset) {
 }
 
 std::string post(const std::string& control, const std::string& target) {
-  const auto r = nvj::cli::control_request(control, "POST", target);
+  const auto r = nvj::control_request(control, "POST", target);
   return std::to_string(r.status) + " " + r.body;
 }
 
 // GET /stats, checked against its schema, parsed.
 Json stats_of(const std::string& control) {
-  const std::string body = nvj::cli::control_call(control, "GET", "/stats");
+  const std::string body = nvj::control_call(control, "GET", "/stats");
   check_valid("stats", body);
   return nvj::parse_json(body, "GET /stats");
 }
 
 // GET /journal, checked against its schema, parsed.
 Json journal_of(const std::string& control) {
-  const std::string body = nvj::cli::control_call(control, "GET", "/journal");
+  const std::string body = nvj::control_call(control, "GET", "/journal");
   check_valid("journal", body);
   return nvj::parse_json(body, "GET /journal");
 }
@@ -109,7 +109,7 @@ TEST_CASE("an internal journal's region keeps every acknowledged write through a
     CHECK(journal.at("placement") == "internal");
     CHECK(journal.at("block_size") == 4096);
     CHECK(journal.at("traffic").at("journal").at("bytes") == 8192);
-    const std::string text = nvj::cli::control_request(control, "GET", "/stats?format=text").body;
+    const std::string text = nvj::control_request(control, "GET", "/stats?format=text").body;
     CHECK_THAT(text, Catch::Matches(R"((.|\n)*data/journal +write +2 +8192 (.|\n)*)"));
     CHECK_THAT(text, Catch::Matches(R"((.|\n)*\ndata +write +2 +8192 (.|\n)*)"));
 

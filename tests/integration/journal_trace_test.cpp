@@ -83,7 +83,7 @@ TEST_CASE("GET /journal and trace-file= report the transactions written through 
     REQUIRE(nbd_pwrite(data.get(), content.data(), kBlock, 300 * kBlock, 0) == 0);
   }
 
-  const std::string body = nvj::cli::control_call(control, "GET", "/journal");
+  const std::string body = nvj::control_call(control, "GET", "/journal");
   check_valid("journal", body);
   const Json j = parse_json(body, "GET /journal");
   CHECK(j.at("placement") == "external");
@@ -122,7 +122,7 @@ TEST_CASE("GET /journal and trace-file= report the transactions written through 
   }
 
   CHECK(control_json(control, "POST", "/reset-stats") == Json{{"reset", true}});
-  const std::string reset = nvj::cli::control_call(control, "GET", "/journal");
+  const std::string reset = nvj::control_call(control, "GET", "/journal");
   check_valid("journal", reset);
   CHECK(parse_json(reset, "GET /journal").at("recent").empty());
   CHECK(server->stop() == 0);
@@ -160,7 +160,7 @@ TEST_CASE("GET /journal follows an XFS log written through NBD", "[journal][sche
                                      kLogBlocks);
     put(c, c_block, LIBNBD_CMD_FLAG_FUA);
   }
-  std::string body = nvj::cli::control_call(control, "GET", "/journal");
+  std::string body = nvj::control_call(control, "GET", "/journal");
   check_valid("journal", body);
   Json j = parse_json(body, "GET /journal");
   CHECK(j.at("format") == "xfs");
@@ -199,7 +199,7 @@ TEST_CASE("GET /journal follows an XFS log written through NBD", "[journal][sche
     r[xfs::kBasicBlock + 9] ^= 0x5A;  // damaged
     REQUIRE(nbd_pwrite(data.get(), r.data(), r.size(), 1024 * 4096 + next * xfs::kBasicBlock, 0) == 0);
   }
-  body = nvj::cli::control_call(control, "GET", "/journal");
+  body = nvj::control_call(control, "GET", "/journal");
   check_valid("journal", body);
   j = parse_json(body, "GET /journal");
   CHECK(j.at("placement") == "internal");
@@ -212,7 +212,7 @@ TEST_CASE("GET /journal follows an XFS log written through NBD", "[journal][sche
   CHECK(j.at("recent_problems")[0] == "the record at 1:" + std::to_string(1 + (payload.size() + 511) / 512) +
                                           " does not match its CRC");
   CHECK(j.at("traffic").at("journal").at("writes") == 2);
-  const std::string text = nvj::cli::control_call(control, "GET", "/journal?format=text");
+  const std::string text = nvj::control_call(control, "GET", "/journal?format=text");
   CHECK_THAT(text, Catch::StartsWith("xfs log (internal, following the log): 2 records, 4 operations"));
 
   // Another filesystem made over it: byte 0 without XFS's magic.
@@ -221,7 +221,7 @@ TEST_CASE("GET /journal follows an XFS log written through NBD", "[journal][sche
     std::vector<std::uint8_t> zeros(4096, 0);
     REQUIRE(nbd_pwrite(data.get(), zeros.data(), zeros.size(), 0, 0) == 0);
   }
-  body = nvj::cli::control_call(control, "GET", "/journal");
+  body = nvj::control_call(control, "GET", "/journal");
   check_valid("journal", body);
   j = parse_json(body, "GET /journal");
   CHECK(j.at("format") == "unknown");

@@ -18,7 +18,7 @@
 
 #include "common/json.h"
 #include "server_fixture.h"
-#include "tools/nvj/client/control_client.h"
+#include "common/control_client.h"
 #include "tools/nvj/host/process.h"
 #include "tools/nvj/host/text_file.h"
 
@@ -71,7 +71,7 @@ TEST_CASE("the metrics listener serves GET /metrics over TCP and acts on nothing
   CHECK_THAT(nvj::test::http_body(r),
              Catch::Contains("nvjournal_latency_seconds_bucket{export=\"data\",op=\"write\",le=\"+Inf\"} 10\n"));
   // The same text as on the control socket, but for the moment it was taken.
-  CHECK_THAT(nvj::cli::control_call(control, "GET", "/metrics"),
+  CHECK_THAT(nvj::control_call(control, "GET", "/metrics"),
              Catch::Contains("# TYPE nvjournal_latency_seconds histogram"));
 
   // The control API's requests: none is served here, none acts.

@@ -15,7 +15,7 @@
 
 #include "server_fixture.h"
 #include "tests/support/json_schema.h"
-#include "tools/nvj/client/control_client.h"
+#include "common/control_client.h"
 
 using nvj::Json;
 using nvj::test::check_valid;
@@ -36,7 +36,7 @@ char first_byte(nbd_handle* h, std::uint64_t offset) {
 
 // Whether every export is powered, from GET /stats (checked against its schema).
 std::vector<bool> powered(const std::string& control) {
-  const std::string body = nvj::cli::control_call(control, "GET", "/stats");
+  const std::string body = nvj::control_call(control, "GET", "/stats");
   check_valid("stats", body);
   const Json stats = nvj::parse_json(body, "GET /stats");
   std::vector<bool> out;
@@ -123,8 +123,8 @@ TEST_CASE("random loss is the same for the same seed", "[power]") {
       auto data = connect(*server, "data");
       for (int i = 0; i < 48; ++i)
         REQUIRE(nbd_pwrite(data.get(), block('R').data(), 4096, static_cast<std::uint64_t>(i) * 4096, 0) == 0);
-      nvj::cli::control_call(control, "POST", "/crash?policy=random&seed=" + std::to_string(seed));
-      nvj::cli::control_call(control, "POST", "/power-on");
+      nvj::control_call(control, "POST", "/crash?policy=random&seed=" + std::to_string(seed));
+      nvj::control_call(control, "POST", "/power-on");
       for (int i = 0; i < 48; ++i) kept += first_byte(data.get(), static_cast<std::uint64_t>(i) * 4096) == 'R' ? 'k' : '-';
     }
     CHECK(server->stop() == 0);
@@ -143,12 +143,12 @@ TEST_CASE("bad crash requests change nothing", "[power]") {
   auto server = start_server(dir.path / "run", {"control=" + control, "data-model=none"});
   for (const char* bad : {"/crash?policy=some", "/crash?torn=12Q", "/crash?export=nosuch", "/crash?seed=x",
                           "/power-on?export=nosuch"}) {
-    const auto r = nvj::cli::control_request(control, "POST", bad);
+    const auto r = nvj::control_request(control, "POST", bad);
     INFO(bad << ": " << r.body);
     CHECK(r.status == 400);
     CHECK_FALSE(nvj::parse_json(r.body, bad).at("error").get<std::string>().empty());
   }
   CHECK(powered(control) == std::vector<bool>{true, true});
-  CHECK(nvj::cli::control_request(control, "GET", "/crash").status == 405);
+  CHECK(nvj::control_request(control, "GET", "/crash").status == 405);
   CHECK(server->stop() == 0);
 }

@@ -15,7 +15,7 @@
 #include "fscore/record/replayed_exports.h"
 #include "server_fixture.h"
 #include "tests/support/file_bytes.h"
-#include "tools/nvj/client/control_client.h"
+#include "common/control_client.h"
 #include "tools/nvj/host/process.h"
 #include "tools/nvj/host/text_file.h"
 
@@ -90,7 +90,7 @@ TEST_CASE("record= records both exports from the start, and the recording rebuil
     CHECK(running.at("changes").get<std::uint64_t>() >= 5);
     CHECK(running.at("base_bytes").get<std::uint64_t>() > 0);  // the ext4 the server built
     // One recording at a time.
-    const auto second = nvj::cli::control_request(control, "POST", "/record/start?file=" + dir.file("two.nvjrec"));
+    const auto second = nvj::control_request(control, "POST", "/record/start?file=" + dir.file("two.nvjrec"));
     CHECK(second.status == 409);
     CHECK_THAT(second.body, Catch::Contains("a recording is running"));
     CHECK_FALSE(std::filesystem::exists(dir.file("two.nvjrec")));
@@ -139,19 +139,19 @@ TEST_CASE("a recording starts and stops at run time, and a power cut ends it", "
   const std::string control = dir.file("control.sock");
   auto server = start_server(dir.path / "run", {"data=64M", "journal=8M", "control=" + control});
   // Nothing recorded yet; bad requests change nothing.
-  CHECK(nvj::cli::control_request(control, "GET", "/record").status == 404);
-  CHECK(nvj::cli::control_request(control, "POST", "/record/stop").status == 409);
-  CHECK(nvj::cli::control_request(control, "POST", "/record/start").status == 400);
-  const auto relative = nvj::cli::control_request(control, "POST", "/record/start?file=run.nvjrec");
+  CHECK(nvj::control_request(control, "GET", "/record").status == 404);
+  CHECK(nvj::control_request(control, "POST", "/record/stop").status == 409);
+  CHECK(nvj::control_request(control, "POST", "/record/start").status == 400);
+  const auto relative = nvj::control_request(control, "POST", "/record/start?file=run.nvjrec");
   CHECK(relative.status == 400);
   CHECK_THAT(relative.body, Catch::Contains("absolute path"));
   const std::string existing = dir.file("existing");
   std::ofstream(existing) << "precious";
-  const auto over = nvj::cli::control_request(control, "POST", "/record/start?file=" + existing);
+  const auto over = nvj::control_request(control, "POST", "/record/start?file=" + existing);
   CHECK(over.status == 409);
   CHECK_THAT(over.body, Catch::Contains("never overwrites"));
   CHECK(nvj::cli::read_text_file(existing) == "precious");
-  CHECK(nvj::cli::control_request(control, "GET", "/record/start").status == 405);
+  CHECK(nvj::control_request(control, "GET", "/record/start").status == 405);
 
   const std::string path = dir.file("later.nvjrec");
   auto data = connect(*server, "data");

@@ -30,7 +30,7 @@
 
 #include "common/json.h"
 #include "tests/support/temp_dir.h"
-#include "tools/nvj/client/control_client.h"
+#include "common/control_client.h"
 #include "tools/nvj/host/process.h"
 #include "tools/nvj/host/server_process.h"
 #include "tools/nvj/host/text_file.h"
@@ -125,7 +125,7 @@ inline Handle connect(const cli::ServerProcess& server, const std::string& expor
 
 // A control API answer of 200, parsed (anything else throws, with the answer).
 inline Json control_json(const std::string& socket, const std::string& method, const std::string& target) {
-  return parse_json(cli::control_call(socket, method, target), method + " " + target);
+  return parse_json(control_call(socket, method, target), method + " " + target);
 }
 
 // A TCP port free at `address` now (the kernel's pick for port 0), or 0 if

@@ -104,3 +104,28 @@ TEST_CASE("a real wait never returns before its deadline, and counts what it did
   CHECK(s.spun == 0);
   CHECK(clock.spin_window(1500 * kMicro) == s.windows[3]);  // what was learned stays
 }
+
+TEST_CASE("a spin window too long to let its waits sleep starts again after 32 of them", "[clock]") {
+  WaitWindow w(40 * kMicro);
+  feed(w, 200 * kMicro, 40);  // a burst of slow wake-ups
+  const Nanos wide = w.window();
+  CHECK(wide >= 210 * kMicro);
+  // Waits of 100 us now spin all the way, and teach nothing...
+  for (int i = 0; i < WaitWindow::kRecent - 1; ++i) w.spun_through(100 * kMicro);
+  CHECK(w.window() == wide);
+  // ...until the 32nd in a row: the window starts again, and learns anew.
+  w.spun_through(100 * kMicro);
+  CHECK(w.window() == WaitWindow::kFirst);
+  CHECK(w.samples() == 0);
+  feed(w, 15 * kMicro, 40);
+  CHECK(w.window() == 40 * kMicro);  // twice the mean (30 us) or 25 us: the floor
+  // Waits no longer than the floor spin whatever was learned: they count for nothing.
+  feed(w, 200 * kMicro, 40);
+  for (int i = 0; i < 100; ++i) w.spun_through(30 * kMicro);
+  CHECK(w.window() >= 210 * kMicro);
+  // A sleep in between starts the count again.
+  for (int i = 0; i < WaitWindow::kRecent - 1; ++i) w.spun_through(100 * kMicro);
+  w.learn(200 * kMicro);
+  w.spun_through(100 * kMicro);
+  CHECK(w.window() >= 210 * kMicro);
+}

@@ -24,7 +24,7 @@
 #include "common/command_line.h"
 #include "common/json.h"
 #include "tools/nvj/commands.h"
-#include "tools/nvj/client/control_client.h"
+#include "common/control_client.h"
 #include "tools/nvj/host/file_image.h"
 #include "tools/nvj/host/interrupt.h"
 

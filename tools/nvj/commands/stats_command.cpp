@@ -12,7 +12,7 @@
 
 #include "common/command_line.h"
 #include "tools/nvj/commands.h"
-#include "tools/nvj/client/control_client.h"
+#include "common/control_client.h"
 #include "tools/nvj/host/interrupt.h"
 
 namespace nvj::cli {

@@ -15,7 +15,7 @@
 #include "common/command_line.h"
 #include "common/json.h"
 #include "common/query_escape.h"
-#include "tools/nvj/client/control_client.h"
+#include "common/control_client.h"
 #include "tools/nvj/crash/lab_parameters.h"
 #include "tools/nvj/host/attach.h"
 #include "tools/nvj/host/filesystem_tools.h"

@@ -11,7 +11,7 @@
 #include "common/json.h"
 #include "common/query_escape.h"
 #include "crashlab/explore/generator.h"
-#include "tools/nvj/client/control_client.h"
+#include "common/control_client.h"
 #include "tools/nvj/explore/workload_run.h"
 #include "tools/nvj/vm/guest_init.h"
 #include "tools/nvj/vm/vm_session.h"

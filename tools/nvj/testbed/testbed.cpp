@@ -11,7 +11,7 @@
 #include "tools/nvj/host/attach.h"
 #include "tools/nvj/host/detached_mount.h"
 #include "tools/nvj/host/filesystem_tools.h"
-#include "tools/nvj/client/control_client.h"
+#include "common/control_client.h"
 
 namespace nvj::cli {
 namespace fs = std::filesystem;

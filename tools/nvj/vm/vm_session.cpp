@@ -12,7 +12,7 @@
 #include <stdexcept>
 
 #include "common/json.h"
-#include "tools/nvj/client/control_client.h"
+#include "common/control_client.h"
 #include "tools/nvj/host/attach.h"
 #include "tools/nvj/host/filesystem_tools.h"
 #include "tools/nvj/host/process.h"

@@ -1,6 +1,8 @@
-#include "tools/nvj/client/control_client.h"
+#include "common/control_client.h"
 
 #include <sys/un.h>
+
+#include <cerrno>
 
 // <utility> first: Boost 1.74's Asio uses std::exchange without including it.
 #include <utility>
@@ -20,7 +22,7 @@
 
 #include "common/duration.h"
 
-namespace nvj::cli {
+namespace nvj {
 namespace asio = boost::asio;
 namespace http = boost::beast::http;
 using Local = asio::local::stream_protocol;
@@ -33,6 +35,11 @@ constexpr std::uint64_t kBodyLimit = std::uint64_t{64} << 20;
 std::string lowercase_first(std::string text) {
   if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
   return text;
+}
+
+// The errno behind a failed socket operation, 0 for Beast's own errors.
+int errno_of(const boost::system::error_code& ec) {
+  return ec.category() == boost::system::system_category() ? ec.value() : 0;
 }
 
 // The first bytes of what arrived, printable, for an error message.
@@ -57,8 +64,8 @@ class Exchange {
       : path_(path), request_line_(std::move(request_line)), timeout_(timeout),
         deadline_(std::chrono::steady_clock::now() + timeout) {}
 
-  [[noreturn]] void fail(const std::string& what) const {
-    throw std::runtime_error("control socket " + path_ + ": " + what);
+  [[noreturn]] void fail(const std::string& what, int error = 0) const {
+    throw ControlError("control socket " + path_ + ": " + what, error);
   }
 
   // Starts an operation with `start(handler)` and runs it to its end; past
@@ -79,7 +86,8 @@ class Exchange {
       io_.restart();
       io_.run();  // the cancelled operation's handler
       fail("no answer to " + request_line_ + " within " +
-           format_duration(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout_).count()));
+               format_duration(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout_).count()),
+           ETIMEDOUT);
     }
     return result;
   }
@@ -109,7 +117,7 @@ ControlResponse control_request(const std::string& socket, const std::string& me
   boost::system::error_code ec = x.await([&](auto handler) {
     x.socket().async_connect(Local::endpoint(socket), std::move(handler));
   });
-  if (ec) x.fail(lowercase_first(ec.message()) + " (is a server running with control=" + socket + "?)");
+  if (ec) x.fail(lowercase_first(ec.message()) + " (is a server running with control=" + socket + "?)", errno_of(ec));
 
   http::request<http::empty_body> request;
   request.method_string(method);
@@ -119,7 +127,7 @@ ControlResponse control_request(const std::string& socket, const std::string& me
   request.set(http::field::connection, "close");
   request.prepare_payload();
   ec = x.await([&](auto handler) { http::async_write(x.socket(), request, std::move(handler)); });
-  if (ec) x.fail("cannot send " + request_line + ": " + lowercase_first(ec.message()));
+  if (ec) x.fail("cannot send " + request_line + ": " + lowercase_first(ec.message()), errno_of(ec));
 
   boost::beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
@@ -134,7 +142,7 @@ ControlResponse control_request(const std::string& socket, const std::string& me
     const std::string seen = excerpt(buffer);
     x.fail("not HTTP: " + ec.message() + (seen.empty() ? "" : " (the answer began \"" + seen + "\")"));
   }
-  if (ec) x.fail("reading the answer to " + request_line + ": " + lowercase_first(ec.message()));
+  if (ec) x.fail("reading the answer to " + request_line + ": " + lowercase_first(ec.message()), errno_of(ec));
   ControlResponse r;
   r.status = static_cast<int>(parser.get().result_int());
   r.body = std::move(parser.get().body());
@@ -147,10 +155,11 @@ std::string control_call(const std::string& socket, const std::string& method, c
   if (r.status != 200) {
     std::string body = r.body;
     while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.pop_back();
-    throw std::runtime_error("control socket " + socket + ": " + method + " " + target + " answered " +
-                             std::to_string(r.status) + ": " + body);
+    throw ControlError("control socket " + socket + ": " + method + " " + target + " answered " +
+                           std::to_string(r.status) + ": " + body,
+                       0);
   }
   return std::move(r.body);
 }
 
-}  // namespace nvj::cli
+}  // namespace nvj
