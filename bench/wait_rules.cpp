@@ -62,11 +62,13 @@ std::vector<Sleep> record(int count, unsigned seed) {
   return sleeps;
 }
 
-// A rule: the window for a wait of a length, and what it learns from a sleep.
+// A rule: the window for a wait of a length, what it learns from a sleep,
+// and from a wait that spun all the way.
 struct Rule {
   std::string name;
   std::function<Nanos(Nanos length)> window;
   std::function<void(Nanos length, Nanos late)> learn;
+  std::function<void(Nanos length)> spun_through = [](Nanos) {};
 };
 
 // One WaitWindow per length class, as MonotonicClock keeps them.
@@ -80,7 +82,8 @@ Rule per_class(Nanos floor) {
   return {"per length class, the larger of twice the mean and the 97th percentile + 10 us, floor " +
               std::to_string(floor / kMicro) + " us",
           [of](Nanos length) { return of(length).window(); },
-          [of](Nanos length, Nanos late) { of(length).learn(late); }};
+          [of](Nanos length, Nanos late) { of(length).learn(late); },
+          [of](Nanos length) { of(length).spun_through(length); }};
 }
 
 // The rule before: one window, twice the moving mean, within [80 us, 2 ms].
@@ -104,6 +107,7 @@ Outcome replay(const std::vector<Sleep>& sleeps, const Rule& rule) {
     const Nanos window = rule.window(s.length);
     if (s.length <= window) {  // spins all the way
       o.spun += s.length;
+      rule.spun_through(s.length);
       continue;
     }
     ++o.slept;
