@@ -2,7 +2,9 @@
 // write `latency-ns` nanoseconds after the write reached it, spinning on
 // CLOCK_MONOTONIC the whole time (it never sleeps, so nothing it does can wake
 // late), and stores nothing: the best a server on this machine can do for a
-// fixed write latency, whatever the CPU it burns. Reads return zeros.
+// fixed write latency, whatever the CPU it burns. Reads return zeros. The
+// export named "base" answers at once, so one server gives both sides of a
+// comparison.
 //
 //   nbdkit bench/nbdkit-spin-plugin.so latency-ns=N [size=SIZE]
 #define NBDKIT_API_VERSION 2
@@ -40,7 +42,14 @@ int spin_config(const char* key, const char* value) {
   return -1;
 }
 
-void* spin_open(int) { return NBDKIT_HANDLE_NOT_NEEDED; }
+const std::int64_t kNoLatency = 0;
+
+// The handle is the latency of the export asked for.
+void* spin_open(int) {
+  const char* name = nbdkit_export_name();
+  const bool base = name != nullptr && std::strcmp(name, "base") == 0;
+  return const_cast<std::int64_t*>(base ? &kNoLatency : &g_latency);
+}
 int64_t spin_get_size(void*) { return g_size; }
 
 int spin_pread(void*, void* buf, uint32_t count, uint64_t, uint32_t) {
@@ -48,8 +57,8 @@ int spin_pread(void*, void* buf, uint32_t count, uint64_t, uint32_t) {
   return 0;
 }
 
-int spin_pwrite(void*, const void*, uint32_t, uint64_t, uint32_t) {
-  const std::int64_t deadline = now() + g_latency;
+int spin_pwrite(void* handle, const void*, uint32_t, uint64_t, uint32_t) {
+  const std::int64_t deadline = now() + *static_cast<const std::int64_t*>(handle);
   while (now() < deadline) {
 #if defined(__x86_64__)
     __builtin_ia32_pause();
