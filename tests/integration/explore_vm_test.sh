@@ -23,7 +23,8 @@
 #     replay gives back zeros (within three tries); mounted with
 #     nodioread_nolock, the data stays;
 #   - XFS in a guest: the workloads run and pass;
-#   - bad input: --kernel without --vm, a kernel that is no file, one given
+#   - bad input (explore; crash run and record too): --kernel without --vm,
+#     several kernels without --out or to record, a kernel that is no file, one given
 #     twice: exit 2, naming it.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
@@ -158,4 +159,26 @@ bad() {  # bad WHAT ARGS...: exit 2, the message naming WHAT
 bad "--kernel is --vm's" --kernel "$k61" --out "$T/x"
 bad "$T/none" --vm --kernel "$T/none" --out "$T/x"
 bad "given twice" --vm --kernel "$k61,$k61" --out "$T/x"
+# nvj crash run and record with --kernel: the same rules, and several kernels
+# need a folder each.
+bad_crash() {  # bad_crash WHAT ARGS...: nvj crash ARGS exits 2, the message naming WHAT
+  local what=$1 status=0; shift
+  "$NVJ" crash "$@" >"$T/bad.log" 2>&1 || status=$?
+  [ "$status" = 2 ] || { cat "$T/bad.log"; fail "nvj crash $*: exit $status, not 2"; }
+  grep -q -- "$what" "$T/bad.log" || { cat "$T/bad.log"; fail "nvj crash $*: the message does not name $what"; }
+  [ ! -e "$T/y" ] || fail "nvj crash $*: refused, but made $T/y"
+}
+bad_crash "one --kernel at a time" record --vm --kernel "$k61,$k612" --out "$T/y" -- true
+bad_crash "several kernels need --out" run --vm --kernel "$k61,$k612" -- true
+bad_crash "--kernel is --vm's" run --kernel "$k61,$k612" --out "$T/y" -- true
+bad_crash "--kernel is --vm's" record --kernel "$k61" --out "$T/y" -- true
+bad_crash "given twice" run --vm --kernel "$k61,$k61" --out "$T/y" -- true
+# The guest's own commands, outside a guest: no host to ask.
+for guest in "explore-steps --workload 0 --trace $T/trace" "explore-lab begin 0"; do
+  status=0
+  # shellcheck disable=SC2086 # the words of one command
+  env -u NVJ_CONTROL "${NVJ_WORKLOAD:?}" $guest >"$T/bad.log" 2>&1 || status=$?
+  [ "$status" = 2 ] || { cat "$T/bad.log"; fail "nvj-workload $guest without NVJ_CONTROL: exit $status, not 2"; }
+  grep -q "NVJ_CONTROL names no server" "$T/bad.log" || { cat "$T/bad.log"; fail "nvj-workload $guest: the message does not name NVJ_CONTROL"; }
+done
 echo "PASS"

@@ -116,6 +116,8 @@ int crash_run_kernels(const RunArgs& a) {
 
 int crash_run_main(RunArgs a) {
   const char* command = a.record_only ? "nvj crash record" : "nvj crash run";
+  if (!a.kernel.empty() && !a.vm)
+    throw UsageError(std::string(command) + ": --kernel is --vm's (the guest's kernel); give --vm too");
   if (a.vm && a.kernel.find(',') != std::string::npos) return crash_run_kernels(a);
   if (a.workload.empty())
     throw UsageError(std::string(command) + ": which workload? (" + command + " [OPTION]... -- COMMAND [ARG]...)");
