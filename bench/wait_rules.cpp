@@ -8,10 +8,12 @@
 // recorded sleep did, and either spins the rest or, woken past the deadline,
 // is late. The rule learns from each sleep as MonotonicClock does.
 //
-// Rules: the clock's (one WaitWindow per length class, floor 40 us, the
-// class by MonotonicClock::length_class), the same with other floors, and the
-// rule it replaced (one window for every length, twice the mean lateness,
-// floor 80 us) as the peer.
+// Rules: the clock's (waits under MonotonicClock::kSpinBelow spin all the
+// way; one WaitWindow per length class above, floor 80 us, the class by
+// MonotonicClock::length_class), the rule it replaced (one window for every
+// length, twice the mean lateness, floor 80 us) as the peer, and the
+// variants between them: the old window with short waits spun, the clock's
+// with a floor of 40 us, and per class with twice the mean alone.
 //
 // Usage: wait_rules [SLEEPS] [SEED]   (default 3000 sleeps, seed 1)
 #include <sys/prctl.h>
@@ -69,6 +71,7 @@ struct Rule {
   std::function<Nanos(Nanos length)> window;
   std::function<void(Nanos length, Nanos late)> learn;
   std::function<void(Nanos length)> spun_through = [](Nanos) {};
+  Nanos spin_below = 0;  // shorter waits spin all the way, whatever the window
 };
 
 // One WaitWindow per length class, as MonotonicClock keeps them.
@@ -79,19 +82,33 @@ Rule per_class(Nanos floor) {
   auto of = [windows](Nanos length) -> nvj::WaitWindow& {
     return *(*windows)[static_cast<std::size_t>(nvj::MonotonicClock::length_class(length))];
   };
-  return {"per length class, the larger of twice the mean and the 97th percentile + 10 us, floor " +
-              std::to_string(floor / kMicro) + " us",
+  return {"under 256 us spin; above, per length class, the larger of twice the mean and the 97th percentile + "
+          "10 us, floor " + std::to_string(floor / kMicro) + " us" + (floor == 80 * kMicro ? " (the clock now)" : ""),
           [of](Nanos length) { return of(length).window(); },
           [of](Nanos length, Nanos late) { of(length).learn(late); },
-          [of](Nanos length) { of(length).spun_through(length); }};
+          [of](Nanos length) { of(length).spun_through(length); }, nvj::MonotonicClock::kSpinBelow};
 }
 
-// The rule before: one window, twice the moving mean, within [80 us, 2 ms].
-Rule twice_the_mean() {
+// Per length class as the clock, but twice the mean alone.
+Rule per_class_mean(Nanos floor) {
+  auto means = std::make_shared<std::array<Nanos, nvj::MonotonicClock::kLengthClasses>>();
+  auto at = [means](Nanos length) -> Nanos& {
+    return (*means)[static_cast<std::size_t>(nvj::MonotonicClock::length_class(length))];
+  };
+  return {"under 256 us spin; above, per length class, twice the mean, floor " + std::to_string(floor / kMicro) + " us",
+          [at, floor](Nanos length) { return std::clamp<Nanos>(2 * at(length), floor, 2 * kMilli); },
+          [at](Nanos length, Nanos late) { at(length) += (late - at(length)) / 16; }, [](Nanos) {},
+          nvj::MonotonicClock::kSpinBelow};
+}
+
+// The rule before: one window, twice the moving mean, within [80 us, 2 ms];
+// with `spin_below`, shorter waits spin all the way, as the clock's do now.
+Rule twice_the_mean(Nanos spin_below) {
   auto mean = std::make_shared<Nanos>(0);
-  return {"one window for all lengths, twice the mean, floor 80 us (the rule before)",
+  return {spin_below == 0 ? "one window for all lengths, twice the mean, floor 80 us (the rule before)"
+                          : "under 256 us spin; above, one window, twice the mean, floor 80 us",
           [mean](Nanos) { return std::clamp<Nanos>(2 * *mean, 80 * kMicro, 2 * kMilli); },
-          [mean](Nanos, Nanos late) { *mean += (late - *mean) / 16; }};
+          [mean](Nanos, Nanos late) { *mean += (late - *mean) / 16; }, [](Nanos) {}, spin_below};
 }
 
 struct Outcome {
@@ -104,6 +121,10 @@ Outcome replay(const std::vector<Sleep>& sleeps, const Rule& rule) {
   Outcome o;
   for (const Sleep& s : sleeps) {
     ++o.waits;
+    if (s.length < rule.spin_below) {
+      o.spun += s.length;
+      continue;
+    }
     const Nanos window = rule.window(s.length);
     if (s.length <= window) {  // spins all the way
       o.spun += s.length;
@@ -135,12 +156,15 @@ int main(int argc, char** argv) {
   std::vector<Nanos> late;
   for (const Sleep& s : sleeps) late.push_back(s.late);
   std::sort(late.begin(), late.end());
-  auto at = [&](double q) { return static_cast<double>(late[static_cast<std::size_t>(q * static_cast<double>(late.size() - 1))]) / 1e3; };
+  auto at = [&](double q) {
+    return static_cast<double>(late[static_cast<std::size_t>(q * static_cast<double>(late.size() - 1))]) / 1e3;
+  };
   std::printf("%d sleeps of 20 us to 10 ms: woke late by p50 %.1f us, p90 %.1f, p99 %.1f, max %.1f\n\n", count, at(0.5),
               at(0.9), at(0.99), at(1.0));
   std::printf("| rule | waits that slept | woke past the deadline | by (p50 us) | spin per wait (us) |\n");
   std::printf("|---|---:|---:|---:|---:|\n");
-  for (const Rule& rule : {twice_the_mean(), per_class(40 * kMicro), per_class(20 * kMicro), per_class(80 * kMicro)}) {
+  for (const Rule& rule : {twice_the_mean(0), per_class(80 * kMicro), twice_the_mean(nvj::MonotonicClock::kSpinBelow),
+                           per_class(40 * kMicro), per_class_mean(80 * kMicro)}) {
     Outcome o = replay(sleeps, rule);
     std::sort(o.lateness.begin(), o.lateness.end());
     const double by = o.lateness.empty() ? 0.0 : static_cast<double>(o.lateness[o.lateness.size() / 2]) / 1e3;

@@ -20,8 +20,7 @@ void sleep_until(Nanos deadline) {
 }  // namespace
 
 MonotonicClock::MonotonicClock(Nanos min_window)
-    : windows_{WaitWindow(min_window), WaitWindow(min_window), WaitWindow(min_window),
-               WaitWindow(min_window), WaitWindow(min_window), WaitWindow(min_window)} {}
+    : windows_{WaitWindow(min_window), WaitWindow(min_window), WaitWindow(min_window), WaitWindow(min_window)} {}
 
 Nanos MonotonicClock::now() const {
   timespec ts{};
@@ -31,7 +30,7 @@ Nanos MonotonicClock::now() const {
 
 int MonotonicClock::length_class(Nanos length) {
   int k = 0;
-  for (Nanos bound = 64 * kMicro; k + 1 < kLengthClasses && length >= bound; bound *= 4) ++k;
+  for (Nanos bound = kMilli; k + 1 < kLengthClasses && length >= bound; bound *= 4) ++k;
   return k;
 }
 
@@ -43,6 +42,10 @@ void MonotonicClock::wait_until(Nanos deadline) {
   const Nanos start = now();
   if (start >= deadline) return;
   waits_.fetch_add(1, std::memory_order_relaxed);
+  if (deadline - start < kSpinBelow) {
+    spin_or_sleep(deadline);
+    return;
+  }
   WaitWindow& learned = windows_[static_cast<std::size_t>(length_class(deadline - start))];
   const Nanos window = learned.window();
   if (deadline - start > window) {
@@ -58,6 +61,10 @@ void MonotonicClock::wait_until(Nanos deadline) {
   } else {
     learned.spun_through(deadline - start);
   }
+  spin_or_sleep(deadline);
+}
+
+void MonotonicClock::spin_or_sleep(Nanos deadline) {
   int idle = 0;
   if (!spinning_.compare_exchange_strong(idle, 1)) {  // someone else holds the core
     shared_.fetch_add(1, std::memory_order_relaxed);

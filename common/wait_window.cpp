@@ -16,7 +16,7 @@ void WaitWindow::learn(Nanos late) {
 
   std::array<Nanos, kRecent> v{};
   const auto count = static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(n, kRecent));
-  for (std::ptrdiff_t i = 0; i < count; ++i) v[static_cast<std::size_t>(i)] = recent_[static_cast<std::size_t>(i)].load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(count); ++i) v[i] = recent_[i].load(std::memory_order_relaxed);
   // The second largest of 32 (the largest of fewer): about the 97th percentile.
   const std::ptrdiff_t rank = count == kRecent ? count - 2 : count - 1;
   std::nth_element(v.begin(), v.begin() + rank, v.begin() + count);

@@ -65,8 +65,7 @@ void add_counters(Json& out, const DeviceStats::Snapshot& s) {
 }
 
 // The spin windows' names, by MonotonicClock::length_class.
-constexpr std::array<const char*, MonotonicClock::kLengthClasses> kWaitLengths{"<64us", "<256us", "<1ms",
-                                                                                "<4ms",  "<16ms",  ">=16ms"};
+constexpr std::array<const char*, MonotonicClock::kLengthClasses> kWaitLengths{"<1ms", "<4ms", "<16ms", ">=16ms"};
 
 Json clock_json(const MonotonicClock::Stats& c) {
   Json windows = Json::object();

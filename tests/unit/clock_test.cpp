@@ -62,17 +62,15 @@ TEST_CASE("a spin window keeps within its floor and 2 ms", "[clock]") {
   CHECK(early.samples() == 40);
 }
 
-TEST_CASE("waits are classed by their length", "[clock]") {
-  CHECK(MonotonicClock::length_class(0) == 0);
-  CHECK(MonotonicClock::length_class(64 * kMicro - 1) == 0);
-  CHECK(MonotonicClock::length_class(64 * kMicro) == 1);
-  CHECK(MonotonicClock::length_class(256 * kMicro - 1) == 1);
-  CHECK(MonotonicClock::length_class(256 * kMicro) == 2);
-  CHECK(MonotonicClock::length_class(1024 * kMicro) == 3);
-  CHECK(MonotonicClock::length_class(4096 * kMicro) == 4);
-  CHECK(MonotonicClock::length_class(16384 * kMicro - 1) == 4);
-  CHECK(MonotonicClock::length_class(16384 * kMicro) == 5);
-  CHECK(MonotonicClock::length_class(10 * kSecond) == 5);
+TEST_CASE("waits of 256 us or more are classed by their length", "[clock]") {
+  CHECK(MonotonicClock::length_class(MonotonicClock::kSpinBelow) == 0);
+  CHECK(MonotonicClock::length_class(kMilli - 1) == 0);
+  CHECK(MonotonicClock::length_class(kMilli) == 1);
+  CHECK(MonotonicClock::length_class(4 * kMilli - 1) == 1);
+  CHECK(MonotonicClock::length_class(4 * kMilli) == 2);
+  CHECK(MonotonicClock::length_class(16 * kMilli - 1) == 2);
+  CHECK(MonotonicClock::length_class(16 * kMilli) == 3);
+  CHECK(MonotonicClock::length_class(10 * kSecond) == 3);
 }
 
 TEST_CASE("a real wait never returns before its deadline, and counts what it did", "[clock]") {
@@ -89,11 +87,11 @@ TEST_CASE("a real wait never returns before its deadline, and counts what it did
   MonotonicClock::Stats s = clock.stats();
   CHECK(s.waits == 60);
   CHECK(s.slept >= 1);   // the first 1.5 ms wait sleeps: no window is that wide yet
-  CHECK(s.slept <= 40);  // 5 us waits never sleep
+  CHECK(s.slept <= 20);  // waits under 256 us spin all the way
   CHECK(s.spun > 0);
   CHECK(s.shared == 0);  // one thread
-  CHECK(s.windows[0] == 80 * kMicro);  // no wait under 64 us slept, so nothing was learned
-  CHECK(clock.spin_window(1500 * kMicro) == s.windows[3]);
+  CHECK(s.windows[0] == 80 * kMicro);  // no wait from 256 us to 1 ms, so nothing was learned
+  CHECK(clock.spin_window(1500 * kMicro) == s.windows[1]);
 
   clock.wait_until(clock.now() - 1);  // already past: returns at once, counts nothing
   CHECK(clock.stats().waits == 60);
@@ -102,7 +100,7 @@ TEST_CASE("a real wait never returns before its deadline, and counts what it did
   CHECK(s.waits == 0);
   CHECK(s.slept == 0);
   CHECK(s.spun == 0);
-  CHECK(clock.spin_window(1500 * kMicro) == s.windows[3]);  // what was learned stays
+  CHECK(clock.spin_window(1500 * kMicro) == s.windows[1]);  // what was learned stays
 }
 
 TEST_CASE("a spin window too long to let its waits sleep starts again after 32 of them", "[clock]") {

@@ -132,7 +132,7 @@ TEST_CASE("stats, metrics, marks and resets", "[control]") {
   CHECK(clock.at("waits").get<int>() <= 2);
   CHECK(clock.at("slept").get<int>() <= clock.at("waits").get<int>());
   CHECK(clock.at("woke_late").get<int>() <= clock.at("slept").get<int>());
-  CHECK(clock.at("spin_window_us").size() == 6);
+  CHECK(clock.at("spin_window_us").size() == 4);
   CHECK(stats.at("marks").empty());
   CHECK(stats.at("uptime_s").get<double>() >= 0);
 
