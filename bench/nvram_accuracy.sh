@@ -247,8 +247,8 @@ lines = ["## nvram_accuracy", "",
          "which spins the whole wait and does nothing else. *Server late*: how long after the model's completion "
          "time this build's replies left (its GET /stats, late_us). *Sleeps*: the share of waits that slept "
          "before spinning, and of those the share woken past their deadline. *CPU per write*: the server's user + "
-         "CPU time per write (its threads' time on a CPU) with the model minus without. The last two columns add what the model does not "
-         "cause: nbdkit's default 16 workers, and a client that sleeps in poll().", "",
+         "system time over all windows per write in them, with the model minus without. The last two columns "
+         "add what the model does not cause: nbdkit's default 16 workers, and a client that sleeps in poll().", "",
          f"- Command: `{env['NA_COMMAND']}`", f"- Date: {env['NA_DATE']}",
          f"- Git commit: {env['NA_GIT']}; baseline {env['NA_BASELINE']}",
          f"- {env['NA_ROUNDS']} pairs of {env['NA_WINDOW']} s windows per configuration and L; the machine's steal "
