@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include "common/control_client.h"
 #include "common/errno_name.h"
 #include "common/query_escape.h"
 #include "common/unique_fd.h"
@@ -103,12 +102,8 @@ void serial_lab_request(const std::string& device, std::string_view words, std::
 
 void post_escaped_mark(const std::string& socket_path, std::string_view escaped_label,
                        std::chrono::milliseconds timeout) {
-  ControlResponse answer;
-  try {
-    answer = control_request(socket_path, "POST", "/mark?label=" + std::string(escaped_label), timeout);
-  } catch (const ControlError& e) {
-    throw MarkError(e.what(), e.error());
-  }
+  const ControlResponse answer =
+      control_request(socket_path, "POST", "/mark?label=" + std::string(escaped_label), timeout);
   if (answer.status == 200) return;
   std::string body = answer.body.substr(0, 300);
   while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.pop_back();

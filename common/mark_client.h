@@ -8,23 +8,18 @@
 #pragma once
 
 #include <chrono>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
+#include "common/control_client.h"
+
 namespace nvj {
 
-// What went wrong, naming the socket: it could not be reached, it did not
-// answer in time, or it answered something other than 200 (its answer
-// quoted).
-class MarkError : public std::runtime_error {
- public:
-  MarkError(const std::string& what, int error) : std::runtime_error(what), error_(error) {}
-  int error() const { return error_; }  // the errno, 0 when the server answered
-
- private:
-  int error_;
-};
+// What went wrong, naming the socket or the serial line: it could not be
+// reached, it did not answer in time, or it answered something other than
+// 200 (its answer quoted). The control client's error: error() is the errno,
+// 0 when the server (or the host) answered.
+using MarkError = ControlError;
 
 // `target` is a control socket, or a character device: a serial line to
 // the host (nvj vm gives its guest /dev/ttyS1). On a serial line the mark

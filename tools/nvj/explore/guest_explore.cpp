@@ -8,10 +8,10 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "common/control_client.h"
 #include "common/json.h"
 #include "common/query_escape.h"
 #include "crashlab/explore/generator.h"
-#include "common/control_client.h"
 #include "tools/nvj/explore/workload_run.h"
 #include "tools/nvj/vm/guest_init.h"
 #include "tools/nvj/vm/vm_session.h"
@@ -44,7 +44,10 @@ std::string guest_explore_script(const ExploreArgs& a, bool auto_da_alloc, const
   if (!a.ops.empty()) steps += " --ops " + shell_quote(a.ops);
   if (auto_da_alloc) steps += " --auto-da-alloc";
   std::string list;
-  for (const std::uint64_t n : workloads) list += (list.empty() ? "" : " ") + std::to_string(n);
+  for (const std::uint64_t n : workloads) {
+    if (!list.empty()) list += ' ';
+    list += std::to_string(n);
+  }
   return R"(# nvj crash explore --vm: every workload from the server's base, one after another.
 cd / && umount /mnt || { echo "nvj crash explore: cannot unmount /mnt" >&2; exit 1; }
 mount_fs() { mount -t "$NVJ_FS" ${NVJ_MOUNT_FLAGS:+-o "$NVJ_MOUNT_FLAGS"} /dev/vda /mnt; }
