@@ -144,13 +144,29 @@ int64_t nvj_get_size(void* handle) { return static_cast<int64_t>(device(handle)-
 
 int nvj_yes(void*) { return 1; }
 
-int nvj_can_fua(void*) { return NBDKIT_FUA_NATIVE; }
+// What the device tells the host (server/model/device_traits.h), asked once
+// per connection: the flags the client negotiates.
+int nvj_is_rotational(void* handle) { return device(handle)->traits().rotational ? 1 : 0; }
 
-// Any byte range works; 4 KiB avoids partial pages in every store; 32 MiB is
-// the largest request the NBD protocol lets a client assume.
-int nvj_block_size(void*, uint32_t* minimum, uint32_t* preferred, uint32_t* maximum) {
-  *minimum = 1;
-  *preferred = 4096;
+// Write-through: no flush and no FUA to send (nbdkit refuses them, EINVAL,
+// from a client that sends them anyway).
+int nvj_can_flush(void* handle) { return device(handle)->traits().write_back ? 1 : 0; }
+
+int nvj_can_fua(void* handle) { return device(handle)->traits().write_back ? NBDKIT_FUA_NATIVE : NBDKIT_FUA_NONE; }
+
+int nvj_can_trim(void* handle) { return device(handle)->traits().trim ? 1 : 0; }
+
+// Without it nbdkit still offers write zeroes, and writes the zeroes itself.
+int nvj_can_zero(void* handle) { return device(handle)->traits().zero ? 1 : 0; }
+
+// The logical sector is the smallest request a client should make, the
+// physical one the size without a read-modify-write; 32 MiB is the largest
+// request the NBD protocol lets a client assume. nbdkit passes unaligned
+// requests on all the same, and the device serves any byte range.
+int nvj_block_size(void* handle, uint32_t* minimum, uint32_t* preferred, uint32_t* maximum) {
+  const nvj::DeviceTraits& t = device(handle)->traits();
+  *minimum = t.logical_sector;
+  *preferred = t.physical_sector;
   *maximum = 32u << 20;
   return 0;
 }
@@ -210,10 +226,11 @@ struct nbdkit_plugin make_plugin() {
   p.export_description = nvj_export_description;
   p.get_size = nvj_get_size;
   p.block_size = nvj_block_size;
+  p.is_rotational = nvj_is_rotational;
   p.can_write = nvj_yes;
-  p.can_flush = nvj_yes;
-  p.can_trim = nvj_yes;
-  p.can_zero = nvj_yes;
+  p.can_flush = nvj_can_flush;
+  p.can_trim = nvj_can_trim;
+  p.can_zero = nvj_can_zero;
   p.can_extents = nvj_yes;
   p.can_multi_conn = nvj_yes;
   p.can_fua = nvj_can_fua;

@@ -95,6 +95,13 @@ Json export_json(const Device& d) {
            {"durability", to_string(d.durability())},
            {"powered", d.powered()},
            {"size", d.size()}};
+  const DeviceTraits& t = d.traits();
+  out["to_host"] = Json{{"rotational", t.rotational},
+                        {"write_cache", t.write_back ? "write-back" : "write-through"},
+                        {"trim", t.trim},
+                        {"zero", t.zero},
+                        {"logical_sector", t.logical_sector},
+                        {"physical_sector", t.physical_sector}};
   add_counters(out, d.stats().snapshot());
   out["regions"] = std::move(regions);
   return out;

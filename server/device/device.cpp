@@ -29,6 +29,7 @@ Device::Device(std::string name, std::unique_ptr<Store> store, Durability durabi
     : name_(std::move(name)), store_(std::move(store)), clock_(clock != nullptr ? clock : &default_clock()) {
   base_.durability = durability;
   base_.model = std::move(model);
+  traits_ = base_.model ? base_.model->traits() : untimed_traits(durability);
   base_.bytes = store_->size();
 }
 
@@ -326,6 +327,7 @@ std::string Device::describe() const {
     std::lock_guard lock(base_.model_mutex);
     if (base_.model) text += ", " + base_.model->describe();
   }
+  text += "; to the host: " + traits_.describe();
   for (std::size_t i = 0; i < regions_.size(); ++i)
     text += "; region " + regions_[i]->name + " (" + format_size(regions_[i]->bytes) + "): " +
             std::string(to_string(regions_[i]->durability)) + ", " + region_model_description(i);

@@ -62,6 +62,14 @@ class Device {
   // sector (512) without a model.
   std::uint64_t atomic_unit() const;
 
+  // What the device tells the host (server/model/device_traits.h): its
+  // model's traits, or a device's without one, unless set_traits() replaced
+  // them. Fixed while it serves: a model changed at run time keeps them, as
+  // clients learn them once, when they connect.
+  const DeviceTraits& traits() const { return traits_; }
+  // Before serving.
+  void set_traits(const DeviceTraits& traits) { traits_ = traits; }
+
   // Changes the timing model at run time (nullptr: none). The durability
   // rule is fixed when the server starts, so a model whose cache would change
   // it is refused with std::invalid_argument.
@@ -186,6 +194,7 @@ class Device {
   std::vector<std::unique_ptr<Region>> regions_;
   std::vector<Span> spans_;  // sorted, not overlapping; the rest is base_'s
   Clock* const clock_;
+  DeviceTraits traits_;   // set before serving
   bool stats_on_ = true;  // set before serving
   RequestObserver* observer_ = nullptr;  // set before serving
 

@@ -1,5 +1,6 @@
 #include "server/lab/config.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <filesystem>
@@ -71,6 +72,31 @@ constexpr std::array kParameters{
                  "Timing of the journal export, or of the internal journal's region of the data export: nvram "
                  "(default: write 2us, read 1us, 2G/s, 4 channels), ssd, hdd, none, or data (an internal journal "
                  "on the data disk's own model, counted apart), e.g. nvram:latency=10us,bandwidth=0."},
+    ParameterDoc{"data-rotational", "yes|no",
+                 "Whether the data export tells the host it rotates (default: its model's; hdd yes, ssd and nvram "
+                 "no). The kernel gives a rotating disk an I/O scheduler that sorts requests, and btrfs leaves "
+                 "its ssd mode off on it."},
+    ParameterDoc{"journal-rotational", "yes|no", "The same for the journal export."},
+    ParameterDoc{"data-write-cache", "write-back|write-through",
+                 "Whether the data export tells the host it has a volatile write cache, so that the kernel sends "
+                 "flushes and FUA writes (default: its model's: write-back with hdd's and ssd's cache on, "
+                 "write-through for nvram or cache=off). write-through on a model with a volatile cache is a disk "
+                 "that lies: nothing flushes it, and a power cut loses what it held."},
+    ParameterDoc{"journal-write-cache", "write-back|write-through",
+                 "The same for the journal export (default write-through on nvram)."},
+    ParameterDoc{"data-trim", "yes|no",
+                 "Whether the data export takes discards (default: its model's; ssd yes, hdd and nvram no)."},
+    ParameterDoc{"journal-trim", "yes|no", "The same for the journal export."},
+    ParameterDoc{"data-zero", "yes|no",
+                 "Whether the data export zeroes ranges itself (default: its model's; ssd yes, hdd and nvram "
+                 "no: zeroes then reach the device as writes)."},
+    ParameterDoc{"journal-zero", "yes|no", "The same for the journal export."},
+    ParameterDoc{"data-sector-size", "LOGICAL[/PHYSICAL]",
+                 "The data export's sector sizes, as fdisk shows them (default: its model's; hdd and ssd "
+                 "512/4096, nvram 512/512): the NBD minimum and preferred block sizes. Powers of two, the "
+                 "logical one 512 to 4096, the physical one at least the logical one and at most 64K; the "
+                 "export's size must be a whole number of logical sectors."},
+    ParameterDoc{"journal-sector-size", "LOGICAL[/PHYSICAL]", "The same for the journal export."},
     ParameterDoc{"fs", "ext4|none",
                  "ext4 (default): new exports start with an ext4 filesystem the kernel mounts as it is; an "
                  "export that already holds ext4 is served as it is. none: blank disks."},
@@ -185,6 +211,7 @@ void ConfigParser::set(std::string_view key, std::string_view value) {
     }
   } else if (key.rfind("fs", 0) == 0 && (key.size() == 2 || key[2] == '-')) {
     set_fs(key, value);
+  } else if (set_trait(key, value)) {
   } else {
     throw ConfigError(prefix(key, value) + "unknown parameter '" + std::string(key) +
                       "' (nbdkit nvjournal --help lists them)");
@@ -215,6 +242,37 @@ void ConfigParser::set_model(std::string_view key, std::string_view value, std::
     throw ConfigError(prefix(key, value) + e.what());
   }
   out = std::string(value);
+}
+
+bool ConfigParser::set_trait(std::string_view key, std::string_view value) {
+  StoreSpec* spec = nullptr;
+  std::string_view trait;
+  for (auto [role, store] : {std::pair{std::string_view("data-"), &config_.data}, {"journal-", &config_.journal}})
+    if (key.rfind(role, 0) == 0) {
+      spec = store;
+      trait = key.substr(role.size());
+    }
+  if (spec == nullptr) return false;
+  TraitOverrides& t = spec->traits;
+  try {
+    if (trait == "rotational") {
+      t.rotational = parse_yes_no(value);
+    } else if (trait == "write-cache") {
+      t.write_back = parse_write_cache(value);
+    } else if (trait == "trim") {
+      t.trim = parse_yes_no(value);
+    } else if (trait == "zero") {
+      t.zero = parse_yes_no(value);
+    } else if (trait == "sector-size") {
+      parse_sector_sizes(value, t);
+      spec->sector_param = std::string(key) + "=" + std::string(value);
+    } else {
+      return false;
+    }
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(prefix(key, value) + e.what());
+  }
+  return true;
 }
 
 void ConfigParser::set_fs(std::string_view key, std::string_view value) {
@@ -287,11 +345,12 @@ LabConfig ConfigParser::finish() const {
   }
   if (!config_.journal_export()) {
     // The journal is inside the data export (or there is none): no journal export to size or keep.
-    for (const char* key : {"journal", "journal-file"})
+    for (const char* key : {"journal", "journal-file", "journal-rotational", "journal-write-cache", "journal-trim",
+                            "journal-zero", "journal-sector-size"})
       if (const auto it = given_.find(key); it != given_.end())
         throw ConfigError(prefix(key, it->second) + "there is no journal export with fs-journal=" +
                           given_.find("fs-journal")->second +
-                          (config_.fs.journal == JournalPlacement::internal
+                          (config_.fs.journal == JournalPlacement::internal && std::string_view(key) == "journal"
                                ? " (size the internal journal with fs-journal=internal:SIZE)"
                                : ""));
   }
@@ -306,7 +365,19 @@ LabConfig ConfigParser::finish() const {
                       "puts an internal journal on the data disk's model: it needs fs-journal=internal");
   if (config_.data.file && config_.journal.file && *config_.data.file == *config_.journal.file)
     throw ConfigError(prefix("journal-file", given_.find("journal-file")->second) + "is the same file as data-file");
-  return config_;
+  LabConfig out = config_;
+  // The kernel mounts no ext4 whose blocks are smaller than a sector of its
+  // disk or of its journal's.
+  for (const StoreSpec* spec : {&config_.data, &config_.journal}) {
+    if (!spec->traits.logical_sector || !config_.fs.format) continue;
+    const std::uint32_t sector = *spec->traits.logical_sector;
+    if (config_.fs.block_size != 0 && config_.fs.block_size < sector)
+      throw ConfigError(prefix("fs-block-size", given_.find("fs-block-size")->second) + "is smaller than the " +
+                        std::to_string(sector) + "-byte logical sectors of " + spec->sector_param +
+                        ": the kernel would not mount it");
+    out.fs.sector_size = std::max(out.fs.sector_size, sector);
+  }
+  return out;
 }
 
 }  // namespace nvj

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "server/lab/filesystem.h"
+#include "server/model/device_traits.h"
 
 namespace nvj {
 
@@ -27,6 +28,10 @@ struct StoreSpec {
   std::optional<std::uint64_t> size;
   std::optional<std::string> file;   // absolute
   std::optional<std::string> model;  // a checked ModelSpec text
+  TraitOverrides traits;             // what it tells the host, where not its model's
+  // The parameter that set the logical sector size, as written, for errors
+  // that need the export's size ("data-sector-size=4096").
+  std::string sector_param;
 };
 
 // Where metrics= listens: a host name or address (empty: the loopback
@@ -104,6 +109,8 @@ class ConfigParser {
   void set_file(std::string_view key, std::string_view value, std::optional<std::string>& out);
   void set_model(std::string_view key, std::string_view value, std::optional<std::string>& out);
   void set_fs(std::string_view key, std::string_view value);
+  // data-rotational=, journal-write-cache=, ...: false if `key` is none of them.
+  bool set_trait(std::string_view key, std::string_view value);
 
   LabConfig config_;
   std::map<std::string, std::string, std::less<>> given_;  // key -> value as written

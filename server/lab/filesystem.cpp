@@ -1,5 +1,6 @@
 #include "server/lab/filesystem.h"
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -54,15 +55,18 @@ FilesystemState build(const FilesystemSpec& spec, const ImageOptions& options, f
 }
 
 FilesystemState format(const FilesystemSpec& spec, Store& data, Store* journal) {
+  std::uint32_t block_size = spec.block_size;
+  if (block_size == 0 && spec.sector_size > 1024)
+    block_size = std::max(spec.sector_size, fscore::ext4::plan_geometry({.device_bytes = data.size()}).block_size);
   ImageOptions options;
   options.device_bytes = data.size();
-  options.block_size = spec.block_size;
+  options.block_size = block_size;
   options.uuid = spec.uuid.value_or(random_uuid());
   options.hash_seed = random_uuid();
   options.label = spec.label;
   options.now = now();
   const fscore::ext4::Geometry geometry =
-      fscore::ext4::plan_geometry({.device_bytes = data.size(), .block_size = spec.block_size});
+      fscore::ext4::plan_geometry({.device_bytes = data.size(), .block_size = block_size});
   fscore::ext4::JournalDeviceOptions device;
   switch (spec.journal) {
     case JournalPlacement::none: options.journal = JournalKind::kNone; break;

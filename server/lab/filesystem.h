@@ -28,6 +28,9 @@ struct FilesystemSpec {
   std::optional<std::string> populate;         // a host directory, absolute
   bool force = false;                          // format over data that is not ext4
   std::uint32_t block_size = 0;                // 0: like mke2fs
+  // The largest logical sector of the exports it goes on: with block_size 0,
+  // blocks are at least this big (as mke2fs does on such a disk).
+  std::uint32_t sector_size = 512;
   std::string label;
   std::optional<fscore::Uuid> uuid;            // else random
 };

@@ -85,13 +85,17 @@ FilesystemState prepare(const LabConfig& config, Store& data, Store* journal) {
 
 }  // namespace
 
-Device& Lab::add(std::string_view role, std::unique_ptr<Store> store, const std::optional<std::string>& model_text,
+Device& Lab::add(std::string_view role, std::unique_ptr<Store> store, const StoreSpec& spec,
                  const char* default_model) {
-  const std::string text = model_text.value_or(default_model);
+  const std::string text = spec.model.value_or(default_model);
   auto model = model_for(std::string(role) + "-model", text, store->size());
   const Durability durability = durability_of(model.get(), role == kJournalExport);
-  devices_.push_back(std::make_unique<Device>(std::string(role), std::move(store), durability, std::move(model),
-                                              &clock_));
+  auto device = std::make_unique<Device>(std::string(role), std::move(store), durability, std::move(model), &clock_);
+  const DeviceTraits traits = spec.traits.applied_to(device->traits());
+  if (const std::string why = check_traits(traits, device->size()); !why.empty())
+    throw ConfigError(spec.sector_param + ": " + why);
+  device->set_traits(traits);
+  devices_.push_back(std::move(device));
   return *devices_.back();
 }
 
@@ -116,7 +120,7 @@ std::unique_ptr<Lab> Lab::open(const LabConfig& config) {
   const std::uint64_t data_size = data->size();
   Store* const data_store = data.get();
   Store* const journal_store = journal.get();
-  Device& device = lab->add(kDataExport, std::move(data), config.data.model, kDefaultDataModel);
+  Device& device = lab->add(kDataExport, std::move(data), config.data, kDefaultDataModel);
   if (!lab->filesystem_.journal_region.empty()) {
     // The internal journal behaves as the journal device would.
     const bool same_disk = config.journal.model == kJournalOnDataDisk;
@@ -127,7 +131,7 @@ std::unique_ptr<Lab> Lab::open(const LabConfig& config) {
                       same_disk);
   }
   Device* journal_device = nullptr;
-  if (journal) journal_device = &lab->add(kJournalExport, std::move(journal), config.journal.model, kDefaultJournalModel);
+  if (journal) journal_device = &lab->add(kJournalExport, std::move(journal), config.journal, kDefaultJournalModel);
   if (config.journal_trace && (journal_device != nullptr || !lab->filesystem_.journal_region.empty())) {
     lab->tracer_ = std::make_unique<JournalTracer>(*data_store, journal_store, lab->filesystem_.journal_region,
                                                    lab->clock_, lab->opened_, open_trace_file(config.trace_file));

@@ -96,8 +96,9 @@ class Lab {
 
  private:
   Lab() = default;
-  Device& add(std::string_view role, std::unique_ptr<Store> store, const std::optional<std::string>& model_text,
-              const char* default_model);
+  // The export `role` with its model (spec.model, else default_model) and
+  // what it tells the host (the model's traits with spec.traits applied).
+  Device& add(std::string_view role, std::unique_ptr<Store> store, const StoreSpec& spec, const char* default_model);
   std::vector<Device*> select(std::string_view export_name) const;
   // keep_base and restore_base: `what` done to every export's CowStore with
   // its changes paused; refused while a recording runs.

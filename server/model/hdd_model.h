@@ -55,6 +55,10 @@ class HddModel final : public TimingModel {
   IoTiming submit(const IoRequest& request, Nanos now) override;
   std::string describe() const override;
   bool volatile_cache() const override { return p_.cache; }
+  // A SATA disk with 4 KiB physical sectors that reads and writes 512-byte
+  // ones (512e): rotating, no trim, no write zeroes (libata gives ATA disks
+  // no WRITE SAME).
+  DeviceTraits traits() const override { return {true, p_.cache, false, false, 512, 4096}; }
   std::uint64_t atomic_unit() const override { return p_.atomic; }
   std::unique_ptr<TimingModel> restarted() const override { return std::make_unique<HddModel>(p_); }
 

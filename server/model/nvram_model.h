@@ -34,6 +34,10 @@ class NvramModel final : public TimingModel {
   IoTiming submit(const IoRequest& request, Nanos now) override;
   std::string describe() const override;
   bool volatile_cache() const override { return false; }
+  // Battery-backed RAM: write-through (durable on acknowledgement, so the
+  // host sends no flushes), 512-byte sectors, no trim or write zeroes (no
+  // flash to discard; zeroes are written as any other data).
+  DeviceTraits traits() const override { return {false, false, false, false, 512, 512}; }
   std::uint64_t atomic_unit() const override { return p_.atomic; }
   std::unique_ptr<TimingModel> restarted() const override { return std::make_unique<NvramModel>(p_); }
 

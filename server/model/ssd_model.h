@@ -45,6 +45,9 @@ class SsdModel final : public TimingModel {
   IoTiming submit(const IoRequest& request, Nanos now) override;
   std::string describe() const override;
   bool volatile_cache() const override { return p_.cache; }
+  // A flash drive with 512-byte logical sectors on 4 KiB pages: trim and
+  // write zeroes, no rotation.
+  DeviceTraits traits() const override { return {false, p_.cache, true, true, 512, 4096}; }
   std::uint64_t atomic_unit() const override { return p_.atomic; }
   std::unique_ptr<TimingModel> restarted() const override { return std::make_unique<SsdModel>(p_); }
 

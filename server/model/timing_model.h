@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/duration.h"
+#include "server/model/device_traits.h"
 
 namespace nvj {
 
@@ -56,6 +57,10 @@ class TimingModel {
   // The bytes a write lands in whole at a power cut (atomic=SIZE): a
   // multiple of 512.
   virtual std::uint64_t atomic_unit() const = 0;
+  // What a real device of this kind tells the host (device_traits.h): its
+  // rotation, its write cache (write-back exactly when volatile_cache()),
+  // trim, zero and sector sizes.
+  virtual DeviceTraits traits() const = 0;
   // The same device just powered on: same parameters, empty cache, idle.
   virtual std::unique_ptr<TimingModel> restarted() const = 0;
 };

@@ -38,6 +38,11 @@ struct Libnbd {
   decltype(&::nbd_aio_in_flight) aio_in_flight = nullptr;
   decltype(&::nbd_poll) poll = nullptr;
   decltype(&::nbd_shutdown) shutdown = nullptr;
+  decltype(&::nbd_is_rotational) is_rotational = nullptr;
+  decltype(&::nbd_can_flush) can_flush = nullptr;
+  decltype(&::nbd_can_fua) can_fua = nullptr;
+  decltype(&::nbd_can_trim) can_trim = nullptr;
+  decltype(&::nbd_get_block_size) get_block_size = nullptr;
   std::string error;  // why it is not loaded; empty once it is
 };
 
@@ -71,6 +76,11 @@ Libnbd load() {
   find(library, "nbd_aio_in_flight", l.aio_in_flight, missing);
   find(library, "nbd_poll", l.poll, missing);
   find(library, "nbd_shutdown", l.shutdown, missing);
+  find(library, "nbd_is_rotational", l.is_rotational, missing);
+  find(library, "nbd_can_flush", l.can_flush, missing);
+  find(library, "nbd_can_fua", l.can_fua, missing);
+  find(library, "nbd_can_trim", l.can_trim, missing);
+  find(library, "nbd_get_block_size", l.get_block_size, missing);
   if (!missing.empty()) {
     l.error = std::string(kLibrary) + " has no " + missing + ": nvj needs libnbd 1.14 or later";
     dlclose(library);
@@ -144,5 +154,15 @@ int nbd_aio_in_flight(struct nbd_handle* h) { return loaded().aio_in_flight(h); 
 int nbd_poll(struct nbd_handle* h, int timeout) { return loaded().poll(h, timeout); }
 
 int nbd_shutdown(struct nbd_handle* h, uint32_t flags) { return loaded().shutdown(h, flags); }
+
+int nbd_is_rotational(struct nbd_handle* h) { return loaded().is_rotational(h); }
+
+int nbd_can_flush(struct nbd_handle* h) { return loaded().can_flush(h); }
+
+int nbd_can_fua(struct nbd_handle* h) { return loaded().can_fua(h); }
+
+int nbd_can_trim(struct nbd_handle* h) { return loaded().can_trim(h); }
+
+int64_t nbd_get_block_size(struct nbd_handle* h, int size_type) { return loaded().get_block_size(h, size_type); }
 
 }  // extern "C"

@@ -13,7 +13,10 @@ namespace nvj::cli {
 namespace {
 
 constexpr const char* kAttachText = R"(Attach the exports of a running nvjournal server to block devices on this host
-and print one line per export: NAME DEVICE.
+and print one line per export: NAME DEVICE. Each device gets what its export
+tells the host (its rotation, write cache, discard and sector size) and the
+I/O scheduler a distribution gives such a disk (mq-deadline when it rotates,
+none otherwise); stderr says what each got.
 )";
 
 constexpr const char* kDetachText = R"(Undo an attachment: release its block devices, unmount its FUSE mounts and
@@ -47,7 +50,17 @@ int attach_main(AttachArgs& a) {
                                             : AttachMethod::automatic;
   if (options.server.empty()) throw UsageError("nvj attach: which server? (nvj attach SOCKET-OR-URI)");
   options.state_dir = a.target.dir();
-  for (const auto& e : attach(options)) std::printf("%s %s\n", e.name.c_str(), e.device.c_str());
+  std::vector<AttachedExport> devices;
+  try {
+    devices = attach(options);
+  } catch (const std::invalid_argument& e) {  // the address, --scheduler: nothing was attached
+    throw UsageError(std::string("nvj attach: ") + e.what());
+  }
+  for (const auto& e : devices) {
+    std::printf("%s %s\n", e.name.c_str(), e.device.c_str());
+    std::fprintf(stderr, "nvj attach: %s %s: %s, scheduler %s\n", e.name.c_str(), e.device.c_str(),
+                 e.traits.describe().c_str(), e.queue.scheduler.c_str());
+  }
   return 0;
 }
 
@@ -66,6 +79,11 @@ CommandRun declare_attach(Command& app) {
   app.choice("--method", a->method, {"auto", "nbd-client", "fuse"},
              "auto (default), nbd-client (the kernel's NBD client), or fuse (nbdfuse and a loop device; auto picks "
              "this when the kernel has no nbd module; always with TLS)");
+  app.add("--scheduler", a->options.schedulers,
+          "the I/O scheduler of every device (NAME: none, mq-deadline, bfq or kyber), or of one export's "
+          "(EXPORT=NAME; repeatable); default: mq-deadline for a rotating export, none otherwise")
+      .value_name("[EXPORT=]NAME")
+      .one_value_per_use();
   app.flag("--buffered", a->buffered,
            "fuse: the loop device goes through the nbdfuse file's page cache (default: direct I/O, each request of "
            "the filesystem reaches the server as it is)");

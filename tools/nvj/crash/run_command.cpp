@@ -57,7 +57,7 @@ void start_server_with_filesystem(const fs::path& run_dir, std::vector<std::stri
   try {
     std::vector<std::string> exports{"data"};
     if (log_place == "external") exports.push_back("journal");
-    for (const auto& e : attach(AttachOptions{server->socket(), state, exports, AttachMethod::automatic, {}}))
+    for (const auto& e : attach(AttachOptions{server->socket(), state, exports, AttachMethod::automatic, {}, true, {}}))
       (e.name == "data" ? data : log) = e.device;
     std::printf("== making %s on the exports, attached to this host (%s%s)\n", filesystem.c_str(), data.c_str(),
                 filesystem != "xfs" ? "" : log.empty() ? ", log inside" : (", log on " + log).c_str());

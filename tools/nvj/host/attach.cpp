@@ -5,10 +5,14 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -35,7 +39,7 @@ bool is_nbdfuse(pid_t pid) {
 }
 
 std::string attach_fuse_loop(const std::string& name, const ServerAddress& server, const fs::path& state_dir,
-                             bool direct_io, UndoLog& log) {
+                             bool direct_io, unsigned sector_size, UndoLog& log) {
   const fs::path mountpoint = state_dir / name;
   fs::create_directories(mountpoint);
   log.append({"dir", {mountpoint.string()}});
@@ -66,7 +70,7 @@ std::string attach_fuse_loop(const std::string& name, const ServerAddress& serve
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   const std::string file = (mountpoint / "dev").string();
-  const std::string device = loop_attach(file, direct_io);
+  const std::string device = loop_attach(file, direct_io, sector_size);
   log.append({"loop", {device, file}});
   // The kernel turns direct I/O off where the file cannot take it, and says
   // nothing: ask.
@@ -75,28 +79,57 @@ std::string attach_fuse_loop(const std::string& name, const ServerAddress& serve
   return device;
 }
 
-std::string attach_nbd_client(const std::string& name, const ServerAddress& server, UndoLog& log) {
+std::string attach_nbd_client(const std::string& name, const ServerAddress& server, unsigned sector_size,
+                              UndoLog& log) {
   if (server.socket().empty()) throw std::runtime_error("nbd-client attach needs a Unix socket server address");
   if (server.tls()) throw std::runtime_error("nbd-client attach does not do TLS: use --method fuse");
   for (int n = 0; n < 256; ++n) {
     const std::string dev = "/dev/nbd" + std::to_string(n);
     if (!fs::exists(dev)) break;
     if (fs::exists("/sys/block/nbd" + std::to_string(n) + "/pid")) continue;
-    run_checked({"nbd-client", "-unix", server.socket(), "-N", name, dev});
+    // The kernel takes the export's flags (rotation, write cache, trim) from
+    // the handshake by itself; the sector size comes from -b.
+    run_checked({"nbd-client", "-unix", server.socket(), "-N", name, "-b", std::to_string(sector_size), dev});
     log.append({"nbd", {dev}});
     return dev;
   }
   throw std::runtime_error("no free /dev/nbdN device");
 }
 
+// Gives `device` what export `name` tells the host, and checks that the
+// kernel took it.
+QueueSettings configure_queue(const std::string& name, const std::string& device, const ExportTraits& traits,
+                              const std::string& scheduler, UndoLog& log) {
+  log.append({"queue", {device, read_queue_settings(device).scheduler}});
+  const QueueSettings want{traits.rotational, traits.write_back, traits.trim, scheduler};
+  try {
+    apply_queue_settings(device, want);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error("export '" + name + "' on " + device + ": " + e.what());
+  }
+  if (const unsigned sector = logical_block_size(device); sector != traits.logical_sector)
+    throw std::runtime_error("export '" + name + "' on " + device + ": the kernel gave it " + std::to_string(sector) +
+                             "-byte sectors, not the export's " + std::to_string(traits.logical_sector));
+  return want;
+}
+
 // Undoes one step; throws if it cannot.
 void undo(const UndoStep& step) {
-  if (step.kind == "loop") {
+  if (step.kind == "queue") {
+    // The device keeps its scheduler once released: give it back its own.
+    if (fs::exists(step.args.at(0))) set_scheduler(step.args.at(0), step.args.at(1));
+  } else if (step.kind == "loop") {
     const std::string& dev = step.args.at(0);
     const std::string where = mount_point_of(dev);
     if (!where.empty()) throw std::runtime_error(dev + " is mounted on " + where + ": unmount it first");
     // Only if it is still bound to our file: the number may have been reused.
-    if (loop_backing_file(dev) == step.args.at(1)) loop_detach(dev);
+    if (loop_backing_file(dev) == step.args.at(1)) {
+      loop_detach(dev);
+      // Its queue settings would outlive it: a fresh device for the next user.
+      if (!loop_remove(dev))
+        std::fprintf(stderr, "nvj detach: %s is held open elsewhere: it keeps the queue settings nvj attach gave it\n",
+                     dev.c_str());
+    }
   } else if (step.kind == "nbd") {
     const std::string& dev = step.args.at(0);
     const std::string where = mount_point_of(dev);
@@ -144,6 +177,28 @@ std::string mount_point_of(const std::string& device) {
   return "";
 }
 
+std::map<std::string, std::string> parse_schedulers(const std::vector<std::string>& given,
+                                                    const std::vector<std::string>& exports) {
+  static const std::set<std::string, std::less<>> kKnown{"none", "mq-deadline", "bfq", "kyber"};
+  std::map<std::string, std::string> out;
+  for (const std::string& item : given) {
+    const std::size_t eq = item.find('=');
+    const std::string scheduler = eq == std::string::npos ? item : item.substr(eq + 1);
+    if (!kKnown.contains(scheduler))
+      throw std::invalid_argument("--scheduler " + item + ": '" + scheduler +
+                                  "' is no I/O scheduler of Linux (none, mq-deadline, bfq or kyber)");
+    if (eq == std::string::npos) {
+      for (const auto& name : exports) out.try_emplace(name, scheduler);
+      continue;
+    }
+    const std::string name = item.substr(0, eq);
+    if (std::find(exports.begin(), exports.end(), name) == exports.end())
+      throw std::invalid_argument("--scheduler " + item + ": no export '" + name + "' is being attached");
+    out[name] = scheduler;
+  }
+  return out;
+}
+
 std::vector<AttachedExport> attach(const AttachOptions& options) {
   const ServerAddress server = ServerAddress::parse(options.server, options.tls);
   UndoLog log = log_in(options.state_dir);
@@ -165,16 +220,23 @@ std::vector<AttachedExport> attach(const AttachOptions& options) {
     method = kernel_has_nbd() && !server.socket().empty() && !server.tls() ? AttachMethod::nbd_client
                                                                            : AttachMethod::fuse_loop;
 
+  const auto schedulers = parse_schedulers(options.schedulers, wanted);
+
   fs::create_directories(options.state_dir);
   std::vector<AttachedExport> result;
   try {
     log.append({"server", {server.text()}});
     for (const auto& name : wanted) {
-      const std::string device = method == AttachMethod::nbd_client
-                                     ? attach_nbd_client(name, server, log)
-                                     : attach_fuse_loop(name, server, options.state_dir, options.direct_io, log);
+      const ExportTraits traits = query_export_traits(server, name);
+      const std::string device =
+          method == AttachMethod::nbd_client
+              ? attach_nbd_client(name, server, traits.logical_sector, log)
+              : attach_fuse_loop(name, server, options.state_dir, options.direct_io, traits.logical_sector, log);
+      const auto it = schedulers.find(name);
+      const std::string scheduler = it != schedulers.end() ? it->second : default_scheduler(traits.rotational);
+      const QueueSettings queue = configure_queue(name, device, traits, scheduler, log);
       log.append({"export", {name, device}});
-      result.push_back({name, device});
+      result.push_back({name, device, traits, queue});
     }
   } catch (const std::exception& e) {
     try {
@@ -190,7 +252,13 @@ std::vector<AttachedExport> attach(const AttachOptions& options) {
 std::vector<AttachedExport> attached(const fs::path& state_dir) {
   std::vector<AttachedExport> out;
   for (const auto& step : log_in(state_dir).read())
-    if (step.kind == "export" && step.args.size() == 2) out.push_back({step.args[0], step.args[1]});
+    if (step.kind == "export" && step.args.size() == 2) {
+      AttachedExport e;
+      e.name = step.args[0];
+      e.device = step.args[1];
+      e.queue = read_queue_settings(e.device);
+      out.push_back(e);
+    }
   return out;
 }
 

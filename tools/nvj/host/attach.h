@@ -5,10 +5,13 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "tools/nvj/client/export_traits.h"
 #include "tools/nvj/client/server_address.h"
+#include "tools/nvj/host/block_queue.h"
 
 namespace nvj::cli {
 
@@ -21,15 +24,29 @@ struct AttachOptions {
   AttachMethod method = AttachMethod::automatic;
   TlsOptions tls;                       // the key for an nbds URI
   bool direct_io = true;                // nbdfuse's file read and written by the loop device with O_DIRECT
+  // I/O schedulers: "NAME" for every export, or "EXPORT=NAME" for one; the
+  // others get default_scheduler() of their rotation.
+  std::vector<std::string> schedulers;
 };
 
+// Every block device gets what its export tells the host (export_traits.h):
+// its logical sector size, and in its queue settings its rotation, its
+// write cache, no discards where the export takes none, and the scheduler.
 struct AttachedExport {
   std::string name;
   std::string device;  // /dev/loopN or /dev/nbdN
+  ExportTraits traits;
+  QueueSettings queue;
 };
 
 // The default state folder for an attachment called `name`.
 std::filesystem::path default_state_dir(const std::string& name);
+
+// --scheduler's values for the exports being attached: export -> scheduler.
+// Throws std::invalid_argument for a scheduler Linux does not have or an
+// export not among `exports`.
+std::map<std::string, std::string> parse_schedulers(const std::vector<std::string>& given,
+                                                    const std::vector<std::string>& exports);
 
 // Attaches; on any failure undoes what it did and throws.
 std::vector<AttachedExport> attach(const AttachOptions& options);
@@ -38,7 +55,8 @@ std::vector<AttachedExport> attach(const AttachOptions& options);
 // more, if a device is still mounted. Throws with what is left.
 void detach(const std::filesystem::path& state_dir);
 
-// What an attachment holds now, from its state folder.
+// What an attachment holds now, from its state folder (traits unknown, the
+// queue settings as the kernel holds them).
 std::vector<AttachedExport> attached(const std::filesystem::path& state_dir);
 
 // Where `device` is mounted, or "" if it is not.

@@ -31,7 +31,7 @@ void ensure_node(const std::string& path, int n) {
 
 }  // namespace
 
-std::string loop_attach(const std::string& file, bool direct_io) {
+std::string loop_attach(const std::string& file, bool direct_io, unsigned sector_size) {
   UniqueFd backing(::open(file.c_str(), O_RDWR | O_CLOEXEC));
   if (backing.get() < 0) throw sys_error("open " + file);
   UniqueFd control(::open("/dev/loop-control", O_RDWR | O_CLOEXEC));
@@ -48,11 +48,13 @@ std::string loop_attach(const std::string& file, bool direct_io) {
     if (loop.get() < 0) throw sys_error("open " + device);
     loop_config config{};
     config.fd = static_cast<__u32>(backing.get());
+    config.block_size = sector_size;
     config.info.lo_flags = direct_io ? LO_FLAGS_DIRECT_IO : 0;  // not autoclear: the device stays until detach
     std::strncpy(reinterpret_cast<char*>(config.info.lo_file_name), file.c_str(), LO_NAME_SIZE - 1);
     if (::ioctl(loop.get(), LOOP_CONFIGURE, &config) == 0) return device;
     if (errno != EBUSY)
-      throw sys_error("LOOP_CONFIGURE " + device + " with " + file + (direct_io ? " (direct I/O)" : ""));
+      throw sys_error("LOOP_CONFIGURE " + device + " with " + file + (direct_io ? " (direct I/O)" : "") + ", " +
+                      std::to_string(sector_size) + "-byte sectors");
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   throw std::runtime_error("no free loop device could be bound to " + file);
@@ -68,6 +70,19 @@ void loop_detach(const std::string& device) {
     if (errno != EBUSY || attempt == 50) throw sys_error("detach " + device);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+bool loop_remove(const std::string& device) {
+  UniqueFd control(::open("/dev/loop-control", O_RDWR | O_CLOEXEC));
+  if (control.get() < 0) throw sys_error("open /dev/loop-control");
+  const int n = std::stoi(device.substr(device.rfind("loop") + 4));
+  // udev, or blkid, may still be looking at the just-released device.
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    if (::ioctl(control.get(), LOOP_CTL_REMOVE, n) == 0 || errno == ENODEV) return true;
+    if (errno != EBUSY) throw sys_error("remove " + device);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
 }
 
 void drop_block_cache(const std::string& device) {

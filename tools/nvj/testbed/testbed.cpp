@@ -40,7 +40,7 @@ Testbed::Testbed(TestbedOptions options) : options_(std::move(options)) {
     teardown_.add("detach", [state] {
       if (fs::exists(state / "attach.log")) detach(state);
     });
-    for (const auto& a : attach(AttachOptions{server_->socket(), state, names, AttachMethod::automatic, {}})) {
+    for (const auto& a : attach(AttachOptions{server_->socket(), state, names, AttachMethod::automatic, {}, true, {}})) {
       if (a.name == "data") data_device_ = a.device;
       if (a.name == "journal") journal_device_ = a.device;
     }

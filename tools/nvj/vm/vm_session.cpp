@@ -211,7 +211,7 @@ class VmRun {
         o_.filesystem == "xfs" && !o_.internal_log ? std::vector<std::string>{"data", "journal"}
                                                    : std::vector<std::string>{"data"};
     try {
-      for (const auto& e : attach(AttachOptions{socket, state, exports, AttachMethod::automatic, {}}))
+      for (const auto& e : attach(AttachOptions{socket, state, exports, AttachMethod::automatic, {}, true, {}}))
         (e.name == "data" ? data : log) = e.device;
       say("making " + o_.filesystem + " on " + data + (log.empty() ? "" : " (log on " + log + ")"));
       make_filesystem(o_.filesystem, data, log);
