@@ -32,7 +32,8 @@ TEST_CASE("a restore puts every export back to its kept base", "[base]") {
   TempDir dir;
   const std::string control = dir.file("control.sock");
   auto server = start_server(dir.path / "run", {"data=64M", "journal=8M", "control=" + control,
-                                                "data-model=hdd:cache=on", "journal-model=nvram"});
+                                                "data-model=hdd:cache=on", "journal-model=nvram",
+                                                "data-trim=yes"});  // trims to put back too
   auto data = connect(*server, "data");
   auto journal = connect(*server, "journal");
   const std::vector<char> a(10000, 'a'), j(4096, 'j');

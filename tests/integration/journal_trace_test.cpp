@@ -46,7 +46,8 @@ TEST_CASE("GET /journal and trace-file= report the transactions written through 
   const std::string control = dir.file("control.sock");
   const std::string trace = dir.file("journal.trace");
   auto server = start_server(dir.path / "run", {"data=64M", "journal=8M", "fs-block-size=4096", "control=" + control,
-                                                "trace-file=" + trace, "data-model=none", "journal-model=none"});
+                                                "trace-file=" + trace, "data-model=none", "journal-model=none",
+                                                "journal-write-cache=write-back"});  // FUA and flushes to count
   std::uint32_t first_tid = 0;
   {
     auto journal = connect(*server, "journal");
@@ -137,7 +138,8 @@ TEST_CASE("GET /journal follows an XFS log written through NBD", "[journal][sche
   TempDir dir;
   const std::string control = dir.file("control.sock");
   auto server = start_server(dir.path / "run", {"fs=none", "data=64M", "journal=1M", "control=" + control,
-                                                "data-model=none", "journal-model=none"});
+                                                "data-model=none", "journal-model=none",
+                                                "journal-write-cache=write-back"});  // its writes carry FUA
   constexpr std::uint64_t kLogBlocks = (1u << 20) / xfs::kBasicBlock;  // the whole journal export
   std::vector<std::uint8_t> payload(20000);
   for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::uint8_t>(i * 13);

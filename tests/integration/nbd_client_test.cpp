@@ -109,7 +109,9 @@ TEST_CASE("the server lists data and journal and data is the default export", "[
 
 TEST_CASE("every NBD command works on both exports and is advertised", "[nbd]") {
   TempDir dir;
-  auto server = start_server(dir.path, {"data=256M", "journal=16M", "data-model=none", "journal-model=none", "fs=none"});
+  // Both exports with a write cache: flush and FUA offered on each.
+  auto server = start_server(dir.path, {"data=256M", "journal=16M", "data-model=none", "journal-model=none", "fs=none",
+                                        "journal-write-cache=write-back"});
   for (const char* name : {"data", "journal"}) {
     SECTION(name) {
       auto h = connect(*server, name);
@@ -121,7 +123,7 @@ TEST_CASE("every NBD command works on both exports and is advertised", "[nbd]") 
       CHECK(nbd_can_multi_conn(hp) == 1);
       CHECK(nbd_is_read_only(hp) == 0);
       CHECK(nbd_can_meta_context(hp, LIBNBD_CONTEXT_BASE_ALLOCATION) == 1);
-      CHECK(nbd_get_block_size(hp, LIBNBD_SIZE_MINIMUM) == 1);
+      CHECK(nbd_get_block_size(hp, LIBNBD_SIZE_MINIMUM) == 512);
       CHECK(nbd_get_block_size(hp, LIBNBD_SIZE_PREFERRED) == 4096);
       CHECK(nbd_get_block_size(hp, LIBNBD_SIZE_MAXIMUM) == 32 << 20);
       const auto size = static_cast<std::uint64_t>(nbd_get_size(hp));
@@ -165,10 +167,45 @@ TEST_CASE("every NBD command works on both exports and is advertised", "[nbd]") 
   CHECK(server->stop() == 0);
 }
 
+TEST_CASE("each export tells its clients what its model's device would; a write-through one refuses flush", "[nbd]") {
+  TempDir dir;
+  auto server = start_server(dir.path, {"data=256M", "journal=16M", "fs=none"});  // hdd and nvram
+  auto data = connect(*server, "data");
+  CHECK(nbd_is_rotational(data.get()) == 1);
+  CHECK(nbd_can_flush(data.get()) == 1);
+  CHECK(nbd_can_fua(data.get()) == 1);
+  CHECK(nbd_can_trim(data.get()) == 0);
+  CHECK(nbd_get_block_size(data.get(), LIBNBD_SIZE_MINIMUM) == 512);
+  CHECK(nbd_get_block_size(data.get(), LIBNBD_SIZE_PREFERRED) == 4096);
+  auto journal = connect(*server, "journal");
+  CHECK(nbd_is_rotational(journal.get()) == 0);
+  CHECK(nbd_can_flush(journal.get()) == 0);
+  CHECK(nbd_can_fua(journal.get()) == 0);
+  CHECK(nbd_can_trim(journal.get()) == 0);
+  CHECK(nbd_get_block_size(journal.get(), LIBNBD_SIZE_PREFERRED) == 512);
+
+  // A client that sends a flush and a FUA write anyway (libnbd, told not to
+  // check): nbdkit refuses both with EINVAL, and what is stored stays.
+  const auto kept = pattern(4096, 7);
+  NBD_OK(nbd_pwrite(journal.get(), kept.data(), kept.size(), 8192, 0));
+  nbd_set_strict_mode(journal.get(), 0);
+  CHECK(nbd_flush(journal.get(), 0) == -1);
+  CHECK(nbd_get_errno() == EINVAL);
+  const auto other = pattern(4096, 8);
+  CHECK(nbd_pwrite(journal.get(), other.data(), other.size(), 8192, LIBNBD_CMD_FLAG_FUA) == -1);
+  CHECK(nbd_get_errno() == EINVAL);
+  std::vector<char> back(kept.size());
+  NBD_OK(nbd_pread(journal.get(), back.data(), back.size(), 8192, 0));
+  CHECK(back == kept);
+  CHECK(server->stop() == 0);
+}
+
 TEST_CASE("multi-conn: concurrent clients with many requests in flight see each other's writes after a flush",
           "[nbd]") {
   TempDir dir;
-  auto server = start_server(dir.path, {"data=256M", "journal=16M", "data-model=none", "journal-model=none", "fs=none"});
+  // Both exports with a write cache: flush and FUA offered on each.
+  auto server = start_server(dir.path, {"data=256M", "journal=16M", "data-model=none", "journal-model=none", "fs=none",
+                                        "journal-write-cache=write-back"});
   constexpr int kClients = 4;
   constexpr int kInFlight = 16;
   constexpr int kWritesEach = 512;

@@ -72,7 +72,8 @@ TEST_CASE("record= records both exports from the start, and the recording rebuil
   const std::string control = dir.file("control.sock");
   const std::string path = dir.file("run.nvjrec");
   auto server = start_server(dir.path / "run", {"data=64M", "journal=8M", "control=" + control, "record=" + path,
-                                                "data-model=none", "journal-model=none"});
+                                                "data-model=none", "journal-model=none",
+                                                "journal-write-cache=write-back"});  // FUA on the journal too
   {
     auto data = connect(*server, "data");
     auto journal = connect(*server, "journal");

@@ -45,8 +45,8 @@ status=0
   echo "done in $(pwd)"' >"$T/x.out" 2>"$T/x.err" || status=$?
 cat "$T/x.out" "$T/x.err"
 [ "$status" = 0 ] || fail "nvj vm --fs xfs --host-root exited $status"
-grep -q '^/dev/vda /mnt xfs .*logdev=/dev/vdb' "$T/x.out" || fail "no XFS with logdev=/dev/vdb at /mnt in the guest"
-grep -q "^log *=/dev/vdb " "$T/x.out" || fail "xfs_info in the guest does not see its log on /dev/vdb"
+grep -q '^/dev/sda /mnt xfs .*logdev=/dev/sdb' "$T/x.out" || fail "no XFS with logdev=/dev/sdb at /mnt in the guest"
+grep -q "^log *=/dev/sdb " "$T/x.out" || fail "xfs_info in the guest does not see its log on /dev/sdb"
 grep -q '^Throughput [0-9.]* MB/sec' "$T/x.out" || fail "no dbench result from the guest"
 grep -qx 'fio ok' "$T/x.out" || fail "fio did not run cleanly in the guest"
 grep -qx 'done in /mnt' "$T/x.out" || fail "the command did not run in /mnt"
@@ -88,7 +88,7 @@ status=0
   >"$T/i.out" 2>"$T/i.err" || status=$?
 cat "$T/i.out" "$T/i.err"
 [ "$status" = 0 ] || fail "nvj vm --fs xfs --log internal exited $status"
-grep -q '^/dev/vda /mnt xfs ' "$T/i.out" || fail "no XFS at /mnt"
+grep -q '^/dev/sda /mnt xfs ' "$T/i.out" || fail "no XFS at /mnt"
 ! grep -q 'logdev=' "$T/i.out" || fail "an internal log mounted with logdev="
 grep -q '^log *=internal log' "$T/i.out" || fail "xfs_info does not see an internal log"
 for pid in $(sed -nE 's/.*started \(pid ([0-9]+)\).*/\1/p' "$T/i.err"); do

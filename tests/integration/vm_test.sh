@@ -3,7 +3,7 @@
 # server's exports, through QEMU's own NBD client.
 #  1. A command's output and exit status come back, and nothing of the
 #     kernel's boot with them; the command sees the server's ext4 mounted at
-#     /mnt (its journal on /dev/vdb) and runs a workload there (synctest).
+#     /mnt (its journal on /dev/sdb) and runs a workload there (synctest).
 #  2. The crash variant: writers with an fsync after every chunk, the power
 #     cut after it (the data disk's cache lost), QEMU killed; the second
 #     boot's mount replays the journal and writers --verify finds every
@@ -45,7 +45,7 @@ cat "$T/out" "$T/err"
 remember_pids "$T/err"
 [ "$status" = 3 ] || fail "exit $status, expected the command's 3"
 [ "$(head -n 1 "$T/out")" = hello ] || fail "the first line is not the command's"
-grep -q '^/dev/vda /mnt ext4 ' "$T/out" || fail "no ext4 on /dev/vda at /mnt"
+grep -q '^/dev/sda /mnt ext4 ' "$T/out" || fail "no ext4 on /dev/sda at /mnt"
 grep -qx kept "$T/out" || fail "the file written in the guest did not read back"
 grep -q '^synctest: 4 processes' "$T/out" || fail "no synctest result"
 grep -q '^  fsync file ' "$T/out" || fail "no fsync latencies from synctest"
@@ -64,7 +64,7 @@ remember_pids "$T/err"
 [ "$status" = 0 ] || fail "crash run: exit $status"
 grep -q '^writers: 20 tasks x 40 chunks' "$T/out" || fail "boot 1's writers did not run"
 grep -q '^writers --verify: 20 tasks x 40 chunks of round 0: every chunk is there$' "$T/out" || fail "verify"
-grep -q 'boot 2: the kernel: EXT4-fs (vda): recovery complete' "$T/err" || fail "the kernel did not replay the journal"
+grep -q 'boot 2: the kernel: EXT4-fs (sda): recovery complete' "$T/err" || fail "the kernel did not replay the journal"
 grep -Eq '^nvj vm: boot 1: nvj-workload writers .* exited 0; power cut \([0-9]+ writes lost\); boot 2: journal replayed; nvj-workload writers .*--verify exited 0$' \
   "$T/err" || fail "no summary of the crash"
 [ "$(grep -c 'QEMU started' "$T/err")" = 2 ] || fail "not two boots"

@@ -47,7 +47,10 @@ TEST_CASE("an on-flush device makes only FUA writes durable and passes flush dow
   dev.trim(4, 0, true);
   dev.flush();
   CHECK(*log == std::vector<std::string>{"write", "write durable", "zero", "trim durable", "flush"});
-  CHECK(dev.describe() == "data: 1 MiB, recording, durable after flush or FUA");
+  // Without a model it tells the host it has a write cache exactly when it loses writes without a flush.
+  CHECK(dev.describe() ==
+        "data: 1 MiB, recording, durable after flush or FUA; to the host: non-rotational, write-back cache, trim, "
+        "zero, sectors 512/4096");
 }
 
 TEST_CASE("an on-acknowledge device makes every write durable and flush has nothing to do", "[device]") {

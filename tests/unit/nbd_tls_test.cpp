@@ -157,13 +157,13 @@ TEST_CASE("server addresses over TCP and TLS: the URI libnbd and nbdfuse get", "
 TEST_CASE("QEMU's NBD drives: Unix or TCP, with TLS-PSK through a tls-creds-psk object", "[tls][vm]") {
   QemuConfig c;
   c.program = "qemu-system-x86_64";
-  c.drives = {NbdDrive{"/run/a,b.sock", "", "", "data"}};
+  c.drives = {NbdDrive{"/run/a,b.sock", "", "", "data", {}}};
   std::string line = quote(qemu_argv(c));
   CHECK_THAT(line, Catch::Contains("-drive file.driver=nbd,file.server.type=unix,file.server.path=/run/a,,b.sock,"
-                                   "file.export=data,format=raw,if=virtio,cache=none"));
+                                   "file.export=data,format=raw,if=none,id=nvjdisk0,cache=none,discard=unmap"));
   CHECK_THAT(line, !Catch::Contains("tls"));
 
-  c.drives = {NbdDrive{"", "127.0.0.1", "10810", "data"}, NbdDrive{"", "", "", "journal"}};
+  c.drives = {NbdDrive{"", "127.0.0.1", "10810", "data", {}}, NbdDrive{"", "", "", "journal", {}}};
   c.tls = QemuTlsPsk{"/run/nvjournal/vm-1/tls-psk", "alice"};
   line = quote(qemu_argv(c));
   CHECK_THAT(line, Catch::Contains("-object tls-creds-psk,id=nvj-tls,endpoint=client,"

@@ -115,7 +115,9 @@ TEST_CASE("the guest runs the command's words exactly as given", "[vm]") {
   const std::string config = guest_config(plan);
   CHECK_THAT(config, Catch::Contains("NVJ_TOKEN='0123abcd'") && Catch::Contains("NVJ_JOURNAL=yes") &&
                          Catch::Contains("NVJ_MOUNT_OPTIONS='data=journal'") && Catch::Contains("NVJ_CRASH=no") &&
-                         Catch::Contains("NVJ_FS='ext4'"));
+                         Catch::Contains("NVJ_FS='ext4'") && Catch::Contains("NVJ_DISKS=1"));
+  plan.disks = 2;
+  CHECK_THAT(guest_config(plan), Catch::Contains("NVJ_DISKS=2"));
   plan.filesystem = "xfs";
   CHECK_THAT(guest_config(plan), Catch::Contains("NVJ_FS='xfs'"));
   CHECK(guest_module_names("xfs").back() == "xfs");
@@ -137,13 +139,13 @@ TEST_CASE("the console splits into boot messages, markers and the command's outp
     for (auto& l : console.feed(bytes)) lines.push_back(l);
   };
   feed("[    0.000000] Linux version 6.1.0\r\nRun /init as init process\r\n");
-  feed("nvj-vm:t0k3n:kernel [    5.000000] EXT4-fs (vda): recovery complete\r\n");
-  feed("nvj-vm:t0k3n:kernel [    5.100000] EXT4-fs (vda): mounted filesystem with ordered data mode.\r\n");
+  feed("nvj-vm:t0k3n:kernel [    5.000000] EXT4-fs (sda): recovery complete\r\n");
+  feed("nvj-vm:t0k3n:kernel [    5.100000] EXT4-fs (sda): mounted filesystem with ordered data mode.\r\n");
   CHECK_FALSE(console.begun());
   feed("nvj-vm:t0k3n:begin command\r\nhel");  // a line in two pieces
   CHECK(console.begun());
   feed("lo\r\n\r[##..]  50%\r\x1b[Kwriters: done\r\n");
-  feed("[    9.000000] blk_update_request: I/O error, dev vda\r\n");
+  feed("[    9.000000] blk_update_request: I/O error, dev sda\r\n");
   feed("nvj-vm:other:end 0\r\n");  // another run's token is only output
   feed("nvj-vm:t0k3n:end 3\r\n");
   CHECK(console.ended());
@@ -160,12 +162,12 @@ TEST_CASE("the console splits into boot messages, markers and the command's outp
   }
   CHECK(output == std::vector<std::string>{"hello", "writers: done", "nvj-vm:other:end 0"});
   REQUIRE(kernel.size() == 1);
-  CHECK(without_timestamp(kernel[0]) == "blk_update_request: I/O error, dev vda");
+  CHECK(without_timestamp(kernel[0]) == "blk_update_request: I/O error, dev sda");
   CHECK(lines.front().kind == ConsoleLine::Kind::boot);
   CHECK(lines.back().text == "no newline");
   REQUIRE(console.filesystem_log().size() == 2);
-  CHECK(journal_replay_line(console.filesystem_log()) == "EXT4-fs (vda): recovery complete");
-  CHECK(journal_replay_line({"EXT4-fs (vda): mounted filesystem"}).empty());
+  CHECK(journal_replay_line(console.filesystem_log()) == "EXT4-fs (sda): recovery complete");
+  CHECK(journal_replay_line({"EXT4-fs (sda): mounted filesystem"}).empty());
   CHECK_THAT(console.tail(), Catch::Contains("reboot: Power down"));
 
   GuestConsole failing("x");
@@ -221,24 +223,48 @@ TEST_CASE("the kernel: its version from the image, the newest one with modules",
   CHECK_FALSE(find_distribution_kernel(tmp.path / "none", tmp.path / "lib"));
 }
 
-TEST_CASE("QEMU's command line: software emulation, the exports as virtio disks", "[vm]") {
+TEST_CASE("QEMU's command line: software emulation, the exports as SCSI disks saying what they are", "[vm]") {
   QemuConfig c;
   c.program = "qemu-system-x86_64";
   c.kernel = "/k";
   c.initrd = "/i";
   c.append = "console=ttyS0 panic=-1";
   c.memory_mib = 256;
-  c.drives = {NbdDrive{"/run/a,b.sock", "", "", "data"}, NbdDrive{"/s", "", "", "journal"}};
+  ExportTraits hdd;
+  hdd.rotational = true;
+  hdd.trim = false;
+  hdd.physical_sector = 4096;
+  ExportTraits nvram;
+  nvram.write_back = false;
+  nvram.fua = false;
+  nvram.trim = false;
+  ExportTraits ssd;
+  ssd.logical_sector = 4096;
+  ssd.physical_sector = 4096;
+  c.drives = {NbdDrive{"/run/a,b.sock", "", "", "data", hdd}, NbdDrive{"/s", "", "", "journal", nvram}};
   c.console = "/c.log";
   const std::string line = quote(qemu_argv(c));
   CHECK_THAT(line, Catch::Contains("-accel tcg") && Catch::Contains("-no-reboot") && Catch::Contains("-m 256") &&
                        Catch::Contains("-kernel /k -initrd /i -append 'console=ttyS0 panic=-1'") &&
                        Catch::Contains("-serial file:/c.log"));
   // A comma in the socket's path is doubled, as QEMU's option syntax wants.
-  CHECK_THAT(line, Catch::Contains("-drive file.driver=nbd,file.server.type=unix,file.server.path=/run/a,,b.sock,"
-                                   "file.export=data,format=raw,if=virtio,cache=none"));
+  CHECK_THAT(line, Catch::Contains("-device virtio-scsi-pci,id=nvjscsi -drive file.driver=nbd,file.server.type=unix,"
+                                   "file.server.path=/run/a,,b.sock,file.export=data,format=raw,if=none,id=nvjdisk0,"
+                                   "cache=none,discard=ignore"));
+  CHECK_THAT(line, Catch::Contains("-device scsi-hd,bus=nvjscsi.0,channel=0,scsi-id=0,lun=0,drive=nvjdisk0,"
+                                   "rotation_rate=7200,write-cache=on,dpofua=on,logical_block_size=512,physical_block_size=4096,"
+                                   "discard_granularity=0"));
   CHECK_THAT(line, Catch::Contains("-drive file.driver=nbd,file.server.type=unix,file.server.path=/s,"
-                                   "file.export=journal,format=raw,if=virtio,cache=none"));
+                                   "file.export=journal,format=raw,if=none,id=nvjdisk1,cache=none,discard=ignore"));
+  CHECK_THAT(line, Catch::Contains("-device scsi-hd,bus=nvjscsi.0,channel=0,scsi-id=1,lun=0,drive=nvjdisk1,"
+                                   "rotation_rate=1,write-cache=off,dpofua=off,logical_block_size=512,physical_block_size=512,"
+                                   "discard_granularity=0"));
+  // An export that trims: discards pass, the disk advertises them.
+  c.drives = {NbdDrive{"/s", "", "", "data", ssd}};
+  const std::string trims = quote(qemu_argv(c));
+  CHECK_THAT(trims, Catch::Contains("id=nvjdisk0,cache=none,discard=unmap -device scsi-hd,"));
+  CHECK(trims.ends_with("rotation_rate=1,write-cache=on,dpofua=on,logical_block_size=4096,physical_block_size=4096"));
+  CHECK_THAT(trims, !Catch::Contains("discard_granularity"));
   CHECK_THAT(line, !Catch::Contains("virtio-9p"));
   // The host's root, read-only over virtio-9p.
   c.host_root = "/";

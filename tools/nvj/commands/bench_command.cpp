@@ -54,6 +54,15 @@ class Bench {
       throw std::runtime_error("the span lies beyond the export (" + format_size(size) + ")");
     if (span_ < o.block) throw std::runtime_error("the span is smaller than one block");
     slots_ = span_ / o.block;
+    // What the export tells its clients (docs/nbdkit-nvjournal-plugin.pod).
+    if (o.fua && nbd_can_fua(h) != 1)
+      throw UsageError("nvj bench: --fua: the export offers no FUA (it is write-through: its writes are durable "
+                       "when acknowledged)");
+    const std::int64_t sector = nbd_get_block_size(h, LIBNBD_SIZE_MINIMUM);
+    if (sector > 1 && (o.block % static_cast<std::uint64_t>(sector) != 0 ||
+                       o.offset % static_cast<std::uint64_t>(sector) != 0))
+      throw UsageError("nvj bench: --block and --offset must be whole " + std::to_string(sector) +
+                       "-byte sectors, the export's smallest request");
   }
 
   void run() {

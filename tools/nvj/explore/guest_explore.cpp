@@ -50,11 +50,11 @@ std::string guest_explore_script(const ExploreArgs& a, bool auto_da_alloc, const
   }
   return R"(# nvj crash explore --vm: every workload from the server's base, one after another.
 cd / && umount /mnt || { echo "nvj crash explore: cannot unmount /mnt" >&2; exit 1; }
-mount_fs() { mount -t "$NVJ_FS" ${NVJ_MOUNT_FLAGS:+-o "$NVJ_MOUNT_FLAGS"} /dev/vda /mnt; }
+mount_fs() { mount -t "$NVJ_FS" ${NVJ_MOUNT_FLAGS:+-o "$NVJ_MOUNT_FLAGS"} /dev/sda /mnt; }
 for n in )" + list + R"(; do
   nvj-workload explore-lab begin "$n" || exit 1
   # The base is back on the server: nothing of the last workload may stay cached.
-  for d in /dev/vda /dev/vdb; do [ ! -b "$d" ] || blockdev --flushbufs "$d" || exit 1; done
+  for d in /dev/sda /dev/sdb; do [ ! -b "$d" ] || blockdev --flushbufs "$d" || exit 1; done
   echo 3 > /proc/sys/vm/drop_caches
   mount_fs || { echo "nvj crash explore: workload $n: mount failed" >&2; exit 1; }
   (cd /mnt && )" + steps + R"( --workload "$n" --trace /tmp/trace) || exit 1

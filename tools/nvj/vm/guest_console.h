@@ -37,7 +37,7 @@ class GuestConsole {
   bool unmounted() const { return unmounted_; }   // /init unmounted /mnt after the step
   const std::string& failure() const { return failure_; }  // what /init said failed, or ""
   // The kernel's messages about the filesystem from mount time (ext4 and
-  // jbd2: "EXT4-fs (vda): recovery complete"), without their time stamps.
+  // jbd2: "EXT4-fs (sda): recovery complete"), without their time stamps.
   const std::vector<std::string>& filesystem_log() const { return filesystem_log_; }
   // The last lines of the console, for an error message.
   std::string tail() const;

@@ -25,6 +25,7 @@ std::string shell_script(const std::vector<std::string>& argv) {
 
 std::string guest_config(const GuestPlan& plan) {
   return "NVJ_TOKEN=" + shell_quote(plan.token) + "\n" +                      //
+         "NVJ_DISKS=" + std::to_string(plan.disks) + "\n" +                   //
          "NVJ_JOURNAL=" + (plan.journal ? "yes" : "no") + "\n" +              //
          "NVJ_FS=" + shell_quote(plan.filesystem) + "\n" +                   //
          "NVJ_MOUNT_OPTIONS=" + shell_quote(plan.mount_options) + "\n" +      //
@@ -80,18 +81,29 @@ wait_disk() {
     sleep 0.1
   done
 }
-wait_disk /dev/vda
+# The I/O scheduler a distribution gives a disk: mq-deadline when it
+# rotates, none when it does not (the disk says which: qemu.h).
+pick_scheduler() {
+  queue=/sys/block/${1#/dev/}/queue
+  if [ "$(cat "$queue/rotational")" = 1 ]; then want=mq-deadline; else want=none; fi
+  echo "$want" > "$queue/scheduler" || fail "the guest kernel would not give $1 the $want scheduler: $(cat "$queue/scheduler")"
+}
+wait_disk /dev/sda
+pick_scheduler /dev/sda
+if [ "$NVJ_DISKS" -gt 1 ]; then
+  wait_disk /dev/sdb
+  pick_scheduler /dev/sdb
+fi
 options=$NVJ_MOUNT_OPTIONS
 # The journal or log on the second disk: ext4's journal_path=, XFS's
 # logdev=; btrfs has none.
 if [ "$NVJ_JOURNAL" = yes ] && [ "$NVJ_FS" != btrfs ]; then
-  wait_disk /dev/vdb
   case "$NVJ_FS" in
-    xfs) options="${options:+$options,}logdev=/dev/vdb" ;;
-    *) options="${options:+$options,}journal_path=/dev/vdb" ;;
+    xfs) options="${options:+$options,}logdev=/dev/sdb" ;;
+    *) options="${options:+$options,}journal_path=/dev/sdb" ;;
   esac
 fi
-mount -t "$NVJ_FS" ${options:+-o "$options"} /dev/vda /mnt || fail "mount -t $NVJ_FS ${options:+-o $options} /dev/vda /mnt"
+mount -t "$NVJ_FS" ${options:+-o "$options"} /dev/sda /mnt || fail "mount -t $NVJ_FS ${options:+-o $options} /dev/sda /mnt"
 # How the command mounts it again (nvj crash explore --vm's, between workloads).
 export NVJ_FS NVJ_MOUNT_FLAGS="$options"
 # What the kernel said while mounting (journal recovery among it): the

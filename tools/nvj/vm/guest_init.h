@@ -14,8 +14,9 @@ namespace nvj::cli {
 
 struct GuestPlan {
   std::string token;          // in every marker, so no output can forge one
-  bool journal = false;       // the filesystem's journal is on the second disk (/dev/vdb)
-  std::string filesystem = "ext4";  // ext4 (journal_path=/dev/vdb), xfs (logdev=/dev/vdb), btrfs
+  unsigned disks = 1;         // /dev/sda (the data export), /dev/sdb (the journal export)
+  bool journal = false;       // the filesystem's journal is on the second disk (/dev/sdb)
+  std::string filesystem = "ext4";  // ext4 (journal_path=/dev/sdb), xfs (logdev=/dev/sdb), btrfs
   std::string mount_options;  // extra, as -o takes them
   bool crash = false;         // after boot 1's command: wait for the power cut, no unmount
   unsigned crash_wait_seconds = 300;  // then power off anyway (nvj is gone)

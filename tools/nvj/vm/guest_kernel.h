@@ -41,7 +41,7 @@ std::vector<GuestKernel> given_kernels(const std::vector<std::string>& lists, co
 std::string bzimage_version(const std::filesystem::path& image);
 
 struct GuestModule {
-  std::string name;             // "virtio_blk"
+  std::string name;             // "virtio_scsi"
   std::filesystem::path file;   // under the modules folder
 };
 

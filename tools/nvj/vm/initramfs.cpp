@@ -18,7 +18,7 @@ std::string program_bytes(const std::string& path) {
 
 std::vector<std::string> guest_module_names(const std::string& filesystem, bool host_root) {
   std::vector<std::string> names{"virtio_ring", "virtio", "virtio_pci_modern_dev", "virtio_pci_legacy_dev",
-                                 "virtio_pci", "virtio_blk", "crc32c_generic", "crc16", "mbcache", "jbd2", "ext4"};
+                                 "virtio_pci", "virtio_scsi", "sd_mod", "crc32c_generic", "crc16", "mbcache", "jbd2", "ext4"};
   if (filesystem == "xfs" || filesystem == "btrfs") names.push_back(filesystem);
   if (host_root) names.insert(names.end(), {"9pnet_virtio", "9p"});
   return names;

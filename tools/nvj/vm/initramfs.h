@@ -1,6 +1,6 @@
 // The guest's initramfs, built for each run (about 8 MB, tens of
 // milliseconds: no cache to go stale): busybox with its applets, the
-// modules for virtio disks and ext4, the static nvj-workload, /init and
+// modules for virtio-scsi disks and ext4, the static nvj-workload, /init and
 // the run's plan (guest_init.h).
 #pragma once
 
@@ -15,7 +15,7 @@
 namespace nvj::cli {
 
 // The modules the guest loads, in order (their dependencies are resolved
-// from modules.dep): virtio over PCI, virtio disks, ext4 and jbd2, and
+// from modules.dep): virtio over PCI, virtio-scsi and SCSI disks, ext4 and jbd2, and
 // crc32c, which metadata_csum needs and which nothing loads without
 // modprobe. With "xfs" or "btrfs", that filesystem's module too; with
 // `host_root`, virtio-9p's (9pnet_virtio, 9p) for the host's root.

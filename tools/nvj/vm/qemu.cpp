@@ -29,7 +29,10 @@ std::string option_value(const std::string& text) {
 constexpr const char* kTlsId = "nvj-tls";
 
 // The drive's options: the NBD client's (file.*) under a raw format.
-std::string drive_option(const NbdDrive& d, bool tls) {
+// cache=none: no page cache of the host between the guest and the server;
+// the guest's flushes reach the server as NBD flushes. Discards reach it
+// where the export takes them.
+std::string drive_option(const NbdDrive& d, std::size_t index, bool tls) {
   std::string o = "file.driver=nbd";
   if (!d.socket.empty())
     o += ",file.server.type=unix,file.server.path=" + option_value(d.socket);
@@ -38,7 +41,27 @@ std::string drive_option(const NbdDrive& d, bool tls) {
          ",file.server.port=" + option_value(d.port.empty() ? "10809" : d.port);
   o += ",file.export=" + option_value(d.export_name);
   if (tls) o += std::string(",file.tls-creds=") + kTlsId;
-  return o + ",format=raw,if=virtio,cache=none";
+  return o + ",format=raw,if=none,id=nvjdisk" + std::to_string(index) + ",cache=none" +
+         (d.traits.trim ? ",discard=unmap" : ",discard=ignore");
+}
+
+constexpr const char* kScsiBus = "nvjscsi";
+
+// The disk the guest sees: a SCSI disk, target `index`, saying what the
+// export says. rotation_rate 1 is SCSI's "non-rotating medium" (the guest's
+// queue/rotational 0), 7200 a nominal disk's; write-cache sets the caching
+// mode page's WCE bit (queue/write_cache), dpofua where the export takes FUA
+// writes (queue/fua); a discard granularity of 0 clears
+// LBPME (the guest's provisioning_mode "full": no discards).
+std::string disk_device(const NbdDrive& d, std::size_t index) {
+  const std::string i = std::to_string(index);
+  std::string o = std::string("scsi-hd,bus=") + kScsiBus + ".0,channel=0,scsi-id=" + i + ",lun=0,drive=nvjdisk" + i +
+                  ",rotation_rate=" + (d.traits.rotational ? "7200" : "1") +
+                  ",write-cache=" + (d.traits.write_back ? "on" : "off") + ",dpofua=" + (d.traits.fua ? "on" : "off") +
+                  ",logical_block_size=" + std::to_string(d.traits.logical_sector) +
+                  ",physical_block_size=" + std::to_string(d.traits.physical_sector);
+  if (!d.traits.trim) o += ",discard_granularity=0";
+  return o;
 }
 
 }  // namespace
@@ -62,9 +85,10 @@ std::vector<std::string> qemu_argv(const QemuConfig& c) {
     argv.insert(argv.end(), {"-object", std::string("tls-creds-psk,id=") + kTlsId + ",endpoint=client,dir=" +
                                             option_value(c.tls->dir.string()) +
                                             ",username=" + option_value(c.tls->username)});
-  // cache=none: no page cache of the host between the guest and the
-  // server; the guest's flushes reach the server as NBD flushes.
-  for (const auto& d : c.drives) argv.insert(argv.end(), {"-drive", drive_option(d, c.tls.has_value())});
+  if (!c.drives.empty()) argv.insert(argv.end(), {"-device", std::string("virtio-scsi-pci,id=") + kScsiBus});
+  for (std::size_t i = 0; i < c.drives.size(); ++i)
+    argv.insert(argv.end(), {"-drive", drive_option(c.drives[i], i, c.tls.has_value()), "-device",
+                             disk_device(c.drives[i], i)});
   // Read-only, the host's own owners and modes passed through
   // (security_model=none), its mounts below it kept apart (multidevs=remap:
   // inode numbers from different filesystems never collide in the guest).

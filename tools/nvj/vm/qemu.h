@@ -1,6 +1,7 @@
 // QEMU under software emulation (TCG: KVM cannot boot a guest on these
-// machines) with the server's exports as virtio disks through QEMU's own
-// NBD client, the kernel and initramfs given directly, and the serial
+// machines) with the server's exports as SCSI disks on virtio-scsi through
+// QEMU's own NBD client, each telling the guest what its export tells its
+// clients (rotation, write cache, discard, sector sizes), the kernel and initramfs given directly, and the serial
 // console written to a file that the host reads as it grows.
 #pragma once
 
@@ -11,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/nvj/client/export_traits.h"
+
 namespace nvj::cli {
 
 // One export as QEMU's own NBD client reaches it.
@@ -18,6 +21,7 @@ struct NbdDrive {
   std::string socket;       // a Unix socket, or
   std::string host, port;   // TCP ("" = localhost, NBD's 10809)
   std::string export_name;
+  ExportTraits traits;      // what the guest's disk says it is
 };
 
 // TLS with a pre-shared key for every drive: QEMU reads DIR/keys.psk and
@@ -34,7 +38,7 @@ struct QemuConfig {
   std::string append;               // the kernel command line
   unsigned memory_mib = 512;
   unsigned cpus = 1;
-  std::vector<NbdDrive> drives;     // /dev/vda, /dev/vdb, ...
+  std::vector<NbdDrive> drives;     // /dev/sda, /dev/sdb, ...
   std::optional<QemuTlsPsk> tls;    // the drives' TLS, if the server wants it
   std::filesystem::path console;    // the serial console's output
   // The second serial port (the guest's /dev/ttyS1), served by QEMU on this

@@ -19,8 +19,9 @@ namespace {
 constexpr const char* kVmText = R"(In full: nvj vm [OPTION]... [PARAM=VALUE]... -- COMMAND [ARG]... [--then CHECK [ARG]...]
 
 Boot a kernel under QEMU (software emulation) with the server's exports as
-virtio disks, mount the filesystem on them at /mnt (ext4 with its journal
-on /dev/vdb when it is external, XFS with its log there, or btrfs: --fs),
+SCSI disks on virtio-scsi (each saying what its export says: rotation,
+write cache, discard, sector sizes), mount the filesystem on them at /mnt (ext4 with its journal
+on /dev/sdb when it is external, XFS with its log there, or btrfs: --fs),
 run COMMAND there, and print its output; the exit status is COMMAND's. nvj
 starts its own server (nbdkit nvjournal with the PARAM=VALUE given, by
 default the plugin's defaults) unless --socket names a running one; for

@@ -194,8 +194,11 @@ class VmRun {
       names += (names.empty() ? "" : ", ") + ("'" + e.name + "'");
     }
     if (!has_data) throw std::runtime_error("the server " + address + " has no export 'data' (it has " + names + ")");
-    drives_ = {NbdDrive{server.socket(), server.host(), server.port(), "data"}};
-    if (has_journal_) drives_.push_back(NbdDrive{server.socket(), server.host(), server.port(), "journal"});
+    // Each disk says what its export tells the host (qemu.h).
+    drives_ = {NbdDrive{server.socket(), server.host(), server.port(), "data", query_export_traits(server, "data")}};
+    if (has_journal_)
+      drives_.push_back(
+          NbdDrive{server.socket(), server.host(), server.port(), "journal", query_export_traits(server, "journal")});
     if (server.tls()) give_qemu_the_key(server);
   }
 
@@ -241,6 +244,7 @@ class VmRun {
     plan_.token = new_token();
     // XFS's log on the second disk unless it is internal; btrfs uses none.
     plan_.journal = has_journal_ && !(o_.filesystem == "xfs" && o_.internal_log);
+    plan_.disks = static_cast<unsigned>(drives_.size());
     plan_.host_root = o_.host_root;
     plan_.mount_options = o_.mount_options;
     plan_.filesystem = o_.filesystem;

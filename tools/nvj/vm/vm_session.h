@@ -57,7 +57,7 @@ int run_vm(const VmOptions& options);
 // every export's volatile_lost (-1 if the answer is not JSON or has none).
 long long writes_lost(const std::string& crash_answer);
 
-// The kernel's line saying it replayed the journal ("EXT4-fs (vda): recovery
+// The kernel's line saying it replayed the journal ("EXT4-fs (sda): recovery
 // complete"), or "" if it did not.
 std::string journal_replay_line(const std::vector<std::string>& filesystem_log);
 
