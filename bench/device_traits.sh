@@ -89,7 +89,9 @@ for item in "${plan[@]}"; do
   turn=$((turn + 1))
 done
 
-DT_OUT=$out DT_PLAN="${plan[*]}" DT_BEFORE=$before_rev DT_GIT=$(bench_git_rev) DT_COMMAND=$command_line \
+# Both builds come from worktrees of their commits: what the main tree holds
+# by the end is no part of them.
+DT_OUT=$out DT_PLAN="${plan[*]}" DT_BEFORE=$before_rev DT_GIT=$after_rev DT_COMMAND=$command_line \
   DT_DATE=$(date -u '+%Y-%m-%d %H:%M UTC') DT_MARKDOWN=$markdown BENCH_DIR=$script_dir python3 - <<'PY'
 import os, re, subprocess, sys
 
