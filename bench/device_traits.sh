@@ -10,15 +10,17 @@
 # mq-deadline, btrfs leaves its ssd mode off), takes no discards, and the
 # NVRAM journal is write-through (the kernel sends it no flush or FUA).
 #
-# Usage: bench/device_traits.sh [--before REV] [--full LIST] [--quick LIST] [--out DIR] [--markdown FILE]
+# Usage: bench/device_traits.sh [--before REV] [--full LIST] [--quick LIST] [--out DIR] [--section NAME] [--markdown FILE]
 #   --before REV     the commit "before" is built from (default c5c97db, the
 #                    last one before the devices said what they model)
 #   --full LIST      experiments run in full (default chinner2012,phillips2014,enospc2015)
-#   --quick LIST     experiments run with --quick (default wheeler2007,morton2001)
+#   --quick LIST     experiments run with --quick (default wheeler2007,morton2001);
+#                    "none" for none (also for --full)
 #   --out DIR        keep every run's output folder here (default: a
 #                    temporary folder, removed)
-#   --markdown FILE  write the section "## device_traits" into FILE (needs a
-#                    clean working tree)
+#   --section NAME   the section's name (default device_traits)
+#   --markdown FILE  write the section "## NAME" into FILE (needs a clean
+#                    working tree)
 set -euo pipefail
 source "$(dirname "$0")/lib/options.sh"
 
@@ -26,13 +28,17 @@ before_rev=c5c97db
 full=chinner2012,phillips2014,enospc2015
 quick=wheeler2007,morton2001
 out=""
+section=device_traits
 markdown=""
 bench_option --before before_rev text
 bench_option --full full text
 bench_option --quick quick text
 bench_option --out out text
+bench_option --section section text
 bench_option --markdown markdown text
 bench_parse "$@"
+[[ $full != none ]] || full=""
+[[ $quick != none ]] || quick=""
 bench_require git cmake ninja python3 nbdkit nbdfuse fs_mark mkfs.xfs mkfs.btrfs
 [[ $(id -u) = 0 ]] || bench_fail "needs root (the experiments attach block devices and mount them)"
 [[ -z $markdown ]] || bench_require_clean_tree
@@ -92,7 +98,7 @@ done
 # Both builds come from worktrees of their commits: what the main tree holds
 # by the end is no part of them.
 DT_OUT=$out DT_PLAN="${plan[*]}" DT_BEFORE=$before_rev DT_GIT=$after_rev DT_COMMAND=$command_line \
-  DT_DATE=$(date -u '+%Y-%m-%d %H:%M UTC') DT_MARKDOWN=$markdown BENCH_DIR=$script_dir python3 - <<'PY'
+  DT_DATE=$(date -u '+%Y-%m-%d %H:%M UTC') DT_MARKDOWN=$markdown DT_SECTION=$section BENCH_DIR=$script_dir python3 - <<'PY'
 import os, re, subprocess, sys
 
 env = os.environ
@@ -112,7 +118,7 @@ def first_table(path):
 
 
 body = [
-    "## device_traits",
+    f"## {env['DT_SECTION']}",
     "",
     "The classic experiments with the devices telling the kernel what they model (*after*: the disk model "
     "rotational with mq-deadline and no discard, the NVRAM journal write-through) against the same experiments "
@@ -140,6 +146,6 @@ for item in env["DT_PLAN"].split():
 text = "\n".join(body).rstrip("\n") + "\n"
 print(text)
 if env["DT_MARKDOWN"]:
-    subprocess.run([sys.executable, os.path.join(env["BENCH_DIR"], "lib", "results_section.py"), "device_traits",
+    subprocess.run([sys.executable, os.path.join(env["BENCH_DIR"], "lib", "results_section.py"), env["DT_SECTION"],
                     env["DT_MARKDOWN"]], input=text, text=True, check=True)
 PY
