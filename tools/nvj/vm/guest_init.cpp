@@ -70,7 +70,11 @@ for word in $(cat /proc/cmdline); do
 done
 
 while read -r module; do
-  insmod "/lib/modules/$module" || fail "insmod $module"
+  # No SCSI scan of the kernel's own (see scan_disk below); built in, it
+  # takes scsi_mod.scan=none from the command line.
+  params=
+  [ "$module" != scsi_mod.ko ] || params=scan=none
+  insmod "/lib/modules/$module" $params || fail "insmod $module"
 done < /nvj/modules
 
 wait_disk() {
@@ -88,9 +92,18 @@ pick_scheduler() {
   if [ "$(cat "$queue/rotational")" = 1 ]; then want=mq-deadline; else want=none; fi
   echo "$want" > "$queue/scheduler" || fail "the guest kernel would not give $1 the $want scheduler: $(cat "$queue/scheduler")"
 }
+# The disks are SCSI targets 0 (data) and 1 (journal). The kernel names a
+# SCSI disk when its probe runs, and probes run in no fixed order, so its
+# own scan is off (scsi_mod.scan=none) and each target is scanned here once
+# the one before it has its name: the data disk is always sda.
+scan_disk() {
+  for host in /sys/class/scsi_host/host*; do echo "0 $1 0" > "$host/scan"; done
+}
+scan_disk 0
 wait_disk /dev/sda
 pick_scheduler /dev/sda
 if [ "$NVJ_DISKS" -gt 1 ]; then
+  scan_disk 1
   wait_disk /dev/sdb
   pick_scheduler /dev/sdb
 fi

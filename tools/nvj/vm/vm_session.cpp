@@ -273,8 +273,10 @@ class VmRun {
                         kernel_->image,
                         initrd_,
                         // Quiet unless the whole console is wanted: the step's output
-                        // then has only errors of the kernel's among it.
-                        std::string("console=ttyS0 panic=-1 ") + (o_.console ? "" : "quiet ") + "nvj.step=" + step,
+                        // then has only errors of the kernel's among it. No SCSI
+                        // scan of the kernel's own: /init scans the disks in order.
+                        std::string("console=ttyS0 panic=-1 scsi_mod.scan=none ") + (o_.console ? "" : "quiet ") +
+                            "nvj.step=" + step,
                         static_cast<unsigned>(o_.memory >> 20),
                         o_.cpus,
                         drives_,
