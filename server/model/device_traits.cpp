@@ -45,10 +45,8 @@ DeviceTraits TraitOverrides::applied_to(DeviceTraits t) const {
   if (write_back) t.write_back = *write_back;
   if (trim) t.trim = *trim;
   if (zero) t.zero = *zero;
-  if (logical_sector) {
-    t.logical_sector = *logical_sector;
-    t.physical_sector = physical_sector.value_or(*logical_sector);
-  }
+  if (logical_sector) t.logical_sector = *logical_sector;
+  if (physical_sector) t.physical_sector = *physical_sector;
   return t;
 }
 

@@ -48,11 +48,8 @@ struct SectorLimits {
 // data-trim=, data-zero= and data-sector-size= (and journal-...).
 struct TraitOverrides {
   std::optional<bool> rotational, write_back, trim, zero;
-  std::optional<std::uint32_t> logical_sector, physical_sector;
+  std::optional<std::uint32_t> logical_sector, physical_sector;  // set together (parse_sector_sizes)
 
-  bool empty() const {
-    return !rotational && !write_back && !trim && !zero && !logical_sector && !physical_sector;
-  }
   DeviceTraits applied_to(DeviceTraits traits) const;
 };
 

@@ -108,7 +108,15 @@ start_server bench data=64M data-model=none journal-model=none
 uri="nbd+unix:///journal?socket=$T/bench.sock"
 exits 0 "$NVJ" bench --json --duration 1 --depth 4 --write-percent 50 --block-size 8K "$uri" >"$T/bench.json"
 exits 0 "$NVJ" bench --json --duration 1 --pattern sequential --block-size 64K --span 1M "$uri" >"$T/bench-seq.json"
+# What the exports tell their clients: no FUA on the write-through NVRAM
+# journal, no request smaller than a 512-byte sector.
+start_server bench2 data=64M
+exits 2 "$NVJ" bench --duration 1 --fua "nbd+unix:///journal?socket=$T/bench2.sock"
+grep -q -- "--fua: the export offers no FUA" "$T/err" || fail "bench --fua to the NVRAM journal: $(cat "$T/err")"
+exits 2 "$NVJ" bench --duration 1 --block-size 1000 "nbd+unix:///data?socket=$T/bench2.sock"
+grep -q -- "--block-size and --offset must be whole 512-byte sectors" "$T/err" || fail "bench --block-size 1000: $(cat "$T/err")"
 stop_server "$SERVER_PID"
+stop_server "${_servers[0]}"
 _servers=()
 check "$T/bench.json" "j['uri'] == '$uri'" 'j["depth"] == 4 and j["block_size"] == 8192' \
   'j["write_percent"] == 50 and j["pattern"] == "random"' 'j["requests"] > 0 and j["iops"] > 0' \

@@ -61,7 +61,7 @@ class Bench {
     const std::int64_t sector = nbd_get_block_size(h, LIBNBD_SIZE_MINIMUM);
     if (sector > 1 && (o.block % static_cast<std::uint64_t>(sector) != 0 ||
                        o.offset % static_cast<std::uint64_t>(sector) != 0))
-      throw UsageError("nvj bench: --block and --offset must be whole " + std::to_string(sector) +
+      throw UsageError("nvj bench: --block-size and --offset must be whole " + std::to_string(sector) +
                        "-byte sectors, the export's smallest request");
   }
 

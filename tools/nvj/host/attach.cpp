@@ -256,7 +256,6 @@ std::vector<AttachedExport> attached(const fs::path& state_dir) {
       AttachedExport e;
       e.name = step.args[0];
       e.device = step.args[1];
-      e.queue = read_queue_settings(e.device);
       out.push_back(e);
     }
   return out;

@@ -55,8 +55,8 @@ std::vector<AttachedExport> attach(const AttachOptions& options);
 // more, if a device is still mounted. Throws with what is left.
 void detach(const std::filesystem::path& state_dir);
 
-// What an attachment holds now, from its state folder (traits unknown, the
-// queue settings as the kernel holds them).
+// What an attachment holds now, from its state folder: names and devices
+// only (traits and queue settings as default-constructed).
 std::vector<AttachedExport> attached(const std::filesystem::path& state_dir);
 
 // Where `device` is mounted, or "" if it is not.
