@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # crash_check.sh: how fast the crash lab checks crash states, on a recording
 # of nvj writers writing 64 MiB (16 tasks x 64 chunks of 64 KiB, fsync after
 # each) on the default layout (nvj crash run: ext4, journal on NVRAM, data on

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # device_traits.sh: the classic experiments with the devices telling the
 # kernel what they model (after) against the same experiments built from the
 # commit before they did (before), where every export said it was a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # explore.sh: how fast the crash lab explores by itself (nvj crash explore,
 # ext4 on the default layout, this host's kernel):
 #   - every seq-1 workload (or those of --ops): workloads per second and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # hdd_seek_curve.sh: the hdd model's seek and rotation as a client sees them.
 # Random 4 KiB reads at queue depth 1 over growing spans of a 1 TiB data
 # export timed as a 7200 rpm disk (readahead off, so every read goes to the

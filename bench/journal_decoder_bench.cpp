@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // journal_decoder_bench: how fast fscore::jbd2::JournalDecoder follows a
 // realistic jbd2 journal on one thread, against the unavoidable cost of
 // touching the same bytes once: a crc32c pass and a memcpy into the journal.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // journal_replay: writes a realistic jbd2 log (bench/journal_workload.h) to
 // an NBD export holding a journal, 4 KiB per request, with DEPTH requests in
 // flight, so that a server decoding the journal decodes real transactions.

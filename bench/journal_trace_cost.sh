@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # journal_trace_cost.sh: what live journal tracing costs the server. The same
 # nvjournal server (data=1G journal=128M data-model=none journal-model=none,
 # so the server's own CPU path and not a timing model) with journal-trace=on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A realistic jbd2 journal's writes, for the journal benchmarks: what ext4's
 // journal thread sends a journal device over one mount, laid out by
 // fscore::jbd2::LogBuilder (the kernel's layout and checksums).

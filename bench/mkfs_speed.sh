@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # mkfs_speed.sh: nvj mkfs against mke2fs (the peer), in the same run, on the
 # same filesystem, for the same ext4: 4 KiB blocks, mke2fs's default internal
 # journal, the ext4 features without resize_inode

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nbd_instructions.sh: instructions the whole nbdkit process executes per 4 KiB
 # random write, with the nvjournal plugin (`ours`, and `ours-nostats` with
 # stats=off, to price the statistics) and with nbdkit's `memory` plugin (the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nbd_iops.sh: 4 KiB random-write IOPS of the nvjournal nbdkit plugin against
 # nbdkit's own `memory` plugin (the peer), measured in the same run with fio's
 # nbd engine at queue depth 1 and 16.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nvj_startup.sh: how long `nvj --version` and `nvj COMMAND --help` take, this
 # build's nvj against the nvj of another commit (the peer: by default the one
 # before nvj's command line moved to CLI11), built the same way, in the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nvram_accuracy.sh: how exactly the server waits, and what the waits cost.
 # For each NVRAM write latency L, 4 KiB writes at queue depth 1 to the journal
 # export with journal-model=nvram:latency=L,bandwidth=0 against the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # record_cost.sh: what recording costs the server (the crash lab's
 # recording: record=, POST /record/start). 4 KiB random-write IOPS at queue
 # depth 16 (fio's nbd engine) on the journal export, no timing models, so

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # record_off.sh: what the crash lab's recording costs when no recording runs:
 # instructions per 4 KiB random write (bench/nbd_instructions.sh, callgrind)
 # of the plugin against the same plugin built from the commit before

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # scrape_cost.sh: what being scraped costs the server. 4 KiB random-write
 # IOPS at queue depth 16 (fio's nbd engine, the data export with no timing
 # model, so the server's own CPU path) while GET /metrics is fetched from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nbdkit-spin-plugin: the peer of bench/nvram_accuracy.sh. It answers every
 // write `latency-ns` nanoseconds after the write reached it, spinning on
 // CLOCK_MONOTONIC the whole time (it never sleeps, so nothing it does can wake

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # vm_host_root.sh: what `nvj vm --host-root` costs at boot: the time from
 # QEMU's start to the command's start with the host's root shared over
 # virtio-9p (its 9p modules loaded, the root mounted, tmpfs on its scratch

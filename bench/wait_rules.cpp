@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // wait_rules: how well rules for the clock's spin window would have done on
 // this machine's own wake-ups. It first records real sleeps (clock_nanosleep
 // to an absolute deadline, timer slack 1 ns, as common/clock.cpp sleeps), of

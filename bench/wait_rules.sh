@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # wait_rules.sh: the clock's rule for its spin window (common/wait_window.h,
 # one window per length class, floor 40 us) against the rule it replaced (one
 # window, twice the mean lateness, floor 80 us), and the same rule with other

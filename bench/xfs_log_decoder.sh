@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # xfs_log_decoder.sh: XFS log bytes per second that fscore's LogFollower
 # follows on one core (target: at least 1 GB/s, 10^9 bytes), against a
 # crc32c pass and a memcpy over the same bytes in the same run: the cost of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // xfs_log_decoder_bench: how fast fscore::xfs::LogFollower follows an XFS
 // log on one thread, against the unavoidable cost of touching the same bytes
 // once: a crc32c pass and a memcpy into the log.

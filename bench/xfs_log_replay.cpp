@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // xfs_log_replay: writes an XFS log to an NBD export, one write per log
 // record (split in two where it wraps past the end, as the kernel splits
 // it), with DEPTH requests in flight, so that a server tracing the export

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The Debian package: `cpack -G DEB` in a build folder (or the `package`
 # target) writes nvjournal_VERSION_ARCH.deb from this build's install rules:
 # the plugin in nbdkit's plugin folder (so `nbdkit nvjournal` finds it by
@@ -19,18 +20,26 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/docs/experim
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/experiments/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/experiments
         FILES_MATCHING PATTERN "*.png" PATTERN "table.md")
 
-# Debian wants a copyright file in every package. The repository's own
-# LICENSE when it has one; otherwise a notice that says no license is stated.
+# Debian wants a copyright file in every package, in its machine-readable
+# format: the notice and the licence's full text, from LICENSE (BSD-3-Clause),
+# each line of the text indented as the format requires ("." for a blank).
 set(NVJ_COPYRIGHT ${CMAKE_BINARY_DIR}/package/copyright)
-if(EXISTS ${PROJECT_SOURCE_DIR}/LICENSE)
-  configure_file(${PROJECT_SOURCE_DIR}/LICENSE ${NVJ_COPYRIGHT} COPYONLY)
-else()
-  file(WRITE ${NVJ_COPYRIGHT}
-    "nvjournal: an nbdkit plugin serving a data disk and a journal device, and the nvj tool.\n\n"
-    "Copyright: the nvjournal authors.\n\n"
-    "License: the sources this package was built from state no license\n"
-    "(no LICENSE file at the top of the source tree).\n")
-endif()
+file(READ ${PROJECT_SOURCE_DIR}/LICENSE NVJ_LICENSE_TEXT)
+# The text after the title and the notice: from its first condition on.
+string(REGEX REPLACE "^.*All rights reserved\\.\n\n" "" NVJ_LICENSE_TEXT "${NVJ_LICENSE_TEXT}")
+string(REGEX REPLACE "\n$" "" NVJ_LICENSE_TEXT "${NVJ_LICENSE_TEXT}")
+string(REPLACE "\n\n" "\n.\n" NVJ_LICENSE_TEXT "${NVJ_LICENSE_TEXT}")
+string(REPLACE "\n" "\n " NVJ_LICENSE_TEXT " ${NVJ_LICENSE_TEXT}")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/LICENSE)
+file(WRITE ${NVJ_COPYRIGHT}
+  "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n"
+  "Upstream-Name: nvjournal\n"
+  "Upstream-Contact: ${NVJ_PACKAGE_MAINTAINER}\n\n"
+  "Files: *\n"
+  "Copyright: 2026 the nvjournal authors\n"
+  "License: BSD-3-Clause\n\n"
+  "License: BSD-3-Clause\n"
+  "${NVJ_LICENSE_TEXT}\n")
 install(FILES ${NVJ_COPYRIGHT} DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # And a changelog: one entry for this version, dated now or at

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The project's warnings, for its own code (not for system headers). They are
 # always on; NVJ_WERROR=ON makes them errors. The project's own builds (./run,
 # CI) turn it on; it is off by default so a newer compiler's new warning does

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # NVJ_SANITIZE=ON builds everything with ASan and UBSan. A plugin built this
 # way is loaded into a stock nbdkit with the ASan runtime preloaded (see
 # tests/integration/lib.sh).

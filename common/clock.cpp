@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "common/clock.h"
 
 #include <sys/prctl.h>

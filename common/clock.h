@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Clock: the device's time, and waiting for it. The seam between the models
 // (virtual time) and the server (real time), like LevelDB's Env: tests use
 // ManualClock and never sleep.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The bash completion script of a program declared with Command
 // (command_line.h): its commands, each command's options and operands, and
 // what completes their values, all read from the declarations.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The command lines of nvj and nvj-workload: a program of commands, each
 // declared once with CLI11, which gives the parser, the help text and the
 // bash completion from that one declaration (command_completion.cpp).

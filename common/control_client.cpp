@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "common/control_client.h"
 
 #include <sys/un.h>

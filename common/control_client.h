@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A client of the server's control API: one HTTP/1.1 request over the Unix
 // socket given with control=PATH (Boost.Beast, as the server), answered
 // within a time limit. In common/ because the workloads post their marks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Virtual time and durations as users write them: "2us", "1.5ms", "10ms".
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Names and messages for errno values, as reports and error lines show them.
 #pragma once
 

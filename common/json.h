@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // JSON, written and read with one library (nlohmann-json, header-only, so
 // the static workload program uses it too). Objects keep their keys in the
 // order they were set: reports read top-down as they were written.

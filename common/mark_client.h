@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // post_mark: a labelled mark posted to a running server's control socket
 // (POST /mark?label=, the plugin manual's CONTROL API), for the programs
 // that post facts as they run: the workloads, which also run statically

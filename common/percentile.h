@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Percentiles of a set of samples, by one rule everywhere: the nearest rank.
 // The p-th percentile of n sorted samples is the sample at 1-based rank
 // ceil(p/100 * n) (at least 1): the smallest sample with at least p% of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "common/query_escape.h"
 
 #include <stdexcept>

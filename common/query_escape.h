@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A value for a URL's query, percent-encoded (RFC 3986): every byte but
 // letters, digits and -._~ becomes %XX, so a label or a path with spaces,
 // '&', '=', '%' or UTF-8 arrives at the control API as it was written.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Sizes as users write them in parameters: "1G", "64M", "512", "4KiB".
 #pragma once
 

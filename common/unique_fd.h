@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // UniqueFd: a file descriptor closed when its owner goes; -1 owns nothing.
 #pragma once
 

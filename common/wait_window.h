@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // WaitWindow: how long before a deadline a waiting thread should stop
 // sleeping and start to spin, learned from how late its sleeps have woken.
 // Pure (no clock): MonotonicClock feeds it one figure per sleep and keeps one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "crashlab/crash_cause.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The cause of a failing crash state, minimized: the smallest set of its
 // dropped writes (the volatile changes it did not keep) that still breaks a
 // fact when only they are dropped, found by delta debugging (ddmin: halves,

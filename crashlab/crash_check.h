@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The crash lab's check: the crash states of a recording (crash_points.h,
 // crash_states.h) with contents no earlier state had, built in place
 // (CrashImage) and checked by the fast path (state_check.h) against the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CrashImage: the exports as a crash state leaves them, read and written in
 // place without copying an image: the recording's starting contents and the
 // changes durable at the crash point (kept up to date as the points go by),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Crash points: the moments of a recording at which the crash lab cuts the
 // power, each with the changes that were volatile then. A crash point is
 // "right after frame N": every change whose frame comes before it was sent

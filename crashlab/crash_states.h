@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Crash states: at each crash point (crash_points.h), what the exports may
 // hold after the power is cut: the changes durable by then, plus a subset of
 // the volatile ones, applied in the recording's order. Which subsets are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FactOracle: what the facts marked up to a crash point (fact.h) say the
 // filesystem must hold, folded in mark order, and the check of a crash
 // state's filesystem against it (read with fscore::ext4::TreeReader, no kernel, or

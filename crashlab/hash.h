@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The crash lab's one hash: XXH3 from xxHash (the distribution's libxxhash).
 // It spreads things (which states a sample or a random subset takes) and
 // makes fingerprints, and it never names anything alone: a fingerprint that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // PieceMap: an export's contents as pieces, without copying them: for each
 // byte range, which change holds it (its bytes where they lie in the
 // recording, or zeroes) and the sequence number of that change's frame. A

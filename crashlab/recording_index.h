@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RecordingIndex: a recording (recording_format.h) read once, every frame
 // checked, into what the crash lab works from: the starting contents, every
 // change with where its bytes are in the recording, when it was

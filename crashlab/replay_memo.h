@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ReplayMemo: journal replays remembered by everything they read, for the
 // fast path. The states of one crash point, and often of the points after
 // it, hold the same journal (on an NVRAM export nothing of it is volatile),

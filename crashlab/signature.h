@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A failing state's signature: what its verdict says, in words that group
 // the states failing the same way, whichever files or numbers are
 // involved. "fail: file missing, prefix short" (each kind of fact broken

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The fast path's check of one crash state of an ext4 filesystem, in
 // process, as a mount would leave it: the journal replayed into the state
 // as e2fsck would replay it (fscore::ext4::replay_journal_like_e2fsck,

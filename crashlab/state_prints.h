@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // StatePrints: which crash states hold the same contents, told without
 // building any image. Every 512-byte sector the recording's bases and
 // changes hold is interned once (equal bytes, one number, compared byte for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A sample of a recording's unique crash states, for a check with a budget
 // smaller than the space (--max-states): spread over every crash point and
 // strategy. The states fall in groups, one per (point, strategy); each

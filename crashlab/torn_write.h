@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A torn write: a volatile write that a power cut caught half-way, so that
 // only its first `bytes` reached the medium (a device writes a request's
 // atomic units in order and loses the rest). A crash state keeps at most one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where images go and where they come from. fscore never opens a file or a
 // device itself: the image builder writes through a BlockSink and the image
 // reader reads through a BlockSource, so the same code fills a sparse file,

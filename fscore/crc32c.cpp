@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "fscore/crc32c.h"
 
 #include <array>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CRC-32C (Castagnoli), as ext4's metadata_csum and jbd2's v2/v3 checksums
 // use it: the raw register, with no inversion on entry or exit. Callers pass
 // the seed (~0 for a fresh checksum) and get the register back, exactly like

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Byte order of on-disk fields: ext4 is little-endian, jbd2 big-endian.
 // Loads and stores go through memcpy so unaligned buffers are fine.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which filesystem a device holds, by the magic numbers of its superblock
 // (as blkid tells them apart), and whether its journal or log is on another
 // device. The crash lab checks ext4 in process and hands XFS and btrfs to

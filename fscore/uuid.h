@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // 128-bit UUIDs as ext4 and jbd2 store them: 16 bytes in the order of the
 // text form.
 #pragma once

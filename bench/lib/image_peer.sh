@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The crash lab's peer in the benchmarks: a crash state checked by copying
 # its whole images (cp --sparse=always of both), then loop devices, a mount
 # (the kernel replays the journal), every file read back, the unmount and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The preamble every benchmark script shares: where it is, its options, the
 # tools it needs. A script sources this, sets its defaults, declares its
 # options and parses them:

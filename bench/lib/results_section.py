@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Replace (or append) the section "## NAME" of a Markdown file with stdin.
 
 Usage: results_section.py NAME FILE < SECTION

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared by the benchmark scripts: a scratch folder and one server at a time,
 # both gone when the script ends, however it ends. Servers start and stop
 # through nbdkit_start and nbdkit_stop (tests/support/nbdkit.sh), as in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "crashlab/explore/generator.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The explorer's enumeration: every workload of a bound (seq-1: one core
 // operation; seq-2: two; seq-3: three), each core operation drawn from a
 // fixed list of variants over the file set (workload.h) and followed by one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The explorer's oracle: what a generated workload may rely on after each
 // step, derived from the persistence calls alone by a table of rules, each
 // citing where the promise is written (docs/explore-rules.md lists them).

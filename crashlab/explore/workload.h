@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A generated workload of the crash lab's explorer (nvj crash explore), in
 // the spirit of CrashMonkey's ACE: a few core operations over a small, fixed
 // file set, each followed by a persistence call or none (the last never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which blocks of a filesystem being built are in use, as a sorted set of
 // ranges rather than a bitmap: a 16 TiB image has 2^32 blocks but only a few
 // thousand runs of metadata, so this stays small; bitmaps are rendered one

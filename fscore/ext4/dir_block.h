@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Linear directory blocks (Documentation/filesystems/ext4/directory.rst):
 // entries {le32 inode, le16 rec_len, u8 name_len, u8 file_type}, each
 // rec_len a multiple of 4, the last running to the 12-byte metadata_csum

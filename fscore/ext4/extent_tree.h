@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Extent trees (Documentation/filesystems/ext4/ifork.rst): the root lives in
 // the inode's i_block (a header and up to 4 entries); bigger trees put
 // leaves and index nodes in blocks of their own, each ending with a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ext4 feature flags and other on-disk constants the builder and reader
 // share. Values from the kernel's fs/ext4/ext4.h and
 // Documentation/filesystems/ext4/super.rst.

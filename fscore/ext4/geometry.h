@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ext4 geometry: how many blocks, groups and inodes a filesystem of a given
 // size gets, and where each group's metadata goes. Chosen the way mke2fs
 // chooses them with Debian's mke2fs.conf for ext4 without resize_inode, so

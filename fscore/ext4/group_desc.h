@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Block group descriptors (struct ext4_group_desc, 64 bytes with the 64bit
 // feature; 32 without), with their metadata_csum checksum: the low 16 bits
 // of crc32c(seed, le32 group number, descriptor with the checksum zeroed).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ImageBuilder: writes an ext4 filesystem the way mke2fs (and mke2fs -d)
 // would, through a BlockSink, without a kernel or e2fsprogs.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ImageBuilder::finish: everything written once the tree is complete.
 #include <algorithm>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Reads back what an existing image is: an ext4 filesystem (its geometry and
 // where its journal is) or an external journal device. Images are
 // untrusted input (a store a user hands the server, a file given to nvj):

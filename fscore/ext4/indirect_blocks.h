@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Block-mapped files (ext2/ext3, and ext4 inodes without EXTENTS_FL): twelve
 // direct block numbers in i_block, then single, double and triple indirect
 // blocks of little-endian 32-bit block numbers; 0 is a hole.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ext4 inodes (struct ext4_inode) with the 32 bytes of extra fields every
 // inode here carries: nanosecond times, creation time and the high half of
 // the metadata_csum checksum. Layout: Documentation/filesystems/ext4/inodes.rst.

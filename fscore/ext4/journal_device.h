@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // An external journal device, as `mke2fs -O journal_dev` makes one: an ext2
 // superblock with the journal_dev feature at byte 1024 and no groups, then
 // the jbd2 superblock in the block after it (block 1 with 2 and 4 KiB

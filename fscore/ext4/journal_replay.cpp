@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "fscore/ext4/journal_replay.h"
 
 #include <algorithm>

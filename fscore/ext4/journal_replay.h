@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Offline journal replay exactly as `e2fsck -E journal_only -y` does it
 // (e2fsprogs 1.47): recovery's three passes (fscore/jbd2/journal_recovery),
 // then the same changes to the superblocks, so that the image comes out byte

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The orphan list, as a mount processes it (the kernel's
 // ext4_orphan_cleanup, fs/ext4/orphan.c): s_last_orphan names the first
 // inode, each inode's i_dtime the next, 0 ends it. A mount takes each inode

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Copies a tree of files into an image being built, like mke2fs -d:
 // regular files (holes stay holes), directories, symlinks, hard links
 // (within the tree), device nodes, FIFOs and sockets, with their modes,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SourceTree: the files populate copies into an image, as fscore sees them.
 // fscore reads a tree only through this interface, so it never touches the
 // host itself; the host's directories are one implementation

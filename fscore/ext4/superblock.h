@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The ext4 superblock: the fields this project sets or reads, encoded into
 // and decoded from the 1024 bytes at byte 1024 of the device (and at the
 // start of each backup group). Layout: Documentation/filesystems/ext4/super.rst.

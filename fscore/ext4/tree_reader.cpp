@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "fscore/ext4/tree_reader.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TreeReader: the files and directories of an ext4 image, read back by path,
 // as the crash lab's fast path checks a crash state's facts without a
 // kernel. Directories are read linearly, block by block (an htree

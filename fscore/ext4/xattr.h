@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ext4's extended attributes of an inode, read back: those in the inode's
 // body (after its extra fields: a magic word, then entries whose values lie
 // after the first entry) and those in its attribute block (i_file_acl: a

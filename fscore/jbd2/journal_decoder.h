@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // JournalDecoder: follows a jbd2 journal from the writes a device receives,
 // in the order it receives them, and reports what they mean: superblock
 // updates, descriptor blocks and the blocks they log, revoke blocks, commit

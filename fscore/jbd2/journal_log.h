@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // JournalLog: a journal's blocks by log block number, wherever they live:
 // on a journal device (log block N is device block N) or in an internal
 // journal's inode (runs of filesystem blocks, in log order). Reads are

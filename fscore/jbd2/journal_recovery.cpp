@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "fscore/jbd2/journal_recovery.h"
 
 #include <stdexcept>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Journal recovery as the kernel and e2fsck do it (recovery.c; ../shared
 // facts in formats.md, "Recovery"): from s_start, expecting s_sequence, one
 // pass finds where the log ends and what each transaction holds, a second

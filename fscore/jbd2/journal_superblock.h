@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The jbd2 journal superblock (journal_superblock_t, big-endian), the first
 // block of a journal: where the log starts, which transaction comes next,
 // its features and, on an external journal device, the filesystems using

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "fscore/jbd2/log_blocks.h"
 
 #include <array>

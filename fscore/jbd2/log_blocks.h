@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The blocks of a jbd2 log other than the superblock: the common header,
 // descriptor blocks and their tags, revoke blocks, commit blocks, and the
 // checksums that protect them (include/linux/jbd2.h; ../shared facts in

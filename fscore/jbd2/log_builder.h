@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // LogBuilder: lays out jbd2 transactions as the kernel's commit does
 // (fs/jbd2/commit.c): revoke blocks first, then descriptor blocks each
 // followed by the blocks its tags describe (escaped where a block begins with

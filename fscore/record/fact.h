@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Facts: what a workload states about the filesystem as a mark's label, so
 // that the crash lab can check every crash state after the mark against it
 // (the oracle). One fact per label, a line of words separated by single

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FrameBuffer: the bytes frames are appended to (frame_encoder.h). Its
 // storage starts on a kAlignment boundary, so a recorder can hand a batch of
 // whole blocks to the kernel with O_DIRECT as it is, and it grows without

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FrameEncoder: appends the frames of a recording (recording_format.h) to a
 // FrameBuffer, numbering them. Pure: whoever owns the buffer writes it out.
 // Each append adds one whole frame (a base longer than kBaseChunk several)

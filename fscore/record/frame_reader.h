@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FrameReader: the frames of a recording (recording_format.h), read from
 // its bytes in memory (a mapped file) and checked as they are reached: the
 // frame's length against the bytes there are, its crc32c, its sequence

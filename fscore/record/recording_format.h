@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The recording: everything the exports of one server received from a given
 // moment, in the order the stores applied it, so that any crash state of the
 // run can be rebuilt from the recording alone (the plugin's manual,

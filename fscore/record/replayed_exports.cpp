@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "fscore/record/replayed_exports.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ReplayedExports: what a recording's exports hold after some of its frames
 // (recording_format.h) have landed: base, write, zero and trim frames change
 // the contents, the others do not. Sparse, in 4 KiB pages in memory: what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // LogFollower: follows an XFS log from the writes its device receives, in
 // the order it receives them, and reports each log record the kernel writes
 // (an in-core log buffer, "iclog", written out): its LSN, length, operation

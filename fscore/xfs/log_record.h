@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // An XFS log record as it lies on the log device (the kernel's and
 // xfsprogs' xfs_log_format.h, xlog_rec_header; nvj(1), XFS LOG FORMAT, says
 // the same for users). The log is a ring of 512-byte basic

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "fscore/xfs/log_scan.h"
 
 #include <stdexcept>

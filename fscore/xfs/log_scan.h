@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // An XFS log read offline: every record header in the log's blocks, in
 // block order (as `xfs_logprint -d` lists them), each record's CRC checked
 // over its blocks (a record that runs past the end of the log goes on at

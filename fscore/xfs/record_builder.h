@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // XFS log records made as the kernel writes them (xlog_sync, xlog_pack_data):
 // header blocks, the data's first words set aside in the cycle data and
 // replaced by the cycle (the next cycle for blocks past the end of the log,

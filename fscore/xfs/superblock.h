@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The fields of an XFS superblock (xfs_format.h, xfs_dsb; big-endian, at
 // byte 0 of the data device) that say where the log is. Pure.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Routes spdlog through nbdkit's own debug log, so the server's messages
 // appear with `nbdkit -v` and nowhere else (nbdkit decides: stderr or syslog).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nbdkit-nvjournal-plugin: parameters in, requests to server/. No logic of its
 // own: every callback finds the Device and hands the request over, turning
 // exceptions into an nbdkit error and an errno for the client.

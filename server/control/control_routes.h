@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The control API's requests and answers, without sockets: the HTTP server
 // (control_server) parses, this decides. Every answer is one of:
 //   GET  /stats[?format=text]   200 JSON (or a table)

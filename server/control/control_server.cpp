@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/control/control_server.h"
 
 #include <netdb.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ControlServer: the lab over HTTP/1.1, served by one thread (Boost.Asio and
 // Beast), on up to two listeners:
 //   - the control API (route_control: every route) on a Unix socket with

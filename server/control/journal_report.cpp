@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/control/journal_report.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The live journal for people and Prometheus: GET /journal?format=text (the
 // table `nvj journal top` shows) and the totals GET /metrics adds. Its JSON
 // (GET /journal, trace-file=) is server/probe/journal_json.h.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A latency histogram in Prometheus' text format: the cumulative `le`
 // buckets of LatencyHistogram::kBounds in seconds (1e-06 .. 10, then +Inf),
 // the sum in seconds and the count. Shared by GET /metrics' request latency

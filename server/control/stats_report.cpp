@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/control/stats_report.h"
 
 #include <fmt/format.h>

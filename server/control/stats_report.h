@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The lab's statistics as the control API serves them: JSON (GET /stats),
 // Prometheus text (GET /metrics) and a table for people (GET
 // /stats?format=text, nvj stats, and the summary nbdkit prints at exit).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Device: one export as the client sees it. It applies the export's
 // durability rule to its store and, with a timing model, replies no earlier
 // than the model says the request completes (docs/design.md, "A request's way

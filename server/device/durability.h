@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // When an acknowledged write becomes durable (docs/design.md, "The durability
 // contract").
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // LabConfig: the server's configuration as parsed from key=value parameters
 // (nbdkit's config callback hands them over one at a time). Parsing is here,
 // not in the plugin, so it is tested without nbdkit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The filesystem a server starts with, so that no client has to run mkfs:
 // format new stores as ext4 with an internal or
 // external journal, optionally populated from a host directory; serve an

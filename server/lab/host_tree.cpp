@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/lab/host_tree.h"
 
 #include "common/unique_fd.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // HostTree: a directory of this host as populate's SourceTree
 // (fscore/ext4/source_tree.h). Walks with openat/statx relative to open
 // directories, never following symlinks; finds holes with SEEK_DATA and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/lab/lab.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Lab: the running configuration: the devices a server exports, built from a
 // LabConfig. Opening it creates missing files and locks them; any problem is
 // a ConfigError naming the parameter, raised before anything is served.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // fscore's image sink and source over a server Store, so the image builder
 // and reader work on an export's bytes directly.
 #pragma once

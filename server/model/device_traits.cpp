@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/model/device_traits.h"
 
 #include <stdexcept>

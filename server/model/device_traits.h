@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // DeviceTraits: what a device tells the host about itself, and so what the
 // host's kernel does with it (docs/design.md, "What a device tells the
 // host"): whether it rotates (the I/O scheduler a distribution gives it,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ExtentSet: a set of byte ranges, merged: the dirty data in a drive's write
 // cache. Each byte carries the tag of the write that put it there (the part
 // of the device it belongs to); only ranges of one tag merge.

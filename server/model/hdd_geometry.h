@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // HddGeometry: where a byte lives on a spinning disk and how long the arm
 // takes to get there.
 //

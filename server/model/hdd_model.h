@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // HddModel: a spinning disk (default: a 7200 rpm SATA drive).
 //
 // One actuator serves requests in arrival order. A media access seeks

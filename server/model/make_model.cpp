@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/model/make_model.h"
 
 #include <stdexcept>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The timing model named by a spec: none, nvram, ssd or hdd.
 #pragma once
 

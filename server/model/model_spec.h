@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ModelSpec: a timing model as users write it in data-model= / journal-model=:
 //   NAME[:KEY=VALUE[,KEY=VALUE]...]      e.g. hdd:rpm=5400,cache=off
 // and the reader each model uses to take its parameters, so every model

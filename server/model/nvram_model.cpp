@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/model/nvram_model.h"
 
 #include <algorithm>

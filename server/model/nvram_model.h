@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // NvramModel: battery-backed NVRAM (the journal device of docs/design.md).
 // Durable on acknowledgement, so flush costs nothing. A request waits for one
 // of `channels` parallel units, moves its bytes over a link shared by all of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/model/ssd_model.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SsdModel: a datacenter NVMe SSD. Reads take the read latency on one of
 // `channels` flash channels plus the transfer over the shared link. Writes
 // land in the drive's volatile cache (on by default, like real drives) after

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TimingModel: when a device completes a request. A model is a pure function
 // of (request, its own state, time): it never sleeps and never reads a clock,
 // so tests drive it in virtual time. The device calls submit() in arrival

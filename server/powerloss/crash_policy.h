@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a power cut loses (docs/design.md, "The durability contract"). Writes
 // that were durable (acknowledged on an NVRAM or cache-off device, FUA, or
 // acknowledged before a completed flush) always survive. Of the volatile ones:

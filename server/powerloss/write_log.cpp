@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/powerloss/write_log.h"
 
 #include <algorithm>

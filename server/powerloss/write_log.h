@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // WriteLog: the writes since the last completed flush, with the bytes each
 // one replaced, so a power cut can take the store back to the last durable
 // state and replay what survives under a CrashPolicy.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/probe/device_stats.h"
 
 #include <algorithm>

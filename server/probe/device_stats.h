@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // DeviceStats: what one export did, per operation, recorded on every request
 // without locks: counts, bytes, errors, latency (arrival to reply, as the
 // client sees it), the queue depth met on arrival, the model's device time

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/probe/ext4_layout.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Ext4Layout: where an ext4 filesystem keeps its per-group metadata (block
 // and inode bitmaps, inode tables, superblock and descriptor copies), read
 // once from the data store when tracing starts. The journal tracer uses it

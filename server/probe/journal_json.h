@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The journal's JSON, all of it: one transaction (a line of trace-file= and
 // an entry of GET /journal's "recent"), one XFS log record, and the GET
 // /journal document. Their shapes are published in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/probe/journal_tracer.h"
 
 #include <unistd.h>

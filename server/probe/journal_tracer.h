@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // JournalTracer: decodes the journal live from the requests the devices
 // serve (docs/design.md, "The journal tracer"): the external journal export's
 // writes, or the internal journal region's on the data export, go through a

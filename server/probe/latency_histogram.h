@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // LatencyHistogram: a log-linear histogram of nanoseconds, lock-free. Each
 // power of two is split into 32 buckets, so a percentile is within about 3%
 // of the true value; values from 0 to 2^40 ns (18 minutes) fit.

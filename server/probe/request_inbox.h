@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RequestInbox: where serving threads leave their requests for the journal
 // tracer while another thread is feeding its decoder, so that no serving
 // thread ever sleeps waiting for another one's decoding. The lock is a spin

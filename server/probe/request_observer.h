@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RequestObserver: sees every request a device served, after its bytes have
 // landed and its time has come (docs/design.md, "A request's way through").
 // The journal tracer is one. Called on the serving thread: observers keep

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/probe/traffic_classifier.h"
 
 #include <algorithm>

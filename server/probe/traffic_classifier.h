@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TrafficClassifier: what each write to the data disk is, given what the
 // journal said (docs/design.md, "The journal tracer"):
 //   journal     the internal journal's region;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // XfsLogTracer: the live view of an XFS log, for the JournalTracer (which
 // finds the log, routes its writes here and holds the lock): a LogFollower
 // over the log's bytes in the store, and what GET /journal, nvj journal top

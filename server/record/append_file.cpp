@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/record/append_file.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // AppendFile: a new file written front to back, as a recording is. Where
 // the filesystem allows it the file is written with O_DIRECT, in whole
 // aligned blocks, so the bytes do not pass through the page cache (writing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Recorder: the crash lab's recording of a running server, in the format of
 // fscore/record/recording_format.h. The devices hand it every change (write,
 // zero, trim) before its bytes land, in the order they land, every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/store/cow_store.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CowStore: a store that can go back to a moment of itself. Until keep() it
 // passes every call through to the store below. keep() makes what that store
 // holds the base: from then on it is only read, and every change lands in a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/store/file_store.h"
 
 #include <fcntl.h>

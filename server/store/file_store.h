@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FileStore: an export backed by a regular file, so it survives the server.
 //
 // Durability: plain writes go to the page cache; flush() is fdatasync(). A

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // IoError: a failed system call while serving, carrying the errno the NBD
 // client gets. Its text comes from errno_text(), never strerror(): strerror
 // takes glibc's locale lock, which deadlocks a sanitized plugin when nbdkit

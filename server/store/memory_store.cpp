@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/store/memory_store.h"
 
 #include <sys/mman.h>

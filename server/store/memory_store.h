@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // MemoryStore: a sparse RAM disk. Pages are allocated on first write and
 // freed by trim and by zeroing whole pages, so a 16 TiB disk costs only what
 // was written to it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Store: where an export's bytes live. A store knows nothing of timing or of
 // the NBD protocol; it moves bytes and says which ranges are allocated.
 //

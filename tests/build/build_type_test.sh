@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds the product (the plugin, nvj, nvj-workload and the libraries they are
 # made of; not the tests or benchmarks) one more way, warnings as errors, in a
 # build folder of its own:

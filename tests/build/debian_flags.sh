@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Debian's packaging flags, as debhelper hands them to CMake: dpkg-buildflags
 # with all hardening on (-g -O2 -fstack-protector-strong -D_FORTIFY_SOURCE=2
 # -Wformat -Werror=format-security; -z relro -z now), CPPFLAGS folded into

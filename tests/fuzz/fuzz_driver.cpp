@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A driver for the image reader's fuzz target where libFuzzer is not at
 // hand (the default build uses g++): it builds valid seed images with
 // ImageBuilder and build_journal_device (internal journals with 1 and 4 KiB

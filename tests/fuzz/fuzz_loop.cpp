@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The fuzz drivers' shared command line and loop (fuzz_loop.h).
 #include "tests/fuzz/fuzz_loop.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The command line and main loop every fuzz driver shares (fuzz_driver.cpp
 // for the image reader, journal_decoder_driver.cpp, journal_inspect_driver.cpp):
 // each driver builds its seeds and mutates them; this runs the target on

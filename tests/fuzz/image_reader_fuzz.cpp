@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzz target: fscore::ext4::read_image on untrusted images, and the
 // decoders it relies on (ext4 and jbd2 superblocks, extent trees, block
 // maps) on slices of them. A rejected image (std::exception) is fine; a crash, a sanitizer

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The image reader's fuzz target: what fuzz_driver.cpp (or libFuzzer)
 // feeds to LLVMFuzzerTestOneInput.
 //

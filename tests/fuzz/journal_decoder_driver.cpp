@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A driver for the journal decoder's fuzz target where libFuzzer is not at
 // hand: it lays logs out with LogBuilder for every journal of journals()
 // (32- and 64-bit tags, checksums none, v1, v2, v3, async commit, fast

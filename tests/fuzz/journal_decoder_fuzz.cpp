@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzz target: fscore::jbd2::JournalDecoder following a journal from the
 // writes it receives, in any order, with any bytes (input format in
 // journal_decoder_fuzz.h). A crash, a sanitizer report, or events and

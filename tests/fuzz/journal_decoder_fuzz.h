@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The journal decoder's fuzz target: what journal_decoder_driver.cpp (or
 // libFuzzer) feeds to LLVMFuzzerTestOneInput.
 //

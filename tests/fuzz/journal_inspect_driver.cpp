@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A driver for the journal inspector's fuzz target where libFuzzer is not
 // at hand: it builds crashed journals with LogBuilder (s_start != 0:
 // committed transactions, then one without its commit block, over stale

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzz target: fscore::jbd2::scan_journal and replay_journal, as the
 // journal inspector runs them, on untrusted journals (input format in
 // journal_inspect_fuzz.h), replaying into a filesystem in memory. A journal

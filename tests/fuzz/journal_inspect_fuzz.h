@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The journal inspector's fuzz target: what journal_inspect_driver.cpp (or
 // libFuzzer) feeds to LLVMFuzzerTestOneInput.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer's -malloc_limit_mb, for fuzz_driver.cpp: the image reader
 // promises bounded memory, so a single allocation this large is a finding,
 // reported at once rather than found by the machine running out of memory.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A driver for the recording reader's fuzz target (recording_fuzz.cpp): it
 // builds valid recordings with FrameEncoder (every kind of frame, durable
 // and volatile acknowledgements, flushes that complete and one that does

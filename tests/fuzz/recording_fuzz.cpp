@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzz target: a recording as the crash lab reads it (untrusted: a file a
 // user hands nvj crash): FrameReader checks every frame, RecordingIndex
 // indexes the changes, crash_points and enumerate_crash_states enumerate.

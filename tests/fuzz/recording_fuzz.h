@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The recording reader's fuzz target: what recording_driver.cpp (or
 // libFuzzer) feeds to LLVMFuzzerTestOneInput. An input is a recording's
 // bytes as the server writes them (fscore/record/recording_format.h).

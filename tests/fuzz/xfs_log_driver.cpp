@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A driver for the XFS log scan's fuzz target where libFuzzer is not at
 // hand: it builds logs with fscore/xfs/record_builder.h (records in order,
 // a log that wrapped with a record across its end, 64 and 256 KiB log

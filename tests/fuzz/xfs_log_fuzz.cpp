@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzz target: fscore::xfs::scan_log, as nvj journal inspect runs it, and
 // fscore::xfs::LogFollower, as the server's tracer runs it, on untrusted
 // logs (input format in xfs_log_fuzz.h). Any log must scan, and must be

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The XFS log scan's and follower's fuzz target: what xfs_log_driver.cpp
 // (or libFuzzer) feeds to LLVMFuzzerTestOneInput. An input is a log, byte
 // for byte (whole 512-byte blocks are used, at most kMaxLogBytes of them),

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nvj attach / detach: prints a device per export (loop devices in direct
 # I/O on nbdfuse's files, or with --buffered not), detach removes everything
 # it created (loop devices, FUSE mounts, nbdfuse processes, state), refuses

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Every bad parameter is refused at start-up by the real nbdkit with one
 // clear error line naming the parameter, and no file already there changes.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The server's base (POST /base/keep, /base/restore) against the real
 // nbdkit, read back by a libnbd client: a restore puts every export back to
 // what it held at the keep, whatever was written since (whole blocks, part

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The control client (nvj stats, nvj journal top, the testbed) against real
 // Unix sockets: a small server in the test that answers well, badly, late
 // or not at all, sockets nobody listens on, and a real nbdkit's control

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The control API through the real nbdkit: HTTP over the Unix socket, the
 // socket's mode, statistics after real NBD traffic, run-time model changes,
 // and clients that send garbage, too much, or nothing at all.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The crash lab bounded, on every layout, stopped when told:
 #   - ext4 with its journal inside the data export (fs-journal=internal:16M,
 #     which drops the default journal=), and data=journal: nvj writers

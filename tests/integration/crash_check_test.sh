@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The crash lab's check on a real recording: an ext4 the server built, its
 # journal on the NVRAM export and its data disk with a write cache, mounted
 # by this host's kernel (data=ordered), nvj writers --fsync each posting its

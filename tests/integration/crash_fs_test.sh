@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The crash lab beyond ext4, on this host: nvj crash record --fs xfs (XFS
 # made on the attached exports, its log on the NVRAM export, recorded from
 # just after mkfs) and nvj crash check of the recording, and nvj crash run

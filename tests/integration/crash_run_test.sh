@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nvj crash run end to end on this host: the workload runs in the mounted
 # filesystem's root with NVJ_MNT and NVJ_CONTROL set, its facts reach the
 # recording, every state is checked, and nothing is left behind (server,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj crash states against a recording made by a real nbdkit: a client's
 // writes, flush and FUA write, and a fact marked between them, counted as
 // crash points and states; its JSON against the published schema; and a

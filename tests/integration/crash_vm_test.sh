@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nvj crash run --vm: the known bug, found. Debian 12's kernel in a QEMU
 # guest, ext4 with its journal on the NVRAM export and its data on a disk
 # with a write cache, data=ordered, and nvj-workload writers rewriting its

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The devices look to the kernel like what they model, end to end:
 #  1. Over NBD (nbdinfo): the hdd export rotates, has a write cache, no
 #     trim, 512/4096 sectors; the NVRAM export is write-through (no flush,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The devices look to a guest's kernel like what they model (nvj vm): the
 # hdd export's disk rotates (mq-deadline), has a write cache and no discard,
 # the NVRAM's is write-through (none), and btrfs on the disk model leaves

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nvj experiment chinner2012 --quick end to end: 4 and 16 threads each
 # writing one file (256 MiB in all) onto the disk model, ext4 and XFS, each
 # point on a fresh filesystem. Every point has the disk's view of the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nvj experiment enospc2015 --quick end to end: small volumes filled by
 # dd, by untar after untar and by 1000 parallel writers: ext4 on the NVRAM
 # and disk models, XFS and btrfs on the NVRAM model (--quick). Runs meant to

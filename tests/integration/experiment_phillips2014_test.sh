@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nvj experiment phillips2014 --quick end to end: a 2000-file tree untarred
 # onto the disk model as ext4, XFS and btrfs, then ls -R and tar c from a
 # cold cache. Every phase has the disk's view (requests, seeks and their

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nvj experiment morton2001 --quick, the README's main job, end to end: the
 # 4 journal placements x 2 rows of synctest on the kernel's ext4 through the
 # server, each filesystem e2fsck-clean afterwards; results.json, table.md

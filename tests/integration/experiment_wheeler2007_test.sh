@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nvj experiment wheeler2007 --quick end to end: fs_mark over threads 1..16
 # with the journal on the NVRAM, SSD and disk models at two max_batch_time
 # settings, fsync and in a chattr +S directory, through the kernel's ext4

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The crash lab explores by itself (nvj crash explore), on this host's kernel:
 #   - the enumeration: seq-1 lists at least 300 workloads (ACE's seq-1:
 #     328), every name its own; seq-2's count; --workload N names one;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nvj crash explore --vm: the explorer in QEMU guests, one boot per kernel,
 # finds what a kernel loses with no fact written by hand. ext4 with its
 # journal on the NVRAM export and its data on the disk model with a write

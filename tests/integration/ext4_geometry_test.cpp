@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // fscore's ext4 geometry against the real mke2fs: the same sizes through
 // `mke2fs -t ext4 -O ^resize_inode` on sparse files, read back with
 // `dumpe2fs -h`, must give the same blocks, groups, inodes and journal size.

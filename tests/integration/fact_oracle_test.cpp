@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FactOracle (crashlab/fact_oracle.h): facts folded in mark order and
 // checked against an ext4 image e2fsprogs made (mke2fs, debugfs), read with
 // TreeReader: what holds passes, and each kind of fact fails when the image

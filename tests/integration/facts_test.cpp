@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The oracle's facts from the real workloads (nvj writers, nvj synctest)
 // and over a serial line through nvj vm's relay into a real nbdkit's
 // recording: each fact is a mark, in the order the

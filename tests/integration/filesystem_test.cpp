@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The filesystem the server starts with, through the real nbdkit and libnbd:
 // the image read back from the export by fscore's reader, the internal
 // journal's region timed and made durable as the journal device (a power

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // identify_filesystem (fscore/fs_signature.h) on images the filesystems' own
 // tools made: mke2fs (ext4, and ext3), mkfs.xfs with an internal log and
 // with its log on another file, mkfs.btrfs; a blank image and one too small

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The live journal decoder agrees with the kernel. Over one mount session the
 # host kernel's ext4 writes through nbdfuse + loop; the server decodes the
 # journal from the writes it receives. Compared with the kernel's own

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nvj journal replay against e2fsck on journals the host kernel wrote. Each
 # scenario mounts a small ext4 image through a loop device (buffered, so every
 # block the kernel has written is in the backing file's page cache), writes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The live journal through the real nbdkit: jbd2 transactions written to the
 // journal export through libnbd (laid out by fscore's LogBuilder as the
 // kernel's commit does) are decoded by the server. GET /journal and the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The JSON the tools print, from the real programs, against the schemas in
 # docs/schemas and read back: nvj-workload synctest and writers --json (a
 # run, a run that fails, --verify with and without losses), nvj journal

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A power cut under a mounted ext4 whose journal is on the NVRAM export and
 # whose data disk has a volatile cache: after the cut the filesystem is taken
 # down as after a real one (unmount with I/O errors, detach, so no cache on

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The host kernel's ext4 mounts the filesystem the server built, as it is:
 # with its external journal on the nvjournal journal export (fs_mark with
 # 10240-byte files under data=journal, then e2fsck clean on both devices);

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared by the kernel tests: a scratch folder, servers, attachments and
 # mounts that are all taken down on exit, whatever happened.
 #

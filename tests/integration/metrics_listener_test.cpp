@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // metrics=: GET /metrics over TCP through the real nbdkit, and nothing else
 // on that listener; without control=, after nbdkit's fork, on IPv6; and bad
 // addresses refused at start-up. (Prometheus itself scrapes it in

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nvj mkfs over a grid: sizes 8M, 100M, 1G, 70G and 3T (sparse, 4 KiB blocks
 # only) x block sizes 1024, 2048, 4096 x journals internal, internal:SIZE,
 # external:J.img:SIZE and none. Every image passes e2fsck -fn and shows the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The plugin under the real nbdkit, driven by libnbd: every NBD command on
 // both exports, multi-conn with concurrent clients, persistence across
 // kill -9, and the server's exit status (clean, also under ASan).

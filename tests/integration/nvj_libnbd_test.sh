@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nvj loads libnbd when it first speaks NBD, not when it starts
 # (tools/nvj/client/libnbd_on_demand.cpp): the dynamic loader must not open
 # libnbd for `nvj --version` or `nvj stats --help`; `nvj bench` against a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the plugin's parser accepts, what `nbdkit nvjournal --help` lists and
 // what its manual lists must be the same keys; and nvj's commands, its
 // --help and its manual likewise. Each is read on its own: the parser's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // fscore's populate builds from the SourceTree it is handed, not from the
 // host: a tree held in memory (a nested directory, a file with a hole, a
 // hard link, a symlink, a FIFO, entries listed out of order, files for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Power cuts through the control socket against the real nbdkit, checked by
 // a libnbd client (docs/design.md, "The durability contract"): a data disk
 // with a volatile cache loses what was neither flushed nor FUA; NVRAM and

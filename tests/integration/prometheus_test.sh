@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The real Prometheus scrapes the plugin: nbdkit with metrics=127.0.0.1:PORT,
 # Prometheus (Debian's prometheus) with a configuration that scrapes it every
 # second; load through NBD (nvj bench), then Prometheus' HTTP API must hold

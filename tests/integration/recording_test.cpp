@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The crash lab's recording through the real nbdkit: record= from the start
 // and POST /record/start at run time, libnbd clients writing to both
 // exports, the control API's answers, and the file read back with fscore's

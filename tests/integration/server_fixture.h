@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test support: a real nbdkit with the nvjournal plugin in a temporary folder,
 // and libnbd handles to it. Everything is stopped and removed by destructors,
 // also when an assertion fails.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The crash lab's check on a real Slurm: a one-node cluster (munged,
 # slurmctld, slurmd, with a configuration, key, state and sockets of this
 # test's own, stopped by their PIDs at the end) runs deploy/slurm's job

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Over TCP, only for those who hold the key: nbdkit serves the lab on the
 # loopback address with TLS required and pre-shared keys (nbdkit
 # --tls=require --tls-psk=FILE -i 127.0.0.1 -p PORT nvjournal ...).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TreeReader (fscore/ext4/tree_reader.h) on images made by e2fsprogs itself:
 // mke2fs (ext4 with extents, ext3 with block maps), files written by
 // debugfs, a directory of 2000 names that e2fsck -D turns into an htree, a

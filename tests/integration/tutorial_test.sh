@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # docs/tutorial.md, run as it is written: every "$ " line of its console
 # blocks, in order, in one bash from a folder laid out as the repository's
 # root (build/tools/nvj/nvj and the plugin where the tutorial names them),

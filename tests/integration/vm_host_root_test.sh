@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nvj vm --host-root and --fs: the guest (Debian's kernel under QEMU) runs
 # this host's own programs on XFS and btrfs.
 #  1. XFS with its log on the journal export, on a server started here

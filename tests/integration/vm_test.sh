@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nvj vm: Debian's kernel booted under QEMU (software emulation) on the
 # server's exports, through QEMU's own NBD client.
 #  1. A command's output and exit status come back, and nothing of the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The server decodes XFS logs live and agrees with the kernel and xfsprogs.
 # fs=none exports attached on this host (nbdfuse + loop, direct I/O), made
 # XFS by mkfs.xfs, mounted with 256 KiB log buffers, a workload written:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nvj journal inspect reads XFS logs the kernel wrote, and agrees with the
 # kernel and with xfsprogs. An XFS on loop devices, its log external (64
 # MiB, the least mkfs.xfs takes), mounted with 256 KiB log buffers (records

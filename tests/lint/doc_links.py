@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The documents cite only files that are in the repository: every relative
 Markdown link in README.md, deploy/, bench/ and docs/ (its part before any
 '#') names a file or folder of the source tree, relative to the document.

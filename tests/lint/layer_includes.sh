@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The layers depend one way (docs/design.md, "Layers"): every project
 # header a file includes must belong to a layer its own folder may use.
 # Prints each include that breaks the rule as FILE:LINE: and exits 1.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Checks the project's bash scripts for checks that cannot fail under set -e.
 
     shell_checks.py PATH...

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # shell_checks.py finds what it is meant to and nothing else: on
 # planted.sh.fixture it reports exactly the lines marked "planted", as
 # FILE:LINE, and exits 1; scanning a folder it checks the *.sh files and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test support: an ext4 image's journal turned into the block-mapped journal
 // ext3 has, for the image reader's tests and its fuzz driver's seeds.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The main of the Catch2 test programs (unit_tests, integration_tests):
 // Catch2's runner, compiled once for both. The server's info lines are not
 // test output: spdlog logs warnings and errors only.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tests/support/ext4_workload.h"
 
 #include <algorithm>

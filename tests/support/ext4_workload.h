@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // An ext4 workload recorded without a kernel, for the crash lab's tests
 // that cannot mount: fscore's own ImageBuilder makes the filesystem, and
 // each step adds one file the way ext4 in data=ordered mode does it on the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The whole of a file, as bytes (a recording, an image): what the tests
 // compare and hand to readers that take a span of bytes. Read in one go:
 // the tests are built without optimisation, where a byte-wise stream

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test support: JSON checked against the schemas published in docs/schemas
 // by tests/support/validate_json.py (Debian's python3-jsonschema).
 //

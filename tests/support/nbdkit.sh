@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Starting an nbdkit and waiting until it serves, and stopping it: the one
 # way the shell scripts do it. Sourced by the kernel tests
 # (tests/integration/lib.sh) and by the benchmark scripts (bench/lib/server.sh).

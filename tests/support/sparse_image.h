@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A device image in memory for tests and the fuzz driver: both fscore's
 // BlockSink and its BlockSource. Pages nobody wrote read as zeros and take
 // no memory, so a gigabyte image costs what its metadata does.

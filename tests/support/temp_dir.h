@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A fresh directory for one test under the system's temporary folder (or
 // under `parent`: a test that needs a real disk filesystem, which tmpfs may
 // not be), removed with everything in it when the test ends, passed or not.

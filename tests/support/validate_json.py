@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Validates JSON documents against a JSON Schema.
 
 usage: validate_json.py [--lines] SCHEMA FILE [FILE...]

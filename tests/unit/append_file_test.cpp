@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // AppendFile (server/record/append_file.h): with O_DIRECT or through the page
 // cache, appends of any size land front to back, whole blocks from the
 // caller's memory follow them, and finish() leaves the file exactly as long

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nvj's bash completion, as bash runs it: the script `nvj completion bash`
 # prints is sourced into a real bash and its function asked what completes
 # the last word of a line, as bash asks it at a Tab. The commands, a nested

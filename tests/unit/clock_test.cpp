@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The clock's waits: the spin window WaitWindow learns from how late sleeps
 // woke (pure, fed by hand), and MonotonicClock's waits in real time, which
 // must never return before their deadline.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The command lines of nvj and nvj-workload (common/command_line.h): values
 // read and checked as nvj writes them, every mistake a usage error naming the
 // command, the option and the value; help, version and completion from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The control API's decisions, without sockets: a real Lab (memory stores,
 // no timing) and route_control(). JSON answers are parsed and checked
 // against the published schemas (docs/schemas).

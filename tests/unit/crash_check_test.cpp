@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The crash lab's check without a kernel (crashlab/crash_check.h,
 // crash_cause.h, state_sample.h): ext4 workloads recorded by
 // tests/support/ext4_workload.h (fscore's own filesystem, jbd2

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The crash lab's in-place states (crashlab/piece_map.h,
 // crash_image.h): pieces put in any order read back as if put in sequence
 // order, and every crash state of random recordings (aligned and not) reads

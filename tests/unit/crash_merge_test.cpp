@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj crash merge's joining of shards (tools/nvj/crash/check_results.h) on
 // real checks: the fast path's session (check_session.h, without the
 // kernel) over an ext4 workload that lies about its facts

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj crash check's session (tools/nvj/crash/check_session.h) without the
 // kernel, on an ext4 workload that lies about its facts
 // (tests/support/ext4_workload.h): a check stops once a signature has

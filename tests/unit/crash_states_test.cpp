@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The crash lab's enumeration (crashlab/): a recording's index (when
 // each change was acknowledged and became durable), its crash points with
 // the changes volatile at each, and the crash states tried per strategy.

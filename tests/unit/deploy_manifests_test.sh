@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # deploy/: the Kubernetes manifests are what the shard rule needs (an
 # Indexed Job whose NVJ_SHARD_COUNT equals its completions and whose
 # parallelism is no more, each pod writing its own shard folder on the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Device regions: a request is split where it crosses a region's edge, each
 // piece lands in the store at its own place, is timed by its region's model,
 // counted in its region's statistics and made durable by its region's rule.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Device: the durability rule applied to the store, and replies no earlier
 // than the timing model says. (Regions: device_regions_test.cpp.)
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a device tells the host: each model's defaults, the per-export
 // overrides as parameters, their errors, and nvj attach's --scheduler.
 #include <catch2/catch.hpp>

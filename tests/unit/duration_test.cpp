@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Durations: parsed with their units, formatted, and the time a transfer
 // takes at a bandwidth.
 #include <catch2/catch.hpp>

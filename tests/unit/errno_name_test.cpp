@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // common/errno_name.h.
 #include <catch2/catch.hpp>
 

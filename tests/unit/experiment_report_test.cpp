@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the experiments read from the server's answers (JsonFigures: numbers
 // by dotted path) and write as results.json.
 #include <catch2/catch.hpp>

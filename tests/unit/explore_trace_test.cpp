@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What nvj crash explore --vm's guest hands back (the trace of a workload
 // run with its facts) survives the trip through JSON and the serial line's
 // percent-encoding, and a trace that does not fit its workload is refused.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // BlockMap: the used blocks of an image being built, as runs.
 #include <catch2/catch.hpp>
 

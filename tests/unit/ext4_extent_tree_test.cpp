@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Extent trees, built into an in-memory device and read back.
 #include <catch2/catch.hpp>
 

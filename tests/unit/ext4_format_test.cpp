@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // On-disk records of ext4 in fscore: the superblock, group descriptors and
 // inodes, each encoded and decoded back.
 #include <catch2/catch.hpp>

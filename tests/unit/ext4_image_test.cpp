@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ImageBuilder, build_journal_device and read_image on images built in
 // memory.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The block maps of indirect blocks that ext3 files use instead of extents,
 // read from an in-memory device as extents.
 #include <catch2/catch.hpp>

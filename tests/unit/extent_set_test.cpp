@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ExtentSet: the byte ranges a drive model holds in its cache, each with
 // the tag of the write that put it there.
 #include <catch2/catch.hpp>

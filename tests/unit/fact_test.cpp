@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Facts (fscore/record/fact.h): every kind formats to the documented line
 // and parses back to itself, paths with any byte survive the escaping, a
 // label that is no fact is passed over, and a malformed fact is refused

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // JournalDecoder against logs laid out by LogBuilder (the kernel's layout),
 // delivered in order, out of order, wrapped, corrupted and as garbage.
 #include <algorithm>

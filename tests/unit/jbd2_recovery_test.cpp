@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Recovery's three passes against logs laid out by LogBuilder: what is
 // written home, what revokes and checksums keep out, where the log ends.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The jbd2 journal superblock of fscore, encoded and decoded back: every
 // field, its users, its checksum, and what decoding refuses.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The schema check itself (tests/support/validate_json.py against
 // docs/schemas): it accepts what the server writes and refuses documents
 // that break the published shapes, naming the file, the JSON path and the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The JSON Schemas in docs/schemas and their validator: every schema is a
 # valid schema; the results.json files committed under docs/experiments
 # match their experiment's schema; documents that break a schema (a field

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The timing models, driven in virtual time: no sleeping, exact arithmetic
 // where the model is exact, published shapes where it is statistical.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TLS-PSK on the client side: the PSK file as nbdkit and psktool write it,
 // the identity picked from it, the URI libnbd and nbdfuse are given, the
 // errors for a key that does not fit the address, and QEMU's arguments.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The nvj command's own logic: parsing the kernel's jbd2 counters, the
 // patterns that read other programs' text, server addresses and the attach
 // undo log.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // common/percentile.h: the nearest-rank rule every report uses.
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Child processes: the environment a caller sets reaches the child in place
 // of ours, each name once, seen through real programs (printenv asks glibc's
 // getenv, which takes the first of two entries; env prints every entry).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Recordings for the crash lab's unit tests: one written frame by frame
 // (Writer), random ones with changes acknowledged durable or not, out of
 // order, flushes and marks (random_recording), and the contents of a crash

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The crash lab's recording from the server's side (server/record/): real
 // Devices on MemoryStores record into a real file; the file is read back
 // with fscore's FrameReader. What it must hold: the starting contents, every

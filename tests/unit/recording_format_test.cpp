@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The recording's frames (fscore/record/): what the encoder writes the reader
 // reads back field for field, and a recording damaged anywhere (any byte
 // changed, cut at any length, bytes added) is refused with an error naming

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A check's or an exploration's shard from a job array's environment:
 // Slurm's task ID is placed among the array's IDs, whatever their range
 // and step; Kubernetes' completion index is the shard itself.

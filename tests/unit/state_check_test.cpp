@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The fast path's check of one state (crashlab/state_check.h) on images
 // fscore's builder makes and the tests damage: a directory block or an
 // extent tree block whose checksum no longer holds is refused as the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Statistics: the histogram's buckets and percentiles, and what a device
 // records on a manual clock with a real model. (Each region's statistics:
 // device_regions_test.cpp.)

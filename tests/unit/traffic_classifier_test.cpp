@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TrafficClassifier on a real ext4 layout (formatted by the server's own
 // code into a memory store): a write is checkpoint when it puts a logged
 // block home, ordered when a later commit's block bitmap shows it newly

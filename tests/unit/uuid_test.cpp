@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // UUIDs in fscore: the 36-character form parsed and formatted, the nil
 // UUID, and version 4 UUIDs made from random bytes.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj vm's pieces that need no VM: the initramfs's cpio format, the guest
 // command's quoting, the console's markers, the kernel's modules in loading
 // order, the kernel's version from its image, QEMU's command line and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The workload generators on a real directory: what synctest leaves behind
 // and counts, what the parallel writer writes and how a lost acknowledged
 // chunk is found, also by `writers --verify` after a completed run; their

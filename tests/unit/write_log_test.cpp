@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Power cuts on a real store through the write log: what survives each
 // policy, flush and FUA boundaries, torn in-flight writes, seeds.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The live XFS log follower (fscore/xfs/log_follower.h) over a small log
 // ring in memory: records whole in one write, split and out of order, one
 // that wraps past the end of the log, a damaged one, one never finished;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // XFS log records (fscore/xfs/): headers parsed field by field, the CRC
 // over header, extended headers and stamped data, and a scan of a small
 // log ring: records in block order, one that wraps past the end, a stale

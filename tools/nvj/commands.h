@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The nvj commands, each declared in its own file: its options, its help
 // and what runs it (common/command_line.h says how, and the exit statuses).
 #pragma once

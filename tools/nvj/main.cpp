@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj: the nvjournal command. Each command declares its options in its own
 // file (commands.h); common/command_line.h parses, helps and completes.
 #include "common/command_line.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The commands nvj crash explore --vm runs inside its guest, through
 // nvj-workload: explore-steps carries out one generated workload in the
 // current directory with its oracle's facts posted as marks

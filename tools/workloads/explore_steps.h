@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Carries out the explorer's steps (crashlab/explore/workload.h) in a
 // mounted filesystem with the system calls they name, takes the live tree
 // the oracle reads, and runs a whole workload with its oracle's facts

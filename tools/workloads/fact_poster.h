@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FactPoster: a workload's facts (fscore/record/fact.h) posted as marks to
 // the server's control socket (common/mark_client.h), so that a recording
 // running there holds the oracle the crash lab checks crash states against.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tools/workloads/latency_summary.h"
 
 #include "common/percentile.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // LatencySummary: count, mean and percentiles of a set of durations, as the
 // workload generators report their fsync latencies.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj mark (and nvj-workload mark, in a guest): a labelled point in a
 // running server's time, posted to its control socket (POST /mark), or
 // from inside nvj vm's guest over the serial line the host relays

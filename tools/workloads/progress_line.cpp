@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tools/workloads/progress_line.h"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ProgressLine: a one-line progress bar on a terminal, redrawn at most ten
 // times a second ("[#######.....]  57%  1140/2000 passes  12.3 s"); on
 // anything else (a file, a pipe) it prints nothing.

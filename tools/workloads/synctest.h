@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // synctest: the mail transfer agent simulator of Morton's ext3 tests
 // (experiments.md, E1), written from its description. P processes, spread
 // over D directories (P/D per directory); each, for `passes` different

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TaskGroup: runs N copies of a task, each in its own process (as the seeds'
 // load generators fork theirs), released together, reporting back through
 // one pipe; the first task to fail ends the run: the others are killed and

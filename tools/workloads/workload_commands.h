@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The workload generators' command lines, shared by `nvj synctest|writers`
 // and the static `nvj-workload` program that runs them inside a VM. Each
 // exits 0 on success, 1 when the workload failed (the first error is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj-workload: the workload generators alone, linked statically so that
 // `nvj vm` can put them in a guest's initramfs. The same commands and
 // options as `nvj synctest` and `nvj writers`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tools/workloads/writers.h"
 
 #include "common/errno_name.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // writers: the parallel writer of the Tux3 out-of-space tests
 // (experiments.md, E5, "blurt"): N tasks, each in its own process, each
 // creating its own file and writing it in K chunks of 1 KiB, optionally

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tools/nvj/client/export_traits.h"
 
 #include <libnbd.h>

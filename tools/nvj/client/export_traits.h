@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What an NBD export tells its clients about the device behind it, asked as
 // the kernel's NBD client asks it (NBD flags and block sizes, during the
 // handshake): from any NBD server, not only nvjournal's.

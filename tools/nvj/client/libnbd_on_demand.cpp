@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libnbd, loaded by the nvj program when it makes its first NBD handle
 // rather than when it starts: libnbd brings GnuTLS and a dozen libraries
 // with it, whose loading and initialisation were most of what `nvj

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where a running nvjournal server is: a Unix socket path or an NBD URI
 // (nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH, and with TLS
 // nbds://HOST[:PORT]/EXPORT, nbds+unix:///EXPORT?socket=PATH), and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TLS with a pre-shared key, as `nbdkit --tls=require --tls-psk=FILE` serves
 // it: the client's options, the PSK file's identities (USERNAME:HEXKEY lines,
 // as psktool writes them) and the one a client presents.

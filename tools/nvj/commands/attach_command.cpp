@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj attach / nvj detach.
 #include <cstdio>
 #include <filesystem>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj bench: latency and IOPS of one export, as a client sees them, through
 // libnbd with a fixed number of requests in flight.
 #include <libnbd.h>

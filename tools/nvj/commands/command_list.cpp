@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The commands of nvj, in the order `nvj --help` lists them, and the
 // options several of them share.
 #include "tools/nvj/commands.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj crash: the crash lab. `states` reads a recording (the plugin's
 // record=, POST /record/start) and says which crash states of it would be
 // checked: the crash points, the changes volatile at each, and the states

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj demo: the main job end to end on defaults. Start the server (which
 // builds ext4 with its journal on the NVRAM journal export), attach its
 // exports, mount the filesystem

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj journal: the jbd2 journal offline (inspect, replay) and live (top).
 #include <signal.h>
 #include <unistd.h>

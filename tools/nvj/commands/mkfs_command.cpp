@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj mkfs: build an ext4 image file (and its external journal) without
 // mke2fs, the way the server formats its exports.
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj stats: the statistics of a running server, from its control socket.
 #include <signal.h>
 #include <unistd.h>

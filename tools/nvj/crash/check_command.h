@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj crash check and nvj crash merge: check a recording's crash states by
 // the fast path (crashlab/crash_check.h) and, on those it fails and a
 // sample of the others, by the ground truth (ground_truth.h), a shard of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What nvj crash check prints on stdout: the states per strategy (and how
 // many of them a budget takes), each failing state it describes (what
 // broke, its cause, the kernel's verdict), what was and was not checked,

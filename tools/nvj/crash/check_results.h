@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // results.json of nvj crash check and merge: the recording, the options the
 // states were enumerated and taken with, the counts per strategy, what was
 // and was not checked (coverage), and one entry per state checked, in

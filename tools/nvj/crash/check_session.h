@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One nvj crash check of a shard's states, in two passes.
 //
 // First every state taken, round by round (crashlab/crash_check.h): its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The crash lab's report beside results.json (check_results.h): table.md
 // (what was checked, the verdicts by strategy and by crash point, and each
 // failing state with the facts it breaks and its minimized cause) and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The crash lab's ground truth: a crash state written to sparse files,
 // bound to loop devices, mounted by this host's kernel (which replays the
 // journal or log as after a real power cut), every fact read back through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tools/nvj/crash/lab_parameters.h"
 
 #include "common/command_line.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The plugin's parameters for the crash lab's own servers (nvj crash run,
 // record, explore): its default layout per filesystem, and the user's
 // PARAM=VALUE over it.

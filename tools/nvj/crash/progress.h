@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Progress while states are checked, on stderr. On a terminal a bar redrawn
 // at most ten times a second: "[#####.....] 1234/5000 states  1520 states/s
 // 3 failing  about 2 s left". In a log (a batch job's, a pipe) a line every

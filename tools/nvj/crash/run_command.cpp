@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tools/nvj/crash/run_command.h"
 
 #include <signal.h>

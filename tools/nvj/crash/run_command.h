@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj crash run: the crash lab in one command. A server recording from its
 // start (record=), its exports attached to this host and the ext4 it built
 // mounted (or, with --vm, a QEMU guest booted on them: nvj vm; or an XFS or

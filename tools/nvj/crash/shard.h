@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which slice of the crash states this run checks: `--shard I/N`, or else
 // the index a batch engine gives each task of an array of N:
 //   Slurm job arrays     SLURM_ARRAY_TASK_ID less SLURM_ARRAY_TASK_MIN, of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // E3, Chinner 2012 (ext4 against XFS, many threads creating large files):
 // ext4 interleaves allocations file by file per writeback pass (many
 // extents per file, writes close to sequential), XFS preallocates

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the experiments that watch one disk (chinner2012, phillips2014)
 // share: a server with the data export alone on the disk model, its write
 // cache off so that every write's placement shows as the arm's movement,

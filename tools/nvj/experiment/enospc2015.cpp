@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // E5, Phillips 2015 ("How fast can we fail?"): small volumes on a RAM-like
 // (NVRAM model) and a disk model, filled three ways: dd of 20 MiB far from
 // full and just over full, a source tree untarred again and again until tar

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The classic experiments (experiments.md), each end to end on this host:
 // servers with the devices the experiment compares, attached and mounted,
 // the seed's workload, and what the devices saw, written as results.json,

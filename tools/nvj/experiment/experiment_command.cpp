@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj experiment NAME [--quick] [--out DIR] [--passes N]: the classic experiments.
 #include <signal.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // E1, Morton 2001: synctest (the MTA simulator) on a tree with synchronous
 // semantics (chattr +S), full data journalling, over the processes-per-
 // directory matrix, with the journal internal on the disk model, external

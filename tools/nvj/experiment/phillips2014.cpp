@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // E4, Phillips 2014 (Tux3's "directory packing" against ext4, XFS and
 // btrfs): untar a source-like tree onto a spinning disk, drop every cache,
 // then list it (ls -R) and read it all back (tar c), each timed on the disk

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What an experiment leaves in its output folder (results.json, table.md,
 // plots): the files themselves, and plots drawn by gnuplot as PNG
 // and SVG from a data file and a plotting script.

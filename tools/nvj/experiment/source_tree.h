@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A seeded source-like tree for the experiments that untar one
 // (enospc2015, phillips2014): the same files on every machine, packed as a
 // tar archive, and files of random bytes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // E2, Wheeler 2007: fs_mark writing 10240-byte files, fsync before close,
 // into one shared directory, threads 1..40, with the journal external on an
 // NVRAM, an SSD and a disk model (the data on NVRAM, like the seed's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tools/nvj/explore/explore_command.h"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj crash explore: the crash lab explores by itself. It enumerates the
 // workloads of a bound (crashlab/explore/generator.h), runs each on one
 // server and one mount of the filesystem after another, every one from the

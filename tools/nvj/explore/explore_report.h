@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What an exploration writes (explore.json, findings.md) and the merge of
 // the shards of one (nvj crash merge, given explore.json files or their
 // folders): the same explore.json one unsharded run writes, but for its

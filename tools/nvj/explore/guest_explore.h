@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj crash explore --vm: the workloads of one exploration run in a guest,
 // one boot for all of them. The host starts the server (the filesystem on
 // it), keeps its base (POST /base/keep) and boots the kernel given; the

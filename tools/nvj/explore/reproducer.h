@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A failing workload's reproducer: a shell script that carries out the
 // workload's steps (with python3, byte for byte as the explorer does:
 // tools/workloads/explore_steps.cpp) and posts the facts the explorer posted, in the same

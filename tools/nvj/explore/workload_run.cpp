@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tools/nvj/explore/workload_run.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One generated workload run on the explorer's lab and checked
 // (run_workload), and a failing one minimized (minimize): the explorer's
 // loop body, apart from its command line and report (explore_command.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Attaching a server's exports to block devices on this host: through the
 // kernel's NBD client (nbd-client) where the kernel has the nbd module,
 // otherwise through nbdfuse (the export as a file on a FUSE mount) and a loop

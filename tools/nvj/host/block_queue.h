@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A block device's queue settings in sysfs (/sys/block/NAME/queue): what the
 // kernel believes about the device under it, and the I/O scheduler it uses.
 // nvj attach writes them so that a loop device over an export looks to the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Mounts no other process can hold. A process that makes a mount namespace
 // (unshare --mount, a container, a systemd service with PrivateTmp) copies
 // every mount of the namespace it starts in, and while it lives, unmounting

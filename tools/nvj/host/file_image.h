@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FileImage: an image file as fscore reads and writes it (BlockSource and
 // BlockSink over pread/pwrite). Opening names the file in its errors.
 #pragma once

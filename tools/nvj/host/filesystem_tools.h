@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The three filesystems the lab mounts (ext4, xfs, btrfs) as this host's
 // tools take them: the mount's data (its options with the external journal
 // or log added) and the read-only check after it. Shared by the Testbed

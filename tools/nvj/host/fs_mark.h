@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // fs_mark (Ric Wheeler's metadata benchmark) run as a child process: the
 // workload of nvj demo and of the wheeler2007 experiment.
 #pragma once

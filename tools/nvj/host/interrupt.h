@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SIGINT and SIGTERM, caught: a long command (nvj crash, nvj experiment, nvj
 // vm) stops at its next step, takes down what it made and says what it
 // did, instead of dying with mounts, loop devices and servers left behind.

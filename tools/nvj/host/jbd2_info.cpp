@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tools/nvj/host/jbd2_info.h"
 
 #include "tools/nvj/host/text_file.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The kernel's own journal counters: /proc/fs/jbd2/<device>-<inode>/info.
 #pragma once
 

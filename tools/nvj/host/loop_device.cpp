@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tools/nvj/host/loop_device.h"
 
 #include "common/unique_fd.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Loop devices, through the kernel's ioctls (no losetup): a file becomes a
 // block device the host's filesystems mount.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tools/nvj/host/mapped_file.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // MappedFile: a whole file mapped read-only (a recording), its bytes as a
 // span for the readers in fscore. Opening names the file in its errors.
 #pragma once

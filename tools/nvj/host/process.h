@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Child processes started by nvj: each one is stopped again by its PID.
 #pragma once
 

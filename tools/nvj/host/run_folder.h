@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Run folders: /run/nvjournal/KIND-PID, where a long nvj command (nvj crash
 // run, check, record) keeps what it makes while it runs: a server's socket,
 // pid file and log, the attach undo log, the mount point, and the name of

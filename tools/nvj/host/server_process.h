@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ServerProcess: an nbdkit running the nvjournal plugin on a Unix socket,
 // started and stopped by PID. Used by `nvj demo` and by the tests.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Teardown: undo steps registered as a run builds up, run in reverse when it
 // ends, whether it succeeded, failed or was interrupted. A step that fails is
 // reported and the rest still run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Whole small files as text: logs, /proc and /sys entries, captured output.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Regular expressions (ECMAScript syntax, as std::regex) for reading what
 // other programs print: dd's and fs_mark's output, /proc/fs/jbd2/*/info,
 // dpkg's fields, the guest's console. std::regex is compiled in

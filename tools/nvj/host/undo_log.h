@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // UndoLog: what `nvj attach` created, one step per line, written (and synced)
 // as each step succeeds, so `nvj detach` can undo exactly that, in reverse,
 // even after a failed or interrupted attach.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Testbed: one nvjournal server attached to this host and its filesystem
 // mounted, for as long as the object lives: start nbdkit with the given
 // parameters (and a control socket), attach the exports, mount the ext4 the

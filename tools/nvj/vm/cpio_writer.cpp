@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tools/nvj/vm/cpio_writer.h"
 
 #include <sys/stat.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CpioWriter: an archive in the "newc" format (cpio -H newc), the one the
 // kernel unpacks as an initramfs. Written directly so that nvj vm needs no
 // cpio program and can put device nodes in the archive without root.

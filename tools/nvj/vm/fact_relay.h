@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FactRelay: the host's end of the guest's serial line for marks. QEMU
 // serves the guest's second serial port (/dev/ttyS1) on a Unix socket; the
 // relay connects to it and posts every "nvj-mark LABEL" line the guest's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One boot of the guest: QEMU started, its console followed until /init's
 // step has ended (and, unless the power is to be cut, until the guest has
 // unmounted and powered off), the step's output passed on as it comes.

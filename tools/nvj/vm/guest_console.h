@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // GuestConsole: the guest's serial console as it arrives, split into the
 // kernel's boot messages, the markers /init prints (guest_init.h) and, in
 // between a step's begin and end markers, the step's own output. Pure: fed

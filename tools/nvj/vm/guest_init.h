@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What runs inside the guest: the initramfs's /init (a busybox shell
 // script) and the per-run files it reads (/nvj/config, /nvj/command,
 // /nvj/check). /init loads the modules, mounts the server's filesystem at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tools/nvj/vm/guest_kernel.h"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The kernel nvj vm boots and the modules its guest loads: the
 // distribution's kernel (Debian's linux-image-amd64) by default, whose
 // virtio and ext4 drivers are modules, or one given with --kernel.

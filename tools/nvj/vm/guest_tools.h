@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The programs nvj vm needs on the host and in the guest: QEMU, a static
 // busybox, the static nvj-workload, and the kernel. What is missing is
 // installed from the distribution when nvj vm runs as root, and otherwise

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The guest's initramfs, built for each run (about 8 MB, tens of
 // milliseconds: no cache to go stale): busybox with its applets, the
 // modules for virtio-scsi disks and ext4, the static nvj-workload, /init and

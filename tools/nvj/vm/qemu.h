@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // QEMU under software emulation (TCG: KVM cannot boot a guest on these
 // machines) with the server's exports as SCSI disks on virtio-scsi through
 // QEMU's own NBD client, each telling the guest what its export tells its

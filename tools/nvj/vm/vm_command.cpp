@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj vm: boot a kernel under QEMU with the server's exports as virtio
 // disks, run a command in the guest on the mounted filesystem (ext4, XFS or
 // btrfs), with the guest's busybox or the host's own programs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tools/nvj/vm/vm_session.h"
 
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvj vm's run: the server (started here, or one already running), the
 // initramfs, one boot running the command, and for a crash test the power
 // cut and a second boot that mounts again (replaying the journal) and runs
