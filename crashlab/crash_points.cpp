@@ -6,12 +6,22 @@
 
 namespace crashlab {
 
-std::vector<CrashPoint> crash_points(const RecordingIndex& index, const CrashPointOptions& options) {
+bool marks_only(const RecordingIndex& index) {
+  return !index.marks().empty() && index.marks().front().label == kMarksOnlyLabel;
+}
+
+std::vector<CrashPoint> crash_points(const RecordingIndex& index, const CrashPointOptions& asked) {
   const auto& changes = index.changes();
+  CrashPointOptions options = asked;
+  const bool only_marks = marks_only(index);
+  if (only_marks) {
+    options.persistence = false;
+    options.every = 0;
+  }
   // Where the points are and why.
   std::map<std::uint64_t, std::uint32_t> at;
   if (options.marks)
-    for (const IndexedMark& m : index.marks()) at[m.sequence] |= kAtMark;
+    for (std::size_t i = only_marks ? 1 : 0; i < index.marks().size(); ++i) at[index.marks()[i].sequence] |= kAtMark;
   if (options.persistence) {
     for (const IndexedChange& c : changes)
       if (c.durable_on_ack && c.acked != kNever) at[c.acked] |= kAtPersistence;

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "crashlab/recording_index.h"
@@ -28,6 +29,15 @@ inline constexpr std::uint32_t kAtEvery = 4;
 inline constexpr std::uint32_t kAtEnd = 8;
 
 inline constexpr std::size_t kNoMark = ~std::size_t{0};
+
+// A recording whose first mark has this label has crash points only at its
+// marks and its end, whatever the options say: the order of its exports'
+// changes between two marks is not known (nvj crash import of two
+// dm-log-writes logs, crashlab/log_import.h), so no state between marks is
+// one the devices could have been left in.
+inline constexpr std::string_view kMarksOnlyLabel = "nvj: crash points at marks only";
+// Whether `index` is such a recording.
+bool marks_only(const RecordingIndex& index);
 
 struct CrashPoint {
   std::uint64_t sequence = 0;   // right after this frame

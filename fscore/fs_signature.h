@@ -13,6 +13,8 @@
 //          0x40 into it)
 #pragma once
 
+#include <cstdint>
+
 #include "fscore/block_io.h"
 
 namespace fscore {
@@ -23,6 +25,9 @@ const char* to_string(FsKind kind);  // "unknown", "ext4", "xfs", "btrfs"
 struct FsSignature {
   FsKind kind = FsKind::unknown;
   bool external_log = false;  // its journal (ext4) or log (xfs) is on another device
+  // The bytes the filesystem says its device holds (ext4: s_blocks_count
+  // blocks; XFS: sb_dblocks; btrfs: total_bytes); 0 when not told.
+  std::uint64_t bytes = 0;
 };
 
 // Reads at most the first 65608 bytes of `device`; a device too small for
