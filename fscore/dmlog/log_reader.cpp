@@ -73,6 +73,7 @@ std::optional<Entry> LogReader::entry_at(std::uint64_t index, std::uint64_t offs
   if ((h.flags & ~kKnownFlags) != 0) return fault("unknown flags " + describe_flags(h.flags));
   if (h.flags == 0 && h.nr_sectors == 0) return fault("an empty entry: no flags and no sectors");
   if (h.flags & kMark) {
+    if (h.flags != kMark) return fault("a mark with other flags: " + describe_flags(h.flags));
     if (h.nr_sectors != 0) return fault("a mark with " + to_string(h.nr_sectors) + " sectors of data");
     if (h.data_len > sector - kHeaderBytes - 1)
       return fault("a mark's label of " + to_string(h.data_len) + " bytes, more than its sector holds (" +

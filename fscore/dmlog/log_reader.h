@@ -5,7 +5,7 @@
 // the entry (its number from 0, as replay-log counts them, and its byte in
 // the log): a super block that is not dm-log-writes', an entry cut short by
 // the end of the log, unknown flags, an entry with neither flags nor
-// sectors, a mark whose label does not fit its sector, a data length on an
+// sectors, a mark with other flags or whose label does not fit its sector, a data length on an
 // entry that is no mark, a range past the end of the device. Pure.
 #pragma once
 

@@ -18,7 +18,7 @@ LogWriter::LogWriter(BlockSink& out, std::uint32_t sectorsize) : out_(out), sect
 void LogWriter::header(const EntryHeader& entry, std::string_view label) {
   std::fill(sector_.begin(), sector_.end(), std::uint8_t{0});
   encode_entry(entry, sector_);
-  std::memcpy(sector_.data() + kHeaderBytes, label.data(), label.size());
+  if (!label.empty()) std::memcpy(sector_.data() + kHeaderBytes, label.data(), label.size());
   out_.write(next_ * sectorsize_, sector_);
   ++next_;
   ++entries_;

@@ -13,7 +13,6 @@ namespace {
 enum class Pass { kScan, kRevoke, kReplay };
 
 constexpr int kErrInvalid = 22;  // EINVAL: a revoke block's count is larger than the block
-constexpr std::uint8_t kCrc32Checksum = 1;
 
 bool tid_geq(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) >= 0; }
 

@@ -43,6 +43,9 @@ inline constexpr std::size_t kChecksumType = 12, kChecksumSize = 13, kChecksum =
                              kBytes = 60;
 }  // namespace commit_at
 
+// h_chksum_type values a commit block names (JBD2_CRC32_CHKSUM, ...CRC32C).
+inline constexpr std::uint8_t kCrc32Checksum = 1, kCrc32cChecksum = 4;
+
 // journal_header_t: magic, block type, transaction id.
 struct BlockHeader {
   std::uint32_t type = 0;

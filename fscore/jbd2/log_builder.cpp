@@ -9,7 +9,6 @@
 namespace fscore::jbd2 {
 namespace {
 
-constexpr std::uint8_t kCrc32Checksum = 1, kCrc32cChecksum = 4;
 
 }  // namespace
 
