@@ -119,6 +119,9 @@ int crash_run_main(RunArgs a) {
   const char* command = a.record_only ? "nvj crash record" : "nvj crash run";
   if (!a.kernel.empty() && !a.vm)
     throw UsageError(std::string(command) + ": --kernel is --vm's (the guest's kernel); give --vm too");
+  if (!a.transport.empty() && !a.vm)
+    throw UsageError(std::string(command) +
+                     ": --transport is --vm's (how the guest reaches the exports); give --vm too");
   if (a.vm && a.kernel.find(',') != std::string::npos) return crash_run_kernels(a);
   if (a.workload.empty())
     throw UsageError(std::string(command) + ": which workload? (" + command + " [OPTION]... -- COMMAND [ARG]...)");
@@ -162,6 +165,7 @@ int crash_run_main(RunArgs a) {
       start_server_with_filesystem(run_dir, params, a.filesystem, a.log, recording, teardown, vm_server, o.control);
     if (vm_server) o.server = vm_server->socket();
     o.kernel = a.kernel;
+    if (!a.transport.empty()) o.transport = a.transport;
     o.command = a.workload;
     std::printf("== booting a guest on the exports to run %s (nvj vm)\n", quote(a.workload).c_str());
     std::fflush(stdout);

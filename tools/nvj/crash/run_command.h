@@ -24,6 +24,7 @@ struct RunArgs {
   bool keep = false;                    // leave the run folder (server log) behind
   bool vm = false;                      // in a QEMU guest (nvj vm) instead of on this host
   std::string kernel;                   // the guest's kernel ("": the distribution's)
+  std::string transport;                // how the guest reaches the exports ("": scsi; VmOptions::transport)
   std::string filesystem = "ext4";      // ext4 (the server's), xfs or btrfs (mkfs on this host)
   std::string log = "external";         // xfs: its log on the journal export, or internal
   bool record_only = false;             // nvj crash record: no check (needs check.out)

@@ -88,9 +88,7 @@ std::string attach_nbd_client(const std::string& name, const ServerAddress& serv
     const std::string dev = "/dev/nbd" + std::to_string(n);
     if (!fs::exists(dev)) break;
     if (fs::exists("/sys/block/nbd" + std::to_string(n) + "/pid")) continue;
-    // The kernel takes the export's flags (rotation, write cache, trim) from
-    // the handshake by itself; the sector size comes from -b.
-    run_checked({"nbd-client", "-unix", server.socket(), "-N", name, "-b", std::to_string(sector_size), dev});
+    run_checked(nbd_client_argv(NbdClientServer{server.socket(), {}, {}}, name, sector_size, dev));
     log.append({"nbd", {dev}});
     return dev;
   }
@@ -160,6 +158,17 @@ void undo(const UndoStep& step) {
 }
 
 }  // namespace
+
+std::vector<std::string> nbd_client_argv(const NbdClientServer& server, const std::string& name, unsigned sector_size,
+                                         const std::string& device) {
+  std::vector<std::string> argv{"nbd-client"};
+  if (!server.socket.empty())
+    argv.insert(argv.end(), {"-unix", server.socket});
+  else
+    argv.insert(argv.end(), {server.host, server.port.empty() ? "10809" : server.port});
+  argv.insert(argv.end(), {"-N", name, "-b", std::to_string(sector_size), device});
+  return argv;
+}
 
 fs::path default_state_dir(const std::string& name) { return fs::path("/run/nvjournal/attach") / name; }
 

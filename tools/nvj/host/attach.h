@@ -40,6 +40,22 @@ struct AttachedExport {
   QueueSettings queue;
 };
 
+// Where the kernel's NBD client (nbd-client) reaches a server: its Unix
+// socket (this host), or a TCP address (the guest of nvj vm --transport nbd,
+// whose address is forwarded to the server's Unix socket by QEMU).
+struct NbdClientServer {
+  std::string socket;
+  std::string host, port;  // with no socket
+};
+
+// The nbd-client command that connects `device` (/dev/nbdN) to export
+// `name` with `sector_size`-byte sectors (-b): the kernel takes the
+// export's other traits (rotation, write cache, trim) from the handshake
+// by itself. nvj attach runs it on this host, nvj vm's guest /init in the
+// guest.
+std::vector<std::string> nbd_client_argv(const NbdClientServer& server, const std::string& name, unsigned sector_size,
+                                         const std::string& device);
+
 // The default state folder for an attachment called `name`.
 std::filesystem::path default_state_dir(const std::string& name);
 

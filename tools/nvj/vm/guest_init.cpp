@@ -33,7 +33,25 @@ std::string guest_config(const GuestPlan& plan) {
          "NVJ_CRASH=" + (plan.crash ? "yes" : "no") + "\n" +                  //
          "NVJ_CRASH_WAIT=" + std::to_string(plan.crash_wait_seconds) + "\n" +  //
          "NVJ_FACTS=" + (plan.facts ? "yes" : "no") + "\n" +                 //
-         "NVJ_HOST_ROOT=" + (plan.host_root ? "yes" : "no") + "\n";
+         "NVJ_HOST_ROOT=" + (plan.host_root ? "yes" : "no") + "\n" +          //
+         "NVJ_TRANSPORT=" + (plan.nbd_attach.empty() ? "scsi" : "nbd") + "\n" +  //
+         "NVJ_GUEST_ADDRESS=" + shell_quote(plan.guest_address) + "\n";
+}
+
+std::string guest_nbd_attach_script(const GuestPlan& plan) {
+  std::string out;
+  for (std::size_t i = 0; i < plan.nbd_attach.size(); ++i) {
+    const std::string device = "/dev/nbd" + std::to_string(i);
+    out += "nbd_attach " + device;
+    for (const auto& word : plan.nbd_attach[i]) out += ' ' + shell_quote(word);
+    out += '\n';
+    if (i < plan.nbd_queues.size()) {
+      const GuestPlan::NbdQueue& q = plan.nbd_queues[i];
+      out += "nbd_queue " + device + (q.rotational ? " 1" : " 0") +
+             (q.write_back ? " 'write back'" : " 'write through'") + (q.discard ? " yes" : " no") + "\n";
+    }
+  }
+  return out;
 }
 
 std::string new_token() {
@@ -72,9 +90,11 @@ done
 
 while read -r module; do
   # No SCSI scan of the kernel's own (see scan_disk below); built in, it
-  # takes scsi_mod.scan=none from the command line.
+  # takes scsi_mod.scan=none from the command line. nbd: as many devices
+  # as disks.
   params=
   [ "$module" != scsi_mod.ko ] || params=scan=none
+  [ "$module" != nbd.ko ] || params="nbds_max=$NVJ_DISKS"
   insmod "/lib/modules/$module" $params || fail "insmod $module"
 done < /nvj/modules
 
@@ -100,26 +120,66 @@ pick_scheduler() {
 scan_disk() {
   for host in /sys/class/scsi_host/host*; do echo "0 $1 0" > "$host/scan"; done
 }
-scan_disk 0
-wait_disk /dev/sda
-pick_scheduler /dev/sda
-if [ "$NVJ_DISKS" -gt 1 ]; then
-  scan_disk 1
-  wait_disk /dev/sdb
-  pick_scheduler /dev/sdb
+# The nbd transport: the guest's network, on which QEMU forwards one
+# address per export to the server's socket, and nothing else; then each
+# export attached by the kernel's NBD client, as nvj attach does on a host
+# (the command comes from the same code: /nvj/attach), its traits from the
+# NBD handshake, its sector size from -b.
+nbd_attach() {
+  dev=$1
+  shift
+  out=$("$@" 2>&1) || fail "$* (the kernel's NBD client): $out"
+  tries=0
+  until [ "$(cat "/sys/block/${dev#/dev/}/size")" != 0 ]; do
+    tries=$((tries + 1))
+    [ "$tries" -gt 200 ] && fail "$dev has no size 20 s after $*: $out"
+    sleep 0.1
+  done
+}
+# Then its queue as nvj attach sets it on a host: the rotation (which
+# Debian 12's kernel does not take from the handshake), the write cache, no
+# discards where the export takes none; each read back.
+nbd_queue() {
+  queue=/sys/block/${1#/dev/}/queue
+  echo "$2" > "$queue/rotational" && echo "$3" > "$queue/write_cache" || fail "set $1's queue: $2, $3"
+  [ "$4" = yes ] || echo 0 > "$queue/discard_max_bytes" || fail "set $1's discard_max_bytes to 0"
+  [ "$(cat "$queue/rotational")" = "$2" ] && [ "$(cat "$queue/write_cache")" = "$3" ] ||
+    fail "$1's queue says rotational $(cat "$queue/rotational"), $(cat "$queue/write_cache"), not $2, $3"
+  [ "$4" = yes ] || [ "$(cat "$queue/discard_max_bytes")" = 0 ] || fail "$1 still takes discards"
+}
+if [ "$NVJ_TRANSPORT" = nbd ]; then
+  ip link set lo up && ip link set eth0 up && ip addr add "$NVJ_GUEST_ADDRESS/24" dev eth0 ||
+    fail "bring up eth0 with $NVJ_GUEST_ADDRESS: $(ip link 2>&1)"
+  . /nvj/attach
+  NVJ_DATA_DEV=/dev/nbd0 NVJ_JOURNAL_DEV=/dev/nbd1
+  pick_scheduler /dev/nbd0
+  if [ "$NVJ_DISKS" -gt 1 ]; then pick_scheduler /dev/nbd1; fi
+else
+  NVJ_DATA_DEV=/dev/sda NVJ_JOURNAL_DEV=/dev/sdb
+  scan_disk 0
+  wait_disk /dev/sda
+  pick_scheduler /dev/sda
+  if [ "$NVJ_DISKS" -gt 1 ]; then
+    scan_disk 1
+    wait_disk /dev/sdb
+    pick_scheduler /dev/sdb
+  fi
 fi
+[ "$NVJ_DISKS" -gt 1 ] || NVJ_JOURNAL_DEV=
 options=$NVJ_MOUNT_OPTIONS
 # The journal or log on the second disk: ext4's journal_path=, XFS's
 # logdev=; btrfs has none.
 if [ "$NVJ_JOURNAL" = yes ] && [ "$NVJ_FS" != btrfs ]; then
   case "$NVJ_FS" in
-    xfs) options="${options:+$options,}logdev=/dev/sdb" ;;
-    *) options="${options:+$options,}journal_path=/dev/sdb" ;;
+    xfs) options="${options:+$options,}logdev=$NVJ_JOURNAL_DEV" ;;
+    *) options="${options:+$options,}journal_path=$NVJ_JOURNAL_DEV" ;;
   esac
 fi
-mount -t "$NVJ_FS" ${options:+-o "$options"} /dev/sda /mnt || fail "mount -t $NVJ_FS ${options:+-o $options} /dev/sda /mnt"
-# How the command mounts it again (nvj crash explore --vm's, between workloads).
-export NVJ_FS NVJ_MOUNT_FLAGS="$options"
+mount -t "$NVJ_FS" ${options:+-o "$options"} "$NVJ_DATA_DEV" /mnt ||
+  fail "mount -t $NVJ_FS ${options:+-o $options} $NVJ_DATA_DEV /mnt"
+# How the command mounts it again (nvj crash explore --vm's, between
+# workloads), and on what.
+export NVJ_FS NVJ_MOUNT_FLAGS="$options" NVJ_DATA_DEV NVJ_JOURNAL_DEV
 # What the kernel said while mounting (journal recovery among it): the
 # console is quiet, the log is not.
 dmesg | grep -E 'EXT4-fs|JBD2|XFS|BTRFS' | while read -r line; do say "kernel $line"; done

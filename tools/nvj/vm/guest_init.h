@@ -18,6 +18,21 @@ struct GuestPlan {
   unsigned disks = 1;         // /dev/sda (the data export), /dev/sdb (the journal export)
   bool journal = false;       // the filesystem's journal is on the second disk (/dev/sdb)
   std::string filesystem = "ext4";  // ext4 (journal_path=/dev/sdb), xfs (logdev=/dev/sdb), btrfs
+  // The nbd transport: the disks are /dev/nbd0 and /dev/nbd1, attached by
+  // the guest's kernel NBD client over the guest's network (eth0 at
+  // `guest_address`), each with its nbd-client command (nbd_client_argv),
+  // in order; empty: SCSI disks (/dev/sda, /dev/sdb).
+  std::vector<std::vector<std::string>> nbd_attach;
+  // What each device's queue is to say, as nvj attach writes it on a host
+  // (block_queue.h): Debian 12's kernel takes the write cache and trim from
+  // the handshake, but not the rotation.
+  struct NbdQueue {
+    bool rotational = false;
+    bool write_back = true;
+    bool discard = true;
+  };
+  std::vector<NbdQueue> nbd_queues;
+  std::string guest_address;
   std::string mount_options;  // extra, as -o takes them
   bool crash = false;         // after boot 1's command: wait for the power cut, no unmount
   unsigned crash_wait_seconds = 300;  // then power off anyway (nvj is gone)
@@ -41,6 +56,11 @@ std::string guest_init_script();
 
 // /nvj/config: shell assignments /init sources.
 std::string guest_config(const GuestPlan& plan);
+
+// /nvj/attach, which /init sources with the nbd transport: per disk, one
+// `nbd_attach DEVICE NBD-CLIENT-ARGV...` line and one `nbd_queue DEVICE
+// ROTATIONAL WRITE-CACHE DISCARD` line.
+std::string guest_nbd_attach_script(const GuestPlan& plan);
 
 // Sixteen random hex digits.
 std::string new_token();

@@ -4,6 +4,7 @@
 #include <elf.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,11 +23,20 @@ std::string static_busybox() {
   return !path.empty() && is_static_executable(path) ? path : "";
 }
 
-std::vector<std::string> missing_packages(bool need_kernel) {
+// nbd-client lives in sbin, which a user's PATH may not have.
+std::string nbd_client_program() {
+  if (std::string path = which("nbd-client"); !path.empty()) return path;
+  for (const char* path : {"/usr/sbin/nbd-client", "/sbin/nbd-client"})
+    if (::access(path, X_OK) == 0) return path;
+  return "";
+}
+
+std::vector<std::string> missing_packages(bool need_kernel, bool need_nbd_client) {
   std::vector<std::string> missing;
   if (which(kQemuProgram).empty()) missing.emplace_back("qemu-system-x86");
   if (static_busybox().empty()) missing.emplace_back("busybox-static");
   if (need_kernel && !find_distribution_kernel()) missing.emplace_back(kKernelPackage);
+  if (need_nbd_client && nbd_client_program().empty()) missing.emplace_back(kNbdClientPackage);
   return missing;
 }
 
@@ -76,16 +86,48 @@ std::string default_workload_program() {
   return which("nvj-workload");
 }
 
-GuestTools find_guest_tools(bool need_kernel) {
-  if (const auto missing = missing_packages(need_kernel); !missing.empty()) {
+std::vector<std::string> shared_libraries(const std::string& program) {
+  const RunResult r = run({"ldd", program});
+  // A static program: "not a dynamic executable", exit 1.
+  if (r.status != 0 && r.output.find("not a dynamic executable") != std::string::npos) return {};
+  if (r.status != 0)
+    throw std::runtime_error("ldd " + program + " failed (exit " + std::to_string(r.status) + "): " + r.output);
+  // "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)", the
+  // interpreter "\t/lib64/ld-linux-x86-64.so.2 (0x...)", the vDSO without a path.
+  std::vector<std::string> libraries;
+  std::size_t start = 0;
+  while (start < r.output.size()) {
+    std::size_t end = r.output.find('\n', start);
+    if (end == std::string::npos) end = r.output.size();
+    std::string line = r.output.substr(start, end - start);
+    start = end + 1;
+    line.erase(0, std::min(line.size(), line.find_first_not_of(" \t")));
+    const std::size_t arrow = line.find("=> ");
+    std::string path = arrow != std::string::npos ? line.substr(arrow + 3) : line;
+    if (path.rfind("not found", 0) == 0)
+      throw std::runtime_error(program + " needs " + line.substr(0, line.find(' ')) + ", which is not found (ldd)");
+    path = path.substr(0, path.find(" ("));
+    if (path.empty() || path.front() != '/') continue;  // the vDSO
+    libraries.push_back(path);
+  }
+  return libraries;
+}
+
+GuestTools find_guest_tools(bool need_kernel, bool need_nbd_client) {
+  if (const auto missing = missing_packages(need_kernel, need_nbd_client); !missing.empty()) {
     if (::geteuid() != 0 || which("apt-get").empty())
       throw std::runtime_error("not installed: " + joined(missing) + "; install with: apt-get install " +
                                joined(missing) + " (as root; run as root, nvj vm installs them itself)");
     install(missing);
-    if (const auto still = missing_packages(need_kernel); !still.empty())
+    if (const auto still = missing_packages(need_kernel, need_nbd_client); !still.empty())
       throw std::runtime_error("still missing after apt-get install: " + joined(still));
   }
-  GuestTools tools{which(kQemuProgram), static_busybox(), default_workload_program(), ""};
+  GuestTools tools{which(kQemuProgram), static_busybox(), default_workload_program(), "", {}};
+  if (need_nbd_client) {
+    const std::string program = nbd_client_program();
+    tools.nbd_client_files = shared_libraries(program);
+    tools.nbd_client_files.insert(tools.nbd_client_files.begin(), program);
+  }
   if (tools.workload.empty()) {
     tools.workload_note = "nvj-workload was not found (set NVJ_WORKLOAD)";
   } else if (!is_static_executable(tools.workload)) {

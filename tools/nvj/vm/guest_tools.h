@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace nvj::cli {
 
@@ -17,7 +18,19 @@ struct GuestTools {
   std::string busybox;   // static: the guest has no shared libraries
   std::string workload;  // nvj-workload, "" when there is no static one
   std::string workload_note;  // why it is left out, when it is
+  // With the nbd transport: this host's nbd-client and the shared
+  // libraries it loads (its program interpreter among them), each copied
+  // into the initramfs at its path here; otherwise empty.
+  std::vector<std::string> nbd_client_files;
 };
+
+// The package of the kernel's NBD client program.
+inline constexpr const char* kNbdClientPackage = "nbd-client";
+
+// The shared libraries `program` loads, its program interpreter included,
+// as paths on this host (ldd's answer). Throws std::runtime_error naming a
+// library that is not found.
+std::vector<std::string> shared_libraries(const std::string& program);
 
 // True if `path` is an ELF executable without a program interpreter
 // (static, or static-pie), which runs in a guest with no shared libraries.
@@ -28,9 +41,10 @@ bool is_static_executable(const std::filesystem::path& path);
 std::string default_workload_program();
 
 // Finds the tools. The packages that are missing (qemu-system-x86,
-// busybox-static, and the kernel package when `need_kernel`) are installed
-// with apt-get when running as root (saying so on stderr); otherwise throws
-// std::runtime_error naming them and the command that installs them.
-GuestTools find_guest_tools(bool need_kernel);
+// busybox-static, the kernel package when `need_kernel`, nbd-client when
+// `need_nbd_client`) are installed with apt-get when running as root
+// (saying so on stderr); otherwise throws std::runtime_error naming them
+// and the command that installs them.
+GuestTools find_guest_tools(bool need_kernel, bool need_nbd_client = false);
 
 }  // namespace nvj::cli

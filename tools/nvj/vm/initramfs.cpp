@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "tools/nvj/vm/initramfs.h"
 
+#include <set>
 #include <stdexcept>
 
 #include "tools/nvj/host/text_file.h"
@@ -17,9 +18,14 @@ std::string program_bytes(const std::string& path) {
 
 }  // namespace
 
-std::vector<std::string> guest_module_names(const std::string& filesystem, bool host_root) {
+std::vector<std::string> guest_module_names(const std::string& filesystem, bool host_root, bool nbd) {
   std::vector<std::string> names{"virtio_ring", "virtio", "virtio_pci_modern_dev", "virtio_pci_legacy_dev",
-                                 "virtio_pci", "virtio_scsi", "sd_mod", "crc32c_generic", "crc16", "mbcache", "jbd2", "ext4"};
+                                 "virtio_pci"};
+  if (nbd)
+    names.insert(names.end(), {"virtio_net", "nbd"});
+  else
+    names.insert(names.end(), {"virtio_scsi", "sd_mod"});
+  names.insert(names.end(), {"crc32c_generic", "crc16", "mbcache", "jbd2", "ext4"});
   if (filesystem == "xfs" || filesystem == "btrfs") names.push_back(filesystem);
   if (host_root) names.insert(names.end(), {"9pnet_virtio", "9p"});
   return names;
@@ -43,6 +49,19 @@ std::uint64_t build_initramfs(const std::filesystem::path& out, const InitramfsC
   }
   cpio.file("nvj/modules", order);
   if (!c.workload.empty()) cpio.file("bin/nvj-workload", program_bytes(c.workload), 0755);
+  // Each at its path here ("/lib/x86_64-linux-gnu/libc.so.6"), its folders
+  // first; a symbolic link's target's bytes under the link's name.
+  std::set<std::string> folders{"bin", "sbin", "usr", "usr/bin", "usr/sbin", "lib"};
+  for (const auto& path : c.host_files) {
+    const std::string name = std::filesystem::path(path).relative_path().string();
+    std::string folder;
+    for (const auto& part : std::filesystem::path(name).parent_path()) {
+      folder += (folder.empty() ? "" : "/") + part.string();
+      if (folders.insert(folder).second) cpio.directory(folder);
+    }
+    cpio.file(name, program_bytes(path), 0755);
+  }
+  if (!c.plan.nbd_attach.empty()) cpio.file("nvj/attach", guest_nbd_attach_script(c.plan));
   cpio.file("init", guest_init_script(), 0755);
   cpio.file("nvj/config", guest_config(c.plan));
   cpio.file("nvj/command", shell_script(c.plan.command));

@@ -90,6 +90,19 @@ std::vector<std::string> qemu_argv(const QemuConfig& c) {
   for (std::size_t i = 0; i < c.drives.size(); ++i)
     argv.insert(argv.end(), {"-drive", drive_option(c.drives[i], i, c.tls.has_value()), "-device",
                              disk_device(c.drives[i], i)});
+  // The guest's network: QEMU's user-mode stack with no way out of QEMU
+  // (restrict=on) and no IPv6, each forward a chardev connected to the
+  // server's socket (chardev:ID: the forward's bytes go there and back).
+  if (!c.forwards.empty()) {
+    std::string netdev = "user,id=nvjnet,restrict=on,ipv6=off";
+    for (std::size_t i = 0; i < c.forwards.size(); ++i) {
+      const GuestForward& f = c.forwards[i];
+      const std::string id = "nvjfwd" + std::to_string(i);
+      argv.insert(argv.end(), {"-chardev", "socket,id=" + id + ",path=" + option_value(f.socket)});
+      netdev += ",guestfwd=tcp:" + f.address + ":" + std::to_string(f.port) + "-chardev:" + id;
+    }
+    argv.insert(argv.end(), {"-netdev", netdev, "-device", "virtio-net-pci,netdev=nvjnet,romfile="});
+  }
   // Read-only, the host's own owners and modes passed through
   // (security_model=none), its mounts below it kept apart (multidevs=remap:
   // inode numbers from different filesystems never collide in the guest).

@@ -2,7 +2,9 @@
 // QEMU under software emulation (TCG: KVM cannot boot a guest on these
 // machines) with the server's exports as SCSI disks on virtio-scsi through
 // QEMU's own NBD client, each telling the guest what its export tells its
-// clients (rotation, write cache, discard, sector sizes), the kernel and initramfs given directly, and the serial
+// clients (rotation, write cache, discard, sector sizes), or (the nbd
+// transport) a guest network on which the guest's own kernel reaches the
+// server, the kernel and initramfs given directly, and the serial
 // console written to a file that the host reads as it grows.
 #pragma once
 
@@ -24,6 +26,23 @@ struct NbdDrive {
   std::string export_name;
   ExportTraits traits;      // what the guest's disk says it is
 };
+
+// A TCP address in the guest's network that QEMU forwards to a server's
+// Unix socket (the guest's kernel NBD client connects there: the nbd
+// transport). QEMU opens one connection to the socket when it starts, and
+// carries one guest connection over it: one forward per export.
+struct GuestForward {
+  std::string address;  // in the guest's network, 10.0.2.0/24 ("10.0.2.100")
+  unsigned port = 0;
+  std::string socket;   // the server's Unix socket on this host
+};
+
+// The guest's network for forwards: its address, and where the forwards
+// point (the host side of QEMU's user-mode network: 10.0.2.0/24, the guest
+// 10.0.2.15, QEMU's own addresses 10.0.2.2 and .3).
+inline constexpr const char* kGuestAddress = "10.0.2.15";
+inline constexpr const char* kForwardAddress = "10.0.2.100";
+inline constexpr unsigned kForwardFirstPort = 10809;  // NBD's, then one more per export
 
 // TLS with a pre-shared key for every drive: QEMU reads DIR/keys.psk and
 // presents the identity USERNAME from it.
@@ -48,10 +67,15 @@ struct QemuConfig {
   // Shared with the guest read-only over virtio-9p (mount tag "nvjroot"):
   // this host's root, for the guest to run the host's programs; empty: none.
   std::filesystem::path host_root;
+  // Non-empty: a virtio network card on QEMU's user-mode network,
+  // restricted (restrict=on: nothing the guest sends leaves QEMU, nothing
+  // reaches the guest but these forwards' answers), with these forwards.
+  std::vector<GuestForward> forwards;
 };
 
-// The command line. No network, no display, no default devices; a kernel
-// panic or power-off ends QEMU (-no-reboot).
+// The command line. No network (but the forwards' restricted one), no
+// display, no default devices; a kernel panic or power-off ends QEMU
+// (-no-reboot).
 std::vector<std::string> qemu_argv(const QemuConfig& config);
 
 // One QEMU process, stopped by its PID when the object goes.

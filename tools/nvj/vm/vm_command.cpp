@@ -33,6 +33,12 @@ this host's root, shared read-only (virtio-9p), with the filesystem at
 /mnt and scratch tmpfs on /tmp, /run, /var/tmp and /root: dbench, fio,
 xfsprogs or any program of this host runs there unchanged.
 
+With --transport nbd the guest's own kernel attaches the exports instead
+(/dev/nbd0, /dev/nbd1), with nbd-client, over a guest network (QEMU's
+user-mode network with restrict=on) whose only destinations are forwards
+to the server's Unix socket: nothing the guest sends leaves QEMU. That
+needs a server on a Unix socket, without TLS.
+
 With --then, a second boot mounts the filesystem again and runs CHECK; the
 exit status is CHECK's. With --crash, the power is cut as soon as COMMAND
 has exited (POST /crash: what the devices had not made durable is lost)
@@ -79,6 +85,8 @@ int vm_main(VmArgs& a) {
     throw UsageError("nvj vm: --crash with --socket needs --control PATH: the power is cut through the server's control socket");
   if (!o.crash && (!o.policy.empty() || !o.seed.empty()))
     throw UsageError("nvj vm: --policy and --seed describe the power cut: they go with --crash");
+  if (const std::string why = transport_refusal(o.transport, o.server, o.tls); !why.empty())
+    throw UsageError("nvj vm: " + why);
   if (!a.log.empty() && o.filesystem != "xfs")
     throw UsageError("nvj vm: --log " + a.log + " is XFS's: it goes with --fs xfs");
   o.internal_log = a.log == "internal";
@@ -122,6 +130,9 @@ CommandRun declare_vm(Command& app) {
   app.choice("--fs", o.filesystem, {"ext4", "xfs", "btrfs"}, "the filesystem the guest mounts (default ext4)");
   app.choice("--log", a->log, {"external", "internal"},
              "XFS's log: on the journal export (external, default) or inside the data export");
+  app.choice("--transport", o.transport, {kTransportScsi, kTransportNbd},
+             "how the guest reaches the exports: scsi (default: SCSI disks through QEMU's NBD client) or nbd (the "
+             "guest kernel's NBD client over a guest network that leads only to the server's socket)");
   app.flag("--host-root", o.host_root, "run COMMAND with this host's programs (its root over virtio-9p, read-only)");
   app.flag("--console", o.console, "print the whole console, kernel messages and all");
   app.flag("-v,--verbose", o.verbose, "say what happens, with timings");

@@ -104,6 +104,23 @@ std::string exited(const std::vector<std::string>& argv, int status) {
 
 }  // namespace
 
+std::string transport_refusal(const std::string& transport, const std::string& server, const TlsOptions& tls) {
+  if (transport == kTransportScsi) return "";
+  if (transport != kTransportNbd)
+    return "--transport " + transport + ": no such transport (scsi: QEMU's NBD client and SCSI disks; nbd: the guest "
+           "kernel's NBD client)";
+  const bool tls_given = !tls.psk_file.empty() || !tls.username.empty() || server.rfind("nbds:", 0) == 0 ||
+                         server.rfind("nbds+", 0) == 0;
+  if (tls_given)
+    return "--transport nbd with a TLS server (" + (server.empty() ? std::string("--tls-psk") : server) +
+           "): the guest kernel's NBD client does no TLS; use --transport scsi (QEMU's NBD client takes a PSK)";
+  if (server.rfind("nbd://", 0) == 0)
+    return "--transport nbd with a TCP server (" + server +
+           "): the guest's network leads only to a Unix socket on this host; give the server's socket (a path or "
+           "nbd+unix:///?socket=PATH), or use --transport scsi";
+  return "";
+}
+
 long long writes_lost(const std::string& answer) {
   Json cut;
   try {
@@ -138,6 +155,8 @@ class VmRun {
   explicit VmRun(const VmOptions& o) : o_(o) {}
 
   int run() {
+    if (const std::string why = transport_refusal(o_.transport, o_.server, o_.tls); !why.empty())
+      throw std::runtime_error("nvj vm: " + why);
     // A server given is checked (its TLS settings, its key) before anything is installed.
     if (!o_.server.empty()) ServerAddress::parse(o_.server, o_.tls);
     find_everything();
@@ -156,9 +175,9 @@ class VmRun {
   // A kernel given by path is checked before anything is installed.
   void find_everything() {
     if (!o_.kernel.empty()) kernel_ = pick_kernel(o_);
-    tools_ = find_guest_tools(!kernel_);
+    tools_ = find_guest_tools(!kernel_, nbd());
     if (!kernel_) kernel_ = pick_kernel(o_);
-    modules_ = resolve_modules(kernel_->modules, guest_module_names(o_.filesystem, o_.host_root));
+    modules_ = resolve_modules(kernel_->modules, guest_module_names(o_.filesystem, o_.host_root, nbd()));
     if (!tools_.workload_note.empty()) say(tools_.workload_note + ": the guest has no nvj-workload");
     if (o_.verbose) say("kernel " + kernel_->version + " (" + kernel_->image.string() + ")");
   }
@@ -195,12 +214,40 @@ class VmRun {
       names += (names.empty() ? "" : ", ") + ("'" + e.name + "'");
     }
     if (!has_data) throw std::runtime_error("the server " + address + " has no export 'data' (it has " + names + ")");
+    std::vector<std::string> exports{"data"};
+    if (has_journal_) exports.emplace_back("journal");
+    if (nbd()) {
+      forward_exports(server, exports);
+      return;
+    }
     // Each disk says what its export tells the host (qemu.h).
-    drives_ = {NbdDrive{server.socket(), server.host(), server.port(), "data", query_export_traits(server, "data")}};
-    if (has_journal_)
+    for (const auto& name : exports)
       drives_.push_back(
-          NbdDrive{server.socket(), server.host(), server.port(), "journal", query_export_traits(server, "journal")});
+          NbdDrive{server.socket(), server.host(), server.port(), name, query_export_traits(server, name)});
     if (server.tls()) give_qemu_the_key(server);
+  }
+
+  bool nbd() const { return o_.transport == kTransportNbd; }
+
+  // The nbd transport: for each export a TCP address in the guest's
+  // network, forwarded by QEMU to the server's socket, and the nbd-client
+  // command the guest attaches it with (nvj attach's, with the export's
+  // sector size), and the queue settings /init then writes as nvj attach
+  // does on a host (the kernel takes the rest from the handshake).
+  void forward_exports(const ServerAddress& server, const std::vector<std::string>& exports) {
+    if (server.socket().empty() || server.tls())
+      throw std::runtime_error("nvj vm --transport nbd: the server " + server.text() +
+                               " is not a Unix socket without TLS, which the guest's network alone can reach");
+    for (std::size_t i = 0; i < exports.size(); ++i) {
+      const GuestForward forward{kForwardAddress, kForwardFirstPort + static_cast<unsigned>(i), server.socket()};
+      forwards_.push_back(forward);
+      const ExportTraits traits = query_export_traits(server, exports[i]);
+      nbd_attach_.push_back(nbd_client_argv(NbdClientServer{{}, forward.address, std::to_string(forward.port)},
+                                            exports[i], traits.logical_sector, "/dev/nbd" + std::to_string(i)));
+      nbd_queues_.push_back(GuestPlan::NbdQueue{traits.rotational, traits.write_back, traits.trim});
+      if (o_.verbose) say("export '" + exports[i] + "': " + traits.describe() + ", /dev/nbd" + std::to_string(i) +
+                          " in the guest through " + forward.address + ":" + std::to_string(forward.port));
+    }
   }
 
   // XFS or btrfs on the blank exports of the server started here, made
@@ -245,7 +292,10 @@ class VmRun {
     plan_.token = new_token();
     // XFS's log on the second disk unless it is internal; btrfs uses none.
     plan_.journal = has_journal_ && !(o_.filesystem == "xfs" && o_.internal_log);
-    plan_.disks = static_cast<unsigned>(drives_.size());
+    plan_.disks = static_cast<unsigned>(nbd() ? forwards_.size() : drives_.size());
+    plan_.nbd_attach = nbd_attach_;
+    plan_.nbd_queues = nbd_queues_;
+    if (nbd()) plan_.guest_address = kGuestAddress;
     plan_.host_root = o_.host_root;
     plan_.mount_options = o_.mount_options;
     plan_.filesystem = o_.filesystem;
@@ -261,7 +311,8 @@ class VmRun {
   void build_initramfs_for(const GuestPlan& plan) {
     const auto start = Clock::now();
     initrd_ = run_dir_ / "initrd.img";
-    const std::uint64_t bytes = build_initramfs(initrd_, {modules_, tools_.busybox, tools_.workload, plan});
+    const std::uint64_t bytes =
+        build_initramfs(initrd_, {modules_, tools_.busybox, tools_.workload, tools_.nbd_client_files, plan});
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
     if (o_.verbose)
       say("initramfs " + std::to_string(bytes >> 10) + " KiB (" + std::to_string(modules_.size()) +
@@ -284,7 +335,8 @@ class VmRun {
                         tls_,
                         run_dir_ / ("console-" + std::to_string(n) + ".log"),
                         {},
-                        o_.host_root ? fs::path("/") : fs::path()};
+                        o_.host_root ? fs::path("/") : fs::path(),
+                        forwards_};
     // The guest's marks, relayed to the server while it runs.
     std::unique_ptr<FactRelay> relay;
     if (plan_.facts) {
@@ -368,6 +420,9 @@ class VmRun {
   fs::path run_dir_, initrd_;
   std::string control_;
   std::vector<NbdDrive> drives_;
+  std::vector<GuestForward> forwards_;              // the nbd transport's
+  std::vector<std::vector<std::string>> nbd_attach_;  // and the guest's nbd-client commands
+  std::vector<GuestPlan::NbdQueue> nbd_queues_;       // and queue settings
   std::optional<QemuTlsPsk> tls_;
   bool has_journal_ = false;
   GuestPlan plan_;

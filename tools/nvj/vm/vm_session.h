@@ -35,6 +35,12 @@ struct VmOptions {
   std::string filesystem = "ext4";
   bool internal_log = false;
   bool host_root = false;               // the guest runs the host's programs (GuestPlan::host_root)
+  // How the guest reaches the exports: "scsi", SCSI disks on virtio-scsi
+  // through QEMU's own NBD client (/dev/sda, /dev/sdb), or "nbd", the
+  // guest kernel's NBD client over the guest's network, which QEMU
+  // forwards to the server's Unix socket and nowhere else (/dev/nbd0,
+  // /dev/nbd1). nbd needs a server on a Unix socket, without TLS.
+  std::string transport = "scsi";
   bool crash = false;
   std::string policy, seed;             // of the power cut ("" = the server's defaults)
   bool console = false;                 // the whole console, not only the command's output
@@ -49,6 +55,17 @@ struct VmOptions {
   // none: they are dropped. Needs a control socket.
   std::function<void(std::string_view words)> lab;
 };
+
+// The transports (VmOptions::transport), for --transport's choices.
+inline constexpr const char* kTransportScsi = "scsi";
+inline constexpr const char* kTransportNbd = "nbd";
+
+// Why `server` (a socket path or an NBD URI, as --socket takes it, "" for
+// the server nvj vm starts) with `tls` cannot be reached by `transport`,
+// or "" if it can: the nbd transport reaches a Unix socket without TLS
+// only (the guest's network leads to that socket and nowhere else; the
+// kernel's NBD client does no TLS).
+std::string transport_refusal(const std::string& transport, const std::string& server, const TlsOptions& tls);
 
 // Returns the exit status of the last command run (the check's when there is
 // a second boot). Throws std::runtime_error when the guest never got there.
