@@ -118,6 +118,9 @@ int states_main(const StatesArgs& a) {
               index.exports().size(), exports.c_str(), index.changes().size(), index.flushes().size(),
               index.marks().size(), facts);
   if (index.stopped()) std::printf("  the recording was stopped early: %s\n", index.stop_reason().c_str());
+  if (crashlab::marks_only(index))
+    std::printf("  its exports' order is known only at its marks (two dm-log-writes logs): crash points there and at "
+                "the end only\n");
   std::string every;
   if (a.every > 0) every = fmt::format(", {} after every {} changes", at_every, a.every);
   std::printf("crash points: %zu (%zu after marks, %zu after persistence points%s, 1 at the end)\n", points.size(),
@@ -272,6 +275,9 @@ void workload_options(Command& c, RunArgs& run) {
         "with --vm, the guest's kernel (default: the distribution's); several, comma-separated, run it on each "
         "(OUT/VERSION, OUT/kernels.md)")
       .value_name("FILE[,FILE]...");
+  c.choice("--transport", run.transport, {"scsi", "nbd"},
+           "with --vm, how the guest reaches the exports: scsi (default: QEMU's NBD client) or nbd (the guest "
+           "kernel's, as nvj vm --transport)");
   c.take_words_after_dashes(run.workload);
 }
 
