@@ -64,12 +64,11 @@ class Importer {
     for (std::size_t i = 0; i < end; ++i) {
       const Entry& e = entries[i];
       if (e.is(dmlog::kMark)) continue;
-      for (std::uint64_t s = 0; s < e.header.nr_sectors; ++s) {
-        if (e.is(dmlog::kDiscard))
-          held.erase(e.header.sector + s);
-        else
-          held[e.header.sector + s] = e.data.data() + s * sector;
+      if (e.is(dmlog::kDiscard)) {  // a range of any size: erased as one
+        held.erase(held.lower_bound(e.header.sector), held.lower_bound(e.header.sector + e.header.nr_sectors));
+        continue;
       }
+      for (std::uint64_t s = 0; s < e.header.nr_sectors; ++s) held[e.header.sector + s] = e.data.data() + s * sector;
     }
     stats_.logs[d].base_entries = end;
     if (logs_[d].base != nullptr) image(d, held);

@@ -56,7 +56,8 @@ std::uint64_t build_initramfs(const std::filesystem::path& out, const InitramfsC
     const std::string name = std::filesystem::path(path).relative_path().string();
     std::string folder;
     for (const auto& part : std::filesystem::path(name).parent_path()) {
-      folder += (folder.empty() ? "" : "/") + part.string();
+      if (!folder.empty()) folder.push_back('/');  // not `"/" + string`: GCC 12 -O3 misreads it (-Wrestrict)
+      folder += part.string();
       if (folders.insert(folder).second) cpio.directory(folder);
     }
     cpio.file(name, program_bytes(path), 0755);
