@@ -162,4 +162,8 @@ expect_error 2 "has no export 'nope'" "$NVJ" crash export "$rec" --format dm-log
 expect_error 1 "not on the log's sectors of 4096" \
   "$NVJ" crash export "$rec" --format dm-log-writes --export data --sector-size 4096 --out "$T/x.log"
 [ ! -e "$T/x.log" ] && [ ! -e "$T/x.log.part" ] || fail "a refused export left a file"
+# What is stored already is never overwritten.
+expect_error 2 "exists; nothing is overwritten" "$NVJ" crash import "$good" --base "$T/base.img" --out "$T/qbarrier.import"
+expect_error 2 "exists; nothing is overwritten" "$NVJ" crash export "$rec" --format dm-log-writes --export data --out "$T/rt.log"
+cmp -s "$T/rt.log" "$T/rt2.log" || fail "a refused export changed the log it would have overwritten"
 echo "PASS"

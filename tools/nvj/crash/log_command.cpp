@@ -126,6 +126,12 @@ std::uint64_t size_of(const OpenLog& log, std::uint64_t given, const char* name)
   return size;
 }
 
+// Nothing already stored is overwritten.
+void refuse_existing(const std::string& path, const char* command) {
+  if (std::filesystem::exists(path))
+    throw UsageError(std::string(command) + ": " + path + " exists; nothing is overwritten (give another --out)");
+}
+
 bool has_mark(const dmlog::LogReader& log, const std::string& label) {
   return std::any_of(log.entries().begin(), log.entries().end(),
                      [&](const dmlog::Entry& e) { return e.is(dmlog::kMark) && e.label == label; });
@@ -176,8 +182,9 @@ int crash_import_main(const ImportArgs& a) {
                        journal_base.get()});
   for (const OpenLog& l : logs) say_uncounted(l, a.past_count);
 
-  std::filesystem::create_directories(a.out);
   const std::filesystem::path path = std::filesystem::path(a.out) / "recording.nvjrec";
+  refuse_existing(path.string(), "nvj crash import");
+  std::filesystem::create_directories(a.out);
   const std::filesystem::path part = path.string() + ".part";
   std::ofstream file(part, std::ios::binary | std::ios::trunc);
   if (!file) throw std::runtime_error(part.string() + ": cannot be written");
@@ -243,6 +250,7 @@ int crash_export_main(const ExportArgs& a) {
   for (std::uint8_t d : devices) {
     const std::string& name = index.exports()[d].name;
     const std::string path = folder ? (std::filesystem::path(a.out) / (name + ".log")).string() : a.out;
+    refuse_existing(path, "nvj crash export");
     const std::string part = path + ".part";
     crashlab::LogExportStats s;
     try {
