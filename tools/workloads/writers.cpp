@@ -50,9 +50,16 @@ void run_task(const WritersOptions& o, const FactPoster& facts, std::uint32_t ta
   const std::string path = writers_file(o, task);
   const std::string name = fs::path(path).lexically_relative(o.directory).string();
   if (round > 0 || (o.overwrite && fs::exists(path))) post_fact([&] { facts.rewrite(path); }, "rewrite " + name);
+  // A later round's open truncates, and one that fails may have cut the
+  // file already (btrfs truncates step by step and can stop with ENOSPC part
+  // way): once it is tried, the last round's contents are no longer
+  // promised, so its unit counts before it. A first round's open creates
+  // the file: its unit counts once it exists.
+  const bool truncates = !o.overwrite && round > 0;
+  if (truncates) channel.progress();
   const int fd = ::open(path.c_str(), O_CREAT | (o.overwrite ? 0 : O_TRUNC) | O_WRONLY | O_CLOEXEC, 0644);
   if (fd < 0) throw TaskError("create " + name, errno);
-  channel.progress();
+  if (!truncates) channel.progress();
   std::vector<unsigned char> chunk(o.chunk_size);
   std::uint32_t crc = ~0u;  // of the file so far (the raw register: fscore/crc32c.h)
   for (std::uint32_t c = 0; c < o.chunks; ++c) {
@@ -125,7 +132,7 @@ WritersResult run_writers(const WritersOptions& o, const std::function<void(std:
     r.failure = out.failure;
     for (std::uint32_t t = 0; t < o.tasks; ++t) {
       const std::uint64_t units = out.progress[t];
-      if (units == 0) continue;  // never truncated its file: the last round's is still there
+      if (units == 0) continue;  // never tried to truncate its file: the last round's is still there
       const auto chunks = static_cast<std::uint32_t>(o.sync == WritersSync::end ? (units > 1 ? o.chunks : 0) : units - 1);
       r.ledger[t] = WritersResult::Ledger{true, round, chunks};
       r.bytes += std::uint64_t{chunks} * o.chunk_size;
