@@ -28,7 +28,12 @@ for x in runs:
     assert x["fsck_clean"], x
     assert x["acknowledged_intact"], x
     if x["test"] in ("dd-far", "writers-far"):
-        assert not x["failed"], x
+        # btrfs can stop 1000 parallel writers with ENOSPC at a third full on
+        # 128 MiB (its metadata reservations; 2 of 3 runs on one day): that is
+        # btrfs's answer, not the lab's failure. What it acknowledged must
+        # still be intact, and its checker clean (above).
+        if not (x["test"] == "writers-far" and x["filesystem"] == "btrfs" and x["enospc"]):
+            assert not x["failed"], x
     else:
         assert x["enospc"], x
         assert x["fill"] > (0.9 if x["filesystem"] != "btrfs" else 0.0), x
