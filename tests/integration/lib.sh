@@ -37,6 +37,25 @@ check_json() {
   "$_source_dir/tests/support/validate_json.py" "${lines[@]}" "$schema" "$@"
 }
 
+# require_guest: what nvj vm boots a guest with: QEMU, a kernel in /boot and
+# a static busybox (the guest has no C library). Skips naming what is missing.
+require_guest() {
+  command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is not installed (qemu-system-x86)"
+  ls /boot/vmlinuz-* >/dev/null 2>&1 || skip "no kernel in /boot (linux-image-amd64)"
+  busybox=$(command -v busybox) || skip "busybox is not installed (busybox-static)"
+  if LC_ALL=C readelf -l "$busybox" 2>/dev/null | grep -q 'program interpreter'; then
+    skip "$busybox is linked dynamically: the guest needs busybox-static"
+  fi
+}
+
+# require_static_workload: the NVJ_WORKLOAD a guest runs (when one is given)
+# is the static build, not a sanitized one.
+require_static_workload() {
+  if [ -n "${NVJ_WORKLOAD:-}" ] && LC_ALL=C readelf -l "$NVJ_WORKLOAD" 2>/dev/null | grep -q 'program interpreter'; then
+    skip "$NVJ_WORKLOAD is linked dynamically (a sanitized build): the guest needs the static one"
+  fi
+}
+
 require_kernel_lab() {
   [ "$(id -u)" = 0 ] || skip "needs root (loop devices and mounts)"
   [ -e /dev/loop-control ] || skip "no loop devices (/dev/loop-control)"

@@ -18,12 +18,7 @@
 #     with --fs xfs.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
-command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is not installed (qemu-system-x86)"
-ls /boot/vmlinuz-* >/dev/null 2>&1 || skip "no kernel in /boot (linux-image-amd64)"
-busybox=$(command -v busybox) || skip "busybox is not installed (busybox-static)"
-if LC_ALL=C readelf -l "$busybox" 2>/dev/null | grep -q 'program interpreter'; then
-  skip "$busybox is linked dynamically: the guest needs busybox-static"
-fi
+require_guest
 for c in mkfs.xfs xfs_repair xfs_info mkfs.btrfs btrfs dbench fio curl python3; do
   command -v "$c" >/dev/null || skip "$c is not installed"
 done

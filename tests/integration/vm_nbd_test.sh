@@ -18,15 +18,8 @@
 #  3. Bad combinations are usage errors (exit 2) naming what is wrong.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
-command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is not installed (qemu-system-x86)"
-ls /boot/vmlinuz-* >/dev/null 2>&1 || skip "no kernel in /boot (linux-image-amd64)"
-busybox=$(command -v busybox) || skip "busybox is not installed (busybox-static)"
-if LC_ALL=C readelf -l "$busybox" 2>/dev/null | grep -q 'program interpreter'; then
-  skip "$busybox is linked dynamically: the guest needs busybox-static"
-fi
-if [ -n "${NVJ_WORKLOAD:-}" ] && LC_ALL=C readelf -l "$NVJ_WORKLOAD" 2>/dev/null | grep -q 'program interpreter'; then
-  skip "$NVJ_WORKLOAD is linked dynamically (a sanitized build): the guest needs the static one"
-fi
+require_guest
+require_static_workload
 [ -x /usr/sbin/nbd-client ] || command -v nbd-client >/dev/null || skip "nbd-client is not installed (nbd-client)"
 
 started=()  # PIDs nvj vm reported (QEMU): all must be gone afterwards

@@ -23,16 +23,9 @@
 #     nothing is left running or behind.
 source "$(dirname "$0")/lib.sh"
 
-command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is not installed (qemu-system-x86)"
 command -v nbdkit >/dev/null || skip "nbdkit is not installed"
-ls /boot/vmlinuz-* >/dev/null 2>&1 || skip "no kernel in /boot (linux-image-amd64)"
-busybox=$(command -v busybox) || skip "busybox is not installed (busybox-static)"
-if LC_ALL=C readelf -l "$busybox" 2>/dev/null | grep -q 'program interpreter'; then
-  skip "$busybox is linked dynamically: the guest needs busybox-static"
-fi
-if [ -n "${NVJ_WORKLOAD:-}" ] && LC_ALL=C readelf -l "$NVJ_WORKLOAD" 2>/dev/null | grep -q 'program interpreter'; then
-  skip "$NVJ_WORKLOAD is linked dynamically (a sanitized build): the guest needs the static one"
-fi
+require_guest
+require_static_workload
 
 started=()  # PIDs nvj vm reported (nbdkit, QEMU): all must be gone afterwards
 remember_pids() { started+=($(sed -nE 's/.*started \(pid ([0-9]+)\).*/\1/p' "$1")); }
