@@ -52,6 +52,9 @@ inline constexpr std::uint64_t kKnownFlags = kFlush | kFua | kDiscard | kMark | 
 // log-sector-size may be up to 16 MiB, larger ones are refused here).
 inline constexpr std::uint32_t kMinSectorSize = 512;
 inline constexpr std::uint32_t kMaxSectorSize = 1u << 20;
+inline constexpr bool valid_sector_size(std::uint64_t bytes) {
+  return bytes >= kMinSectorSize && bytes <= kMaxSectorSize && (bytes & (bytes - 1)) == 0;
+}
 
 struct Super {
   std::uint64_t magic = kMagic;

@@ -21,8 +21,6 @@ std::string where(std::uint64_t index, std::uint64_t offset) {
   return "entry " + to_string(index) + " (log byte " + to_string(offset) + ")";
 }
 
-bool power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
-
 }  // namespace
 
 LogReader::LogReader(std::span<const std::uint8_t> log, const ReadOptions& options) : log_(log), options_(options) {
@@ -35,7 +33,7 @@ LogReader::LogReader(std::span<const std::uint8_t> log, const ReadOptions& optio
                    hex(kMagic));
   if (super_.version != kVersion)
     throw LogError("the super block's version is " + to_string(super_.version) + "; only version 1 is read");
-  if (!power_of_two(super_.sectorsize) || super_.sectorsize < kMinSectorSize || super_.sectorsize > kMaxSectorSize)
+  if (!valid_sector_size(super_.sectorsize))
     throw LogError("the super block's sector size is " + to_string(super_.sectorsize) +
                    ": not a power of two from 512 to 1 MiB");
   const std::uint64_t sector = super_.sectorsize;

@@ -9,7 +9,7 @@
 namespace fscore::dmlog {
 
 LogWriter::LogWriter(BlockSink& out, std::uint32_t sectorsize) : out_(out), sectorsize_(sectorsize) {
-  if (sectorsize < kMinSectorSize || sectorsize > kMaxSectorSize || (sectorsize & (sectorsize - 1)) != 0)
+  if (!valid_sector_size(sectorsize))
     throw std::invalid_argument("dm-log-writes sector size " + std::to_string(sectorsize) +
                                 ": a power of two from 512 to 1 MiB");
   sector_.resize(sectorsize);

@@ -14,6 +14,7 @@
 
 #include "fscore/dmlog/log_writer.h"
 #include "fscore/endian.h"
+#include "tests/support/memory_sink.h"
 #include "tests/fuzz/dm_log_fuzz.h"
 #include "tests/fuzz/fuzz_loop.h"
 
@@ -22,13 +23,7 @@ namespace {
 namespace dmlog = fscore::dmlog;
 using Bytes = std::vector<std::uint8_t>;
 
-struct Memory final : fscore::BlockSink {
-  Bytes bytes;
-  void write(std::uint64_t offset, std::span<const std::uint8_t> data) override {
-    if (bytes.size() < offset + data.size()) bytes.resize(offset + data.size());
-    std::copy(data.begin(), data.end(), bytes.begin() + static_cast<std::ptrdiff_t>(offset));
-  }
-};
+using Memory = nvj::test::MemorySink;
 
 Bytes fill(std::size_t n, std::uint8_t salt) {
   Bytes out(n);

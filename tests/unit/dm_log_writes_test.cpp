@@ -23,19 +23,14 @@
 #include "fscore/dmlog/log_writer.h"
 #include "fscore/endian.h"
 #include "fscore/record/frame_encoder.h"
+#include "tests/support/memory_sink.h"
 
 namespace {
 
 using namespace fscore::dmlog;
 using Bytes = std::vector<std::uint8_t>;
 
-struct Memory final : fscore::BlockSink {
-  Bytes bytes;
-  void write(std::uint64_t offset, std::span<const std::uint8_t> data) override {
-    if (bytes.size() < offset + data.size()) bytes.resize(offset + data.size());
-    std::copy(data.begin(), data.end(), bytes.begin() + static_cast<std::ptrdiff_t>(offset));
-  }
-};
+using Memory = nvj::test::MemorySink;
 
 Bytes filled(std::size_t n, std::uint8_t v) { return Bytes(n, v); }
 

@@ -233,7 +233,7 @@ int crash_export_main(const ExportArgs& a) {
   if (a.recording.empty()) throw UsageError("nvj crash export: which RECORDING?");
   if (a.format != "dm-log-writes") throw UsageError("nvj crash export: --format dm-log-writes is required");
   if (a.out.empty()) throw UsageError("nvj crash export: --out is required");
-  if (a.sector_size < 512 || a.sector_size > (1u << 20) || (a.sector_size & (a.sector_size - 1)) != 0)
+  if (!dmlog::valid_sector_size(a.sector_size))
     throw UsageError(fmt::format("nvj crash export: --sector-size {}: a power of two from 512 to 1M", a.sector_size));
   const MappedFile file(a.recording);
   const crashlab::RecordingIndex index(file.bytes());
