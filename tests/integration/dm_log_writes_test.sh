@@ -157,6 +157,10 @@ for d in bad1 bad2 bad3 bad4; do [ ! -e "$T/$d/recording.nvjrec" ] || fail "$d: 
 expect_error 2 "--out DIR is required" "$NVJ" crash import "$good"
 expect_error 2 "exclude each other" "$NVJ" crash import "$good" --out "$T/bad5" --start-mark a --no-start-mark
 expect_error 2 "no mark 'nope'" "$NVJ" crash import "$good" --out "$T/bad6" --start-mark nope
+expect_error 2 "--journal-size without --journal-log" "$NVJ" crash import "$good" --out "$T/bad7" --journal-size 1M
+expect_error 2 "--journal-base without --journal-log" "$NVJ" crash import "$good" --out "$T/bad8" --journal-base "$T/base.img"
+expect_error 2 "--sector-size 1000: a power of two" \
+  "$NVJ" crash export "$rec" --format dm-log-writes --export data --sector-size 1000 --out "$T/x.log"
 expect_error 2 "--format dm-log-writes is required" "$NVJ" crash export "$rec" --out "$T/x.log"
 expect_error 2 "has no export 'nope'" "$NVJ" crash export "$rec" --format dm-log-writes --export nope --out "$T/x.log"
 expect_error 1 "not on the log's sectors of 4096" \
