@@ -25,5 +25,6 @@ CommandRun declare_crash(Command& app);
 CommandRun declare_bench(Command& app);
 CommandRun declare_experiment(Command& app);
 CommandRun declare_vm(Command& app);
+CommandRun declare_kernel(Command& app);
 
 }  // namespace nvj::cli

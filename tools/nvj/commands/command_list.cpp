@@ -16,6 +16,7 @@ void add_commands(CommandLine& nvj) {
   nvj.add("bench", "latency and IOPS of one export, through libnbd", declare_bench);
   nvj.add("experiment", "a classic experiment end to end: tables and plots", declare_experiment);
   nvj.add("vm", "run a command in a QEMU guest on the exports (--crash: power cut, replay)", declare_vm);
+  nvj.add("kernel", "the guests' kernels: fetch Debian's by suite or package into a cache, list, remove", declare_kernel);
 }
 
 void add_tls_options(Command& app, TlsOptions& tls, const std::string& server) {

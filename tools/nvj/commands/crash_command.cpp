@@ -272,9 +272,9 @@ void workload_options(Command& c, RunArgs& run) {
   c.flag("--keep-run", run.keep, "leave the run folder (the server's log) behind");
   c.flag("--vm", run.vm, "run the workload in a QEMU guest booted on the exports (as nvj vm)");
   c.add("--kernel", run.kernel,
-        "with --vm, the guest's kernel (default: the distribution's); several, comma-separated, run it on each "
-        "(OUT/VERSION, OUT/kernels.md)")
-      .value_name("FILE[,FILE]...");
+        "with --vm, the guest's kernel: a bzImage, a folder, debian:SUITE or debian:PACKAGE[=VERSION] (default: the "
+        "distribution's); several, comma-separated, run it on each (OUT/VERSION, OUT/kernels.md)")
+      .value_name("KERNEL[,KERNEL]...");
   c.choice("--transport", run.transport, {"scsi", "nbd"},
            "with --vm, how the guest reaches the exports: scsi (default: QEMU's NBD client) or nbd (the guest "
            "kernel's, as nvj vm --transport)");
@@ -430,9 +430,9 @@ CommandRun declare_crash(Command& app) {
   explores.flag("--vm", explore->vm,
                 "run the workloads in a QEMU guest, one boot for all of them (as nvj vm), once per kernel");
   explores.add("--kernel", explore->kernels,
-               "with --vm, the guest's kernel: a bzImage, or several, comma-separated or repeated, for a table by "
-               "kernel (default: the distribution's)")
-      .value_name("FILE[,FILE]...");
+               "with --vm, the guest's kernel: a bzImage, a folder, debian:SUITE or debian:PACKAGE[=VERSION]; several, "
+               "comma-separated or repeated, for a table by kernel (default: the distribution's)")
+      .value_name("KERNEL[,KERNEL]...");
   explores.flag("--keep-run", explore->keep, "leave the run folder (the server's log) behind");
   explores.add("--out", explore->out, "the folder for explore.json and each workload's check (required to run)")
       .value_name("DIR");

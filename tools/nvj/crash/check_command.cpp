@@ -167,6 +167,7 @@ int crash_check_main(const CheckArgs& a) {
   const CheckLimits limits{run.verify, a.sample, options.max_states, a.per_signature, a.max_findings, session.time_limit};
   Json results = results_json(a.recording, file.bytes().size(), filesystem, !fast, index, checker, shard, limits,
                               run.progress, std::move(run.states));
+  if (!a.made_by.is_null()) results["recording"]["made_by"] = a.made_by;
   const VerdictCount c = count_verdicts(results);
   show_failures(results.at("states"), c.failing, a.out);
   print_signatures(results);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/json.h"
 #include "crashlab/crash_check.h"
 
 namespace nvj::cli {
@@ -42,6 +43,9 @@ struct CheckArgs {
   // nvj crash run's folder (run_folder.h), which the check shares; null:
   // the check makes its own.
   const RunFolder* run_folder = nullptr;
+  // How the recording was made, for results.json's recording.made_by (nvj
+  // crash run --vm: the guest's kernel and transport); null: not said.
+  Json made_by = nullptr;
 };
 inline constexpr std::uint64_t kFastBudget = 20000;
 inline constexpr std::uint64_t kKernelBudget = 1000;

@@ -78,22 +78,25 @@ void start_server_with_filesystem(const fs::path& run_dir, std::vector<std::stri
 int crash_run_kernels(const RunArgs& a) {
   if (a.record_only) throw UsageError("nvj crash record: one --kernel at a time (nvj crash run takes several)");
   if (a.check.out.empty()) throw UsageError("nvj crash run: several kernels need --out DIR (a folder for each)");
-  const std::vector<GuestKernel> kernels = given_kernels({a.kernel}, "nvj crash run");
+  const std::vector<GuestKernel> kernels = named_kernels({a.kernel}, "nvj crash run");
   const fs::path out = fs::absolute(a.check.out);
   int worst = 0;
-  std::string header = "| |", rule = "|---|", status_row = "| exit status |", checked_row = "| crash states checked |",
+  std::string header = "| |", rule = "|---|", name_row = "| kernel |", status_row = "| exit status |",
+              checked_row = "| crash states checked |",
               failing_row = "| failing |", truth_row = "| checked by the kernel, failing |", disagree_row = "| the kernel disagreeing |";
   for (const GuestKernel& k : kernels) {
     if (interrupted()) break;
-    std::printf("== kernel %s (%s)\n", k.version.c_str(), k.image.c_str());
+    std::printf("== kernel %s\n", describe_kernel(k).c_str());
     std::fflush(stdout);
     RunArgs one = a;
-    one.kernel = k.image.string();
+    one.kernel = k.name;
+    one.resolved_kernel = k;
     one.check.out = (out / k.version).string();
     const int status = crash_run_main(one);
     worst = std::max(worst, status);
     header += " " + k.version + " |";
     rule += "---|";
+    name_row += " " + describe_kernel(k) + " |";
     status_row += " " + std::to_string(status) + " |";
     const fs::path results = out / k.version / "results.json";
     std::optional<Json> verdicts;  // none when the run stopped before its check
@@ -107,7 +110,7 @@ int crash_run_kernels(const RunArgs& a) {
     disagree_row += " " + count("disagree") + " |";
   }
   std::ofstream(out / "kernels.md") << "# nvj crash run --vm " << quote(a.workload) << ", by kernel\n\n"
-                                    << header << "\n" << rule << "\n" << status_row << "\n" << checked_row << "\n"
+                                    << header << "\n" << rule << "\n" << name_row << "\n" << status_row << "\n" << checked_row << "\n"
                                     << failing_row << "\n" << truth_row << "\n" << disagree_row << "\n";
   std::printf("== by kernel: %s\n", (out / "kernels.md").c_str());
   return interrupted() ? 1 : worst;
@@ -122,7 +125,7 @@ int crash_run_main(RunArgs a) {
   if (!a.transport.empty() && !a.vm)
     throw UsageError(std::string(command) +
                      ": --transport is --vm's (how the guest reaches the exports); give --vm too");
-  if (a.vm && a.kernel.find(',') != std::string::npos) return crash_run_kernels(a);
+  if (a.vm && !a.resolved_kernel && a.kernel.find(',') != std::string::npos) return crash_run_kernels(a);
   if (a.workload.empty())
     throw UsageError(std::string(command) + ": which workload? (" + command + " [OPTION]... -- COMMAND [ARG]...)");
   if (a.record_only && a.check.out.empty()) throw UsageError(std::string(command) + ": --out DIR is required (the recording goes there)");
@@ -130,6 +133,9 @@ int crash_run_main(RunArgs a) {
     throw UsageError(std::string(command) + ": --log " + a.log + " is XFS's (--fs xfs); ext4's journal goes inside "
                      "with fs-journal=internal[:SIZE]");
   if (::geteuid() != 0) throw std::runtime_error(std::string(command) + " needs root: it attaches block devices and mounts them");
+  // The kernel named is found (or fetched) before anything is made: a name
+  // that names none leaves nothing behind.
+  if (a.vm && !a.kernel.empty() && !a.resolved_kernel) a.resolved_kernel = named_kernel(a.kernel, "", command);
   std::vector<std::string> params =
       parameters_over_defaults(a.filesystem, a.parameters, command, " (the workload goes after --)");
   const bool ext4 = a.filesystem == "ext4";
@@ -165,6 +171,12 @@ int crash_run_main(RunArgs a) {
       start_server_with_filesystem(run_dir, params, a.filesystem, a.log, recording, teardown, vm_server, o.control);
     if (vm_server) o.server = vm_server->socket();
     o.kernel = a.kernel;
+    o.resolved_kernel = a.resolved_kernel;
+    o.on_kernel = [&a, &o](const GuestKernel& k) {
+      a.check.made_by = Json{{"guest", Json{{"kernel", guest_kernel_json(k)}, {"transport", o.transport}}}};
+      std::printf("== the guest's kernel: %s\n", describe_kernel(k).c_str());
+      std::fflush(stdout);
+    };
     if (!a.transport.empty()) o.transport = a.transport;
     o.command = a.workload;
     std::printf("== booting a guest on the exports to run %s (nvj vm)\n", quote(a.workload).c_str());

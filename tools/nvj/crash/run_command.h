@@ -9,10 +9,12 @@
 // nvj crash record is the same without the check.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tools/nvj/crash/check_command.h"
+#include "tools/nvj/vm/guest_kernel.h"
 
 namespace nvj::cli {
 
@@ -23,7 +25,8 @@ struct RunArgs {
   std::vector<std::string> workload;    // after --
   bool keep = false;                    // leave the run folder (server log) behind
   bool vm = false;                      // in a QEMU guest (nvj vm) instead of on this host
-  std::string kernel;                   // the guest's kernel ("": the distribution's)
+  std::string kernel;                   // the guest's kernel as --kernel names it ("": the distribution's)
+  std::optional<GuestKernel> resolved_kernel;  // that kernel, resolved already (one of several)
   std::string transport;                // how the guest reaches the exports ("": scsi; VmOptions::transport)
   std::string filesystem = "ext4";      // ext4 (the server's), xfs or btrfs (mkfs on this host)
   std::string log = "external";         // xfs: its log on the journal export, or internal

@@ -209,24 +209,17 @@ int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameter
 
 // The kernels --vm boots: those given, or the distribution's.
 std::vector<GuestKernel> kernels_of(const ExploreArgs& a) {
-  std::vector<GuestKernel> out = given_kernels(a.kernels, "nvj crash explore");
-  if (out.empty()) {
-    auto k = find_distribution_kernel();
-    if (!k)
-      throw std::runtime_error(std::string("nvj crash explore --vm: no kernel with modules in /boot and /lib/modules: "
-                                           "install ") + kKernelPackage + " or give one with --kernel FILE");
-    out.push_back(*k);
-  }
+  std::vector<GuestKernel> out = named_kernels(a.kernels, "nvj crash explore");
+  if (out.empty()) out.push_back(distribution_kernel("nvj crash explore --vm"));
   return out;
 }
 
 // The workloads in a guest, once per kernel: OUT/VERSION/ holds each
 // kernel's exploration as one run on the host writes it, OUT/kernels.json
 // and OUT/kernels.md set them side by side.
-int explore_in_guests(const ExploreArgs& a, const std::vector<std::string>& parameters, std::uint64_t max_states,
-                      const Generator& generator, const Shard& shard, const std::vector<std::uint64_t>& mine,
-                      const fs::path& out, RunFolder& folder) {
-  const std::vector<GuestKernel> kernels = kernels_of(a);
+int explore_in_guests(const ExploreArgs& a, const std::vector<GuestKernel>& kernels, const std::vector<std::string>& parameters,
+                      std::uint64_t max_states, const Generator& generator, const Shard& shard,
+                      const std::vector<std::uint64_t>& mine, const fs::path& out, RunFolder& folder) {
   const auto start = std::chrono::steady_clock::now();
   Json by_kernel = Json::array();
   int worst = 0;
@@ -234,12 +227,12 @@ int explore_in_guests(const ExploreArgs& a, const std::vector<std::string>& para
   for (const GuestKernel& kernel : kernels) {
     if (interrupted()) break;
     const fs::path dir = out / kernel.version;
-    std::printf("== kernel %s: booting a guest for %zu workloads of %s\n", kernel.version.c_str(), mine.size(),
+    std::printf("== kernel %s: booting a guest for %zu workloads of %s\n", describe_kernel(kernel).c_str(), mine.size(),
                 a.bound.c_str());
     std::fflush(stdout);
     GuestExplore guest;
     try {
-      guest = explore_in_guest({&a, parameters, kernel.image.string(), mine, dir, folder.path()});
+      guest = explore_in_guest({&a, parameters, kernel, mine, dir, folder.path()});
     } catch (const std::exception&) {
       if (interrupted()) break;  // the guest was stopped on the signal: report what the kernels before it found
       throw;
@@ -248,7 +241,7 @@ int explore_in_guests(const ExploreArgs& a, const std::vector<std::string>& para
                 kernel.version.c_str(), guest.traces.size(), mine.size(), guest.seconds,
                 guest.status == 0 ? "" : (" (it stopped early: status " + std::to_string(guest.status) + ")").c_str());
     std::fflush(stdout);
-    const ExploreContext context{nullptr, a, max_states, folder, kernel.image.string()};
+    const ExploreContext context{nullptr, a, max_states, folder, reproducible_name(kernel)};
     const auto checking = std::chrono::steady_clock::now();
     ExploreTally tally;
     tally.guest = true;
@@ -267,11 +260,15 @@ int explore_in_guests(const ExploreArgs& a, const std::vector<std::string>& para
     }
     const double seconds = guest.seconds + seconds_since(checking);
     Json report = tally.report(a, parameters, max_states, generator, shard, seconds);
-    report["kernel"] = Json{{"version", kernel.version}, {"image", kernel.image.string()}, {"guest_seconds", guest.seconds}};
+    report["kernel"] = guest_kernel_json(kernel);
+    report["kernel"]["guest_seconds"] = guest.seconds;
     write_explore_report(report, dir);
     tally.print_summary(("kernel " + kernel.version + ": ").c_str(), seconds);
     by_kernel.push_back(Json{{"version", kernel.version},
                              {"image", kernel.image.string()},
+                             {"name", kernel.name},
+                             {"image_sha256", kernel.image_sha256},
+                             {"packages", guest_kernel_json(kernel).at("packages")},
                              {"explored", tally.done},
                              {"states", tally.states},
                              {"findings", tally.findings},
@@ -328,6 +325,8 @@ int crash_explore_main(const ExploreArgs& a) {
   }
   if (a.out.empty()) throw UsageError("nvj crash explore: --out DIR is required (or --list)");
   if (::geteuid() != 0) throw std::runtime_error("nvj crash explore needs root: it attaches block devices and mounts them");
+  // The kernels named are found (or fetched) before anything is made.
+  const std::vector<GuestKernel> kernels = a.vm ? kernels_of(a) : std::vector<GuestKernel>{};
   const fs::path out = fs::absolute(a.out);
   fs::create_directories(out);
   catch_interrupts();
@@ -339,7 +338,7 @@ int crash_explore_main(const ExploreArgs& a) {
       throw UsageError("nvj crash explore: --fs " + a.filesystem + ": this host cannot make it (" + mkfs +
                        " is not installed: Debian's " + (a.filesystem == "xfs" ? "xfsprogs" : "btrfs-progs") + ")");
   }
-  if (a.vm) return explore_in_guests(a, parameters, max_states, generator, shard, mine, out, folder);
+  if (a.vm) return explore_in_guests(a, kernels, parameters, max_states, generator, shard, mine, out, folder);
   return explore_here(a, parameters, max_states, generator, shard, mine, out, folder);
 }
 

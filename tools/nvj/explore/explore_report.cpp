@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "common/command_line.h"
+#include "tools/nvj/vm/guest_kernel.h"
 
 namespace nvj::cli {
 
@@ -129,6 +130,9 @@ void write_kernel_table(const Json& table, const fs::path& out) {
     for (const Json& k : kernels) md << value(k) << " | ";
     md << "\n";
   };
+  // Which kernel each column is: the name it was given, the package its
+  // image came from, the image's checksum (kernels.json has them whole).
+  row("kernel", [](const Json& k) { return kernel_label(k); });
   row("workloads explored", [](const Json& k) { return std::to_string(k.at("explored").get<std::uint64_t>()); });
   row("crash states checked", [](const Json& k) { return std::to_string(k.at("states").get<std::uint64_t>()); });
   row("workloads with failing states", [](const Json& k) { return std::to_string(k.at("findings").get<std::uint64_t>()); });

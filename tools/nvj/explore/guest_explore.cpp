@@ -80,7 +80,7 @@ GuestExplore explore_in_guest(const GuestExploreOptions& g) {
   o.parameters.push_back("control=" + control);
   o.filesystem = a.filesystem;
   o.mount_options = a.mount_options;
-  o.kernel = g.kernel;
+  o.resolved_kernel = g.kernel;
   o.timeout = kBootBudget + kPerWorkload * static_cast<long>(g.workloads.size());
   const crashlab::explore::OracleOptions oracle = oracle_options(a);
   const crashlab::explore::Generator generator = explore_generator(a);

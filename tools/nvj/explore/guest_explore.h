@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tools/nvj/explore/explore_command.h"
+#include "tools/nvj/vm/guest_kernel.h"
 #include "tools/workloads/explore_steps.h"
 
 namespace nvj::cli {
@@ -25,7 +26,7 @@ namespace nvj::cli {
 struct GuestExploreOptions {
   const ExploreArgs* args = nullptr;
   std::vector<std::string> parameters;  // the plugin's, the layout's defaults under the user's
-  std::string kernel;                   // a bzImage; "" = the distribution's
+  GuestKernel kernel;                   // the guest's
   std::vector<std::uint64_t> workloads; // the ordinals, in order
   std::filesystem::path out;            // OUT/workloads/N/recording.nvjrec each
   std::filesystem::path run_dir;        // the control socket goes here

@@ -28,7 +28,7 @@ struct ExploreContext {
   const ExploreArgs& args;
   std::uint64_t max_states;  // 0: every unique state
   const RunFolder& folder;
-  std::string guest_kernel = {};  // the bzImage a guest ran the workloads on ("": this host)
+  std::string guest_kernel = {};  // the kernel a guest ran the workloads on, as --kernel names it exactly ("": this host)
 };
 
 // Where a workload's time goes, in the order it goes there.

@@ -88,14 +88,14 @@ for word in $(cat /proc/cmdline); do
   case "$word" in nvj.step=*) step=${word#nvj.step=} ;; esac
 done
 
-while read -r module; do
+while read -r module optional; do
   # No SCSI scan of the kernel's own (see scan_disk below); built in, it
   # takes scsi_mod.scan=none from the command line. nbd: as many devices
-  # as disks.
+  # as disks. A soft dependency (optional) may refuse this processor.
   params=
   [ "$module" != scsi_mod.ko ] || params=scan=none
   [ "$module" != nbd.ko ] || params="nbds_max=$NVJ_DISKS"
-  insmod "/lib/modules/$module" $params || fail "insmod $module"
+  insmod "/lib/modules/$module" $params || [ "$optional" = optional ] || fail "insmod $module"
 done < /nvj/modules
 
 wait_disk() {
@@ -108,10 +108,18 @@ wait_disk() {
 }
 # The I/O scheduler a distribution gives a disk: mq-deadline when it
 # rotates, none when it does not (the disk says which: qemu.h).
+# A kernel may still be setting up the queue when the disk appears (7.3
+# answers EBUSY while it switches): the write is tried again for up to 5 s,
+# and one that already reads [WANT] is left alone.
 pick_scheduler() {
   queue=/sys/block/${1#/dev/}/queue
   if [ "$(cat "$queue/rotational")" = 1 ]; then want=mq-deadline; else want=none; fi
-  echo "$want" > "$queue/scheduler" || fail "the guest kernel would not give $1 the $want scheduler: $(cat "$queue/scheduler")"
+  tries=0
+  until grep -q "\[$want\]" "$queue/scheduler"; do
+    tries=$((tries + 1))
+    [ "$tries" -gt 50 ] && fail "the guest kernel would not give $1 the $want scheduler: $(cat "$queue/scheduler")"
+    echo "$want" > "$queue/scheduler" 2>/dev/null || sleep 0.1
+  done
 }
 # The disks are SCSI targets 0 (data) and 1 (journal). The kernel names a
 # SCSI disk when its probe runs, and probes run in no fixed order, so its

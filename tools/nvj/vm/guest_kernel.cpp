@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -15,6 +17,8 @@
 #include "tools/nvj/host/process.h"
 #include "tools/nvj/host/text_file.h"
 #include "tools/nvj/host/text_pattern.h"
+#include "tools/nvj/vm/debian_archive.h"
+#include "tools/nvj/vm/kernel_name.h"
 
 namespace nvj::cli {
 namespace fs = std::filesystem;
@@ -48,6 +52,30 @@ std::string packaged_version() {
   return "";
 }
 
+// The installed package a file came from, with its version; none when
+// dpkg does not know the file (a kernel built here).
+std::vector<KernelPackage> package_of(const fs::path& file) {
+  try {
+    const RunResult owner = run({"dpkg-query", "-S", fs::absolute(file).string()});
+    const std::size_t colon = owner.output.find(':');
+    if (owner.status != 0 || colon == std::string::npos) return {};
+    const std::string package = owner.output.substr(0, colon);
+    const RunResult version = run({"dpkg-query", "-W", "-f=${Version}", package});
+    if (version.status != 0 || version.output.empty()) return {};
+    return {KernelPackage{package, version.output, "", 0}};
+  } catch (const std::runtime_error&) {
+    return {};  // no dpkg-query: not a Debian host
+  }
+}
+
+GuestKernel kernel_at(const fs::path& image, const std::string& version, const fs::path& modules) {
+  GuestKernel k;
+  k.image = image;
+  k.version = version;
+  k.modules = modules;
+  return k;
+}
+
 }  // namespace
 
 std::optional<GuestKernel> find_distribution_kernel(const fs::path& boot, const fs::path& modules_root) {
@@ -57,7 +85,7 @@ std::optional<GuestKernel> find_distribution_kernel(const fs::path& boot, const 
     const std::string name = entry.path().filename().string();
     if (name.rfind("vmlinuz-", 0) != 0) continue;
     const std::string version = name.substr(8);
-    if (fs::is_directory(modules_root / version)) found.push_back({entry.path(), version, modules_root / version});
+    if (fs::is_directory(modules_root / version)) found.push_back(kernel_at(entry.path(), version, modules_root / version));
   }
   if (found.empty()) return std::nullopt;
   if (const std::string wanted = packaged_version(); !wanted.empty())
@@ -88,7 +116,7 @@ std::string bzimage_version(const fs::path& image) {
 GuestKernel given_kernel(const fs::path& image, const fs::path& modules) {
   if (!fs::is_regular_file(image)) throw std::runtime_error("--kernel " + image.string() + ": no such file");
   if (::access(image.c_str(), R_OK) != 0) throw std::runtime_error("--kernel " + image.string() + ": not readable");
-  GuestKernel k{image, bzimage_version(image), modules};
+  GuestKernel k = kernel_at(image, bzimage_version(image), modules);
   if (k.version.empty() && modules.empty())
     throw std::runtime_error("--kernel " + image.string() +
                              ": not a bzImage with a version in its header; give its modules with --modules DIR");
@@ -99,29 +127,138 @@ GuestKernel given_kernel(const fs::path& image, const fs::path& modules) {
   return k;
 }
 
-std::vector<GuestKernel> given_kernels(const std::vector<std::string>& lists, const std::string& command) {
-  std::vector<std::string> files;
-  for (const std::string& list : lists) {
-    std::stringstream in(list);
-    for (std::string f; std::getline(in, f, ',');) files.push_back(f);
-    if (list.empty() || list.back() == ',') files.push_back("");
+GuestKernel kernel_in_folder(const fs::path& dir) {
+  fs::path image;
+  std::error_code ec;
+  for (const char* candidate : {"arch/x86/boot/bzImage", "bzImage", "vmlinuz"})
+    if (fs::is_regular_file(dir / candidate)) {
+      image = dir / candidate;
+      break;
+    }
+  if (image.empty())
+    for (const auto& e : fs::directory_iterator(dir / "boot", ec))
+      if (e.path().filename().string().rfind("vmlinuz-", 0) == 0) image = e.path();
+  if (image.empty())
+    throw std::runtime_error("--kernel " + dir.string() +
+                             ": no kernel in the folder (arch/x86/boot/bzImage, bzImage, vmlinuz or boot/vmlinuz-*)");
+  GuestKernel k = kernel_at(image, bzimage_version(image), {});
+  if (k.version.empty()) throw std::runtime_error("--kernel " + dir.string() + ": " + image.string() + " is not a bzImage with a version in its header");
+  for (const char* modules : {"lib/modules", "usr/lib/modules"})
+    if (fs::is_directory(dir / modules / k.version)) {
+      k.modules = dir / modules / k.version;
+      if (!fs::exists(k.modules / "modules.dep"))
+        throw std::runtime_error("--kernel " + dir.string() + ": " + k.modules.string() + " has no modules.dep (run depmod -b " +
+                                 dir.string() + " " + k.version + ")");
+      break;
+    }
+  return k;
+}
+
+GuestKernel named_kernel(const std::string& text, const std::string& modules, const std::string& command, bool refresh) {
+  KernelName name;
+  try {
+    name = parse_kernel_name(text);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(command + ": --kernel " + e.what());
   }
-  std::vector<GuestKernel> out;
-  std::set<std::string> versions;
-  for (const std::string& f : files) {
-    if (f.empty()) throw UsageError(command + ": --kernel: an empty file name");
+  GuestKernel k;
+  if (name.kind == KernelName::Kind::path) {
     try {
-      out.push_back(given_kernel(f));
+      if (fs::is_directory(name.path)) {
+        if (!modules.empty()) throw UsageError(command + ": --modules goes with a kernel's file, not a folder (" + name.path + ")");
+        k = kernel_in_folder(name.path);
+      } else {
+        k = given_kernel(name.path, modules);
+      }
+    } catch (const UsageError&) {
+      throw;
     } catch (const std::runtime_error& e) {
       throw UsageError(command + ": " + e.what());
     }
+  } else {
+    if (!modules.empty()) throw UsageError(command + ": --modules goes with a kernel's file, not " + text + " (whose modules come with it)");
+    CachedKernel c;
+    try {
+      c = KernelCache().fetch(name, {refresh, [](const std::string& what) { std::fprintf(stderr, "nvj: %s\n", what.c_str()); }});
+    } catch (const ArchiveError& e) {
+      if (e.kind() == ArchiveError::Kind::other) throw std::runtime_error(command + ": --kernel " + text + ": " + e.what());
+      throw UsageError(command + ": --kernel " + text + ": " + e.what());
+    }
+    k = kernel_at(c.image, c.version, c.modules);
+    k.packages = c.packages;
+    k.suite = c.suite;
+    k.image_sha256 = c.image_sha256;
+  }
+  k.name = text;
+  if (k.image_sha256.empty()) k.image_sha256 = file_sha256(k.image);
+  if (k.packages.empty()) k.packages = package_of(k.image);
+  return k;
+}
+
+std::vector<GuestKernel> named_kernels(const std::vector<std::string>& lists, const std::string& command) {
+  std::vector<std::string> names;
+  for (const std::string& list : lists) {
+    std::stringstream in(list);
+    for (std::string f; std::getline(in, f, ',');) names.push_back(f);
+    if (list.empty() || list.back() == ',') names.push_back("");
+  }
+  std::vector<GuestKernel> out;
+  std::set<std::string> versions;
+  for (const std::string& n : names) {
+    if (n.empty()) throw UsageError(command + ": --kernel: an empty name");
+    out.push_back(named_kernel(n, "", command));
     if (!versions.insert(out.back().version).second)
       throw UsageError(command + ": --kernel: " + out.back().version + " is given twice");
   }
   return out;
 }
 
+GuestKernel distribution_kernel(const std::string& command) {
+  auto k = find_distribution_kernel();
+  if (!k)
+    throw std::runtime_error(command + ": no kernel with modules in /boot and /lib/modules: install " + kKernelPackage +
+                             " (apt-get install " + kKernelPackage + ") or give one with --kernel");
+  k->image_sha256 = file_sha256(k->image);
+  k->name = kKernelPackage;
+  k->packages = package_of(k->image);
+  return *k;
+}
+
+Json guest_kernel_json(const GuestKernel& k) {
+  Json packages = Json::array();
+  for (const KernelPackage& p : k.packages)
+    packages.push_back(Json{{"name", p.name}, {"version", p.version}, {"sha256", p.sha256.empty() ? Json(nullptr) : Json(p.sha256)}});
+  return Json{{"name", k.name},
+              {"version", k.version},
+              {"image", k.image.string()},
+              {"image_sha256", k.image_sha256},
+              {"packages", packages},
+              {"suite", k.suite.empty() ? Json(nullptr) : Json(k.suite)}};
+}
+
+std::string reproducible_name(const GuestKernel& k) {
+  if (!k.suite.empty() && !k.packages.empty())
+    return std::string(kDebianPrefix) + k.packages.front().name + "=" + k.packages.front().version;
+  return k.name.empty() ? k.image.string() : k.name;
+}
+
+std::string kernel_label(const Json& k) {
+  std::string package;
+  for (const Json& p : k.at("packages")) {
+    const std::string name = p.at("name").get<std::string>();
+    if (name.rfind("linux-binary-", 0) == 0 ||
+        (package.empty() && name.rfind("linux-image-", 0) == 0 && name != kKernelPackage))
+      package = name + " " + p.at("version").get<std::string>();
+  }
+  const std::string sha = k.at("image_sha256").get<std::string>();
+  return k.at("name").get<std::string>() + (package.empty() ? "" : ": " + package) +
+         (sha.empty() ? "" : ", sha256 " + sha.substr(0, 12));
+}
+
+std::string describe_kernel(const GuestKernel& k) { return k.version + " (" + kernel_label(guest_kernel_json(k)) + ")"; }
+
 std::vector<GuestModule> resolve_modules(const fs::path& modules_dir, const std::vector<std::string>& wanted) {
+  if (modules_dir.empty()) return {};
   // modules.dep: "kernel/fs/ext4/ext4.ko: kernel/lib/crc16.ko kernel/fs/mbcache.ko ..."
   std::map<std::string, std::pair<fs::path, std::vector<std::string>>> modules;
   {
@@ -143,21 +280,72 @@ std::vector<GuestModule> resolve_modules(const fs::path& modules_dir, const std:
     for (std::string line; std::getline(list, line);)
       if (!line.empty()) builtin.insert(module_name(line));
   }
+  // modules.softdep: "softdep ext4 pre: crypto-crc32c" (6.1's ext4 finds
+  // crc32c through the crypto API, which asks modprobe: the guest has none).
+  std::map<std::string, std::vector<std::string>> soft;
+  {
+    std::istringstream list(read_text_file(modules_dir / "modules.softdep"));
+    for (std::string line; std::getline(list, line);) {
+      std::istringstream words(line);
+      std::string keyword, module, word;
+      if (!(words >> keyword >> module) || keyword != "softdep") continue;
+      bool pre = false;
+      while (words >> word) {
+        if (word == "pre:" || word == "post:") pre = word == "pre:";
+        else if (pre) soft[normalized(module)].push_back(word);
+      }
+    }
+  }
+  // modules.alias: "alias crypto-crc32c crc32c_generic", in the kernel's order.
+  std::map<std::string, std::vector<std::string>> aliases;
+  {
+    std::istringstream list(read_text_file(modules_dir / "modules.alias"));
+    for (std::string line; std::getline(list, line);) {
+      std::istringstream words(line);
+      std::string keyword, alias, module;
+      if (words >> keyword >> alias >> module && keyword == "alias") aliases[alias].push_back(normalized(module));
+    }
+  }
+  // The module a soft dependency names: itself, else of the modules its
+  // alias names the generic one (crc32c_generic, not crc32c_intel, which
+  // needs SSE4.2), else the first; "" when it is built in or nowhere.
+  const auto provider = [&](const std::string& wanted_name) -> std::string {
+    const std::string n = normalized(wanted_name);
+    if (modules.count(n) != 0) return n;
+    const auto it = aliases.find(wanted_name);
+    if (it == aliases.end()) return "";
+    std::string first;
+    for (const std::string& m : it->second) {
+      if (builtin.count(m) != 0) return "";
+      if (modules.count(m) == 0) continue;
+      if (m.size() > 8 && m.compare(m.size() - 8, 8, "_generic") == 0) return m;
+      if (first.empty()) first = m;
+    }
+    return first;
+  };
   std::vector<GuestModule> order;
-  std::set<std::string> seen;
-  // Depth first: a module's dependencies are loaded before it.
-  const auto visit = [&](const auto& self, const std::string& name) -> void {
-    if (!seen.insert(name).second) return;
+  std::map<std::string, std::size_t> seen;  // the module's place in `order` once it has one
+  // Depth first: a module's dependencies, hard then soft, are loaded before it.
+  const auto visit = [&](const auto& self, const std::string& name, bool optional) -> void {
+    if (const auto at = seen.find(name); at != seen.end()) {
+      if (!optional && at->second < order.size()) order[at->second].optional = false;  // needed after all
+      return;
+    }
+    seen[name] = SIZE_MAX;
     const auto it = modules.find(name);
     if (it == modules.end()) {
-      if (builtin.count(name) != 0) return;
+      if (builtin.count(name) != 0 || optional) return;
       throw std::runtime_error("kernel module " + name + " is neither in " + (modules_dir / "modules.dep").string() +
                                " nor built in (modules.builtin)");
     }
-    for (auto d = it->second.second.rbegin(); d != it->second.second.rend(); ++d) self(self, *d);
-    order.push_back({name, it->second.first});
+    for (auto d = it->second.second.rbegin(); d != it->second.second.rend(); ++d) self(self, *d, optional);
+    if (const auto s = soft.find(name); s != soft.end())
+      for (const std::string& want : s->second)
+        if (const std::string p = provider(want); !p.empty()) self(self, p, true);
+    seen[name] = order.size();
+    order.push_back({name, it->second.first, optional});
   };
-  for (const auto& w : wanted) visit(visit, normalized(w));
+  for (const auto& w : wanted) visit(visit, normalized(w), false);
   return order;
 }
 

@@ -25,7 +25,9 @@ std::vector<std::string> guest_module_names(const std::string& filesystem, bool 
     names.insert(names.end(), {"virtio_net", "nbd"});
   else
     names.insert(names.end(), {"virtio_scsi", "sd_mod"});
-  names.insert(names.end(), {"crc32c_generic", "crc16", "mbcache", "jbd2", "ext4"});
+  // ext4's own dependencies (jbd2, mbcache, crc16) come from modules.dep,
+  // crc32c where it is a crypto module from modules.softdep.
+  names.push_back("ext4");
   if (filesystem == "xfs" || filesystem == "btrfs") names.push_back(filesystem);
   if (host_root) names.insert(names.end(), {"9pnet_virtio", "9p"});
   return names;
@@ -45,7 +47,7 @@ std::uint64_t build_initramfs(const std::filesystem::path& out, const InitramfsC
   std::string order;
   for (const auto& m : c.modules) {
     cpio.file("lib/modules/" + m.name + ".ko", module_bytes(m.file));
-    order += m.name + ".ko\n";
+    order += m.name + (m.optional ? ".ko optional\n" : ".ko\n");
   }
   cpio.file("nvj/modules", order);
   if (!c.workload.empty()) cpio.file("bin/nvj-workload", program_bytes(c.workload), 0755);

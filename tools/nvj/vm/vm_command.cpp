@@ -120,9 +120,11 @@ CommandRun declare_vm(Command& app) {
   app.add("--socket", o.server, "use a running server (socket or NBD URI), start none").value_name("SERVER");
   app.add("--control", o.control, "that server's control socket (needed by --crash)").value_name("CONTROL");
   add_tls_options(app, o.tls, "an nbds:// --socket");
-  app.add("--kernel", o.kernel, "the kernel (default: linux-image-amd64's, installed if missing)")
-      .value_name("PATH");
-  app.add("--modules", o.modules, "its modules (default: /lib/modules/VERSION)").value_name("DIR");
+  app.add("--kernel", o.kernel,
+          "the kernel: a bzImage, a folder it was built in, debian:SUITE or debian:PACKAGE[=VERSION] (fetched into a "
+          "cache: nvj kernel); default: linux-image-amd64's, installed if missing")
+      .value_name("KERNEL");
+  app.add("--modules", o.modules, "a bzImage's modules (default: /lib/modules/VERSION)").value_name("DIR");
   app.size("--memory", a->memory, 64ull << 20, 64ull << 30, "guest memory (default 512M)");
   app.count("--cpus", a->cpus, 1u, 64u, "guest processors (default 1)");
   app.count("--timeout", a->timeout, 1, 7 * 86400, "per boot (default 300)").value_name("SECONDS");

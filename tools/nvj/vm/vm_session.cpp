@@ -70,16 +70,6 @@ std::optional<std::string> parameter(const std::vector<std::string>& params, con
   return std::nullopt;
 }
 
-GuestKernel pick_kernel(const VmOptions& o) {
-  if (!o.kernel.empty()) return given_kernel(o.kernel, o.modules);
-  auto k = find_distribution_kernel();
-  if (!k)
-    throw std::runtime_error(std::string("no kernel with modules in /boot and /lib/modules: install ") + kKernelPackage +
-                             " (apt-get install " + kKernelPackage + ") or give one with --kernel");
-  if (!o.modules.empty()) k->modules = o.modules;
-  return *k;
-}
-
 void post(const std::string& control, const std::string& target, std::string* body = nullptr) {
   std::string answer = control_call(control, "POST", target);
   if (body != nullptr) *body = std::move(answer);
@@ -172,14 +162,22 @@ class VmRun {
   }
 
  private:
-  // A kernel given by path is checked before anything is installed.
+  // A kernel named is found (or fetched) before anything is installed;
+  // the distribution's may be installed first.
   void find_everything() {
-    if (!o_.kernel.empty()) kernel_ = pick_kernel(o_);
+    if (o_.resolved_kernel)
+      kernel_ = *o_.resolved_kernel;
+    else if (!o_.kernel.empty())
+      kernel_ = named_kernel(o_.kernel, o_.modules, "nvj vm");
     tools_ = find_guest_tools(!kernel_, nbd());
-    if (!kernel_) kernel_ = pick_kernel(o_);
+    if (!kernel_) {
+      kernel_ = distribution_kernel("nvj vm");
+      if (!o_.modules.empty()) kernel_->modules = o_.modules;
+    }
     modules_ = resolve_modules(kernel_->modules, guest_module_names(o_.filesystem, o_.host_root, nbd()));
+    if (o_.on_kernel) o_.on_kernel(*kernel_);
     if (!tools_.workload_note.empty()) say(tools_.workload_note + ": the guest has no nvj-workload");
-    if (o_.verbose) say("kernel " + kernel_->version + " (" + kernel_->image.string() + ")");
+    if (o_.verbose) say("kernel " + describe_kernel(*kernel_));
   }
 
   // Ours, with a control socket for the power cut, or the one given; its

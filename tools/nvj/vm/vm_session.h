@@ -9,11 +9,13 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tools/nvj/client/tls_psk.h"
+#include "tools/nvj/vm/guest_kernel.h"
 
 namespace nvj::cli {
 
@@ -22,7 +24,12 @@ struct VmOptions {
   std::string server;                   // a running server (socket or NBD URI) instead
   TlsOptions tls;                       // its key, for an nbds URI
   std::string control;                  // its control socket (a crash needs one)
-  std::string kernel, modules;          // "" = the distribution's kernel and its modules
+  // The guest's kernel as --kernel names it (guest_kernel.h: a file, a
+  // folder, debian:SUITE, ...) and its modules; "" = the distribution's.
+  std::string kernel, modules;
+  std::optional<GuestKernel> resolved_kernel;  // one resolved already: kernel and modules are not read
+  // Once the kernel is known, before anything boots: the one it is.
+  std::function<void(const GuestKernel&)> on_kernel;
   std::uint64_t memory = 512ull << 20;
   unsigned cpus = 1;
   std::chrono::seconds timeout{300};    // per boot
