@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# kernel_table.sh: the explorer on several kernels side by side, the
+# evidence behind docs/findings/: one nvj crash explore --vm over every
+# kernel of --kernels (a guest each, booted once for all its workloads;
+# debian:SUITE names fetched into nvj's cache), and with --host the same
+# workloads on this host's own kernel. For each kernel: its release and
+# packages, the workloads explored, the unique crash states checked, the
+# failing workloads and, by the rule each broke (the first violation of its
+# first failing state), how many; how many of those the kernel's own mount
+# confirmed (a state the fast path failed, mounted by this host's kernel
+# with the same facts read back; a finding it does not confirm is none);
+# and, with --rule, which of that rule's workloads fail on which kernel.
+# Needs root (loop devices, mounts) and, for debian: names, Debian's archive
+# or nvj's cache.
+#
+# Usage: bench/kernel_table.sh [--nvj PATH] --kernels LIST [--host yes] [--bound seq-1] [--ops LIST] [--fs ext4]
+#          [--param PARAM=VALUE] [--mount-options O] [--max-states N] [--rule RULE] [--title TEXT] [--out DIR]
+#          [--markdown FILE]
+#
+# With --markdown the working tree must be clean: the section names the
+# commit it was built from. --out keeps every exploration (recordings,
+# reproducers) in DIR/vm and DIR/host.
+set -euo pipefail
+source "$(dirname "$0")/lib/options.sh"
+
+nvj="$repo_dir/build/tools/nvj/nvj"
+kernels=""
+host=""
+bound=seq-1
+ops=""
+fs=ext4
+param=""
+mount_options=""
+max_states=""
+rule=""
+title=""
+out=""
+markdown=""
+bench_option --nvj nvj text
+bench_option --kernels kernels text
+bench_option --host host text
+bench_option --bound bound text
+bench_option --ops ops text
+bench_option --fs fs text
+bench_option --param param text
+bench_option --mount-options mount_options text
+bench_option --max-states max_states count
+bench_option --rule rule text
+bench_option --title title text
+bench_option --out out text
+bench_option --markdown markdown text
+bench_parse "$@"
+[[ -n $kernels ]] || bench_usage_error "--kernels LIST is required (debian:sid,debian:experimental,...)"
+[[ -z $host || $host == yes ]] || bench_usage_error "--host $host: expected yes"
+[[ -x $nvj ]] || bench_fail "nvj not found: $nvj (build it with ninja -C build)"
+[[ $(id -u) == 0 ]] || bench_fail "needs root (nvj crash explore attaches loop devices and mounts)"
+[[ -z $markdown ]] || bench_require_clean_tree
+bench_require qemu-system-x86_64:qemu-system-x86 python3
+nvj=$(cd "$(dirname "$nvj")" && pwd)/$(basename "$nvj")
+if [[ -n $out ]]; then
+  [[ ! -e $out ]] || bench_usage_error "--out $out exists: nothing already there is overwritten"
+  mkdir -p "$out"
+  dir=$(cd "$out" && pwd)
+else
+  dir=$(mktemp -d /tmp/nvj-kernel-table-XXXXXX)
+  trap 'rm -rf "$dir"' EXIT
+fi
+
+args=(--bound "$bound" --fs "$fs")
+[[ -z $ops ]] || args+=(--ops "$ops")
+[[ -z $mount_options ]] || args+=(--mount-options "$mount_options")
+[[ -z $max_states ]] || args+=(--max-states "$max_states")
+[[ -z $param ]] || args+=("$param")
+explore() {  # explore NAME ARGS...: nvj crash explore ARGS into DIR/NAME; exit 0 or 1 (findings) is a run
+  local name=$1 status=0
+  shift
+  echo "== $name: nvj crash explore $* --out $dir/$name"
+  "$nvj" crash explore "$@" --out "$dir/$name" >"$dir/$name.log" 2>&1 || status=$?
+  tail -n 3 "$dir/$name.log"
+  [[ $status == 0 || $status == 1 ]] || { tail -n 20 "$dir/$name.log" >&2; bench_fail "nvj crash explore ($name) exited $status"; }
+}
+explore vm --vm --kernel "$kernels" "${args[@]}"
+[[ -z $host ]] || explore host "${args[@]}"
+
+KT_DIR=$dir KT_HOST=$host KT_RULE=$rule KT_TITLE=$title KT_COMMAND=$command_line KT_MARKDOWN=$markdown \
+  KT_REV=$(bench_git_rev) python3 - <<'PY'
+import json, os, platform, time
+d, rule = os.environ["KT_DIR"], os.environ["KT_RULE"]
+columns = []  # (label, explore.json, its folder)
+table = json.load(open(f"{d}/vm/kernels.json"))
+for k in table["kernels"]:
+    package = next((p for p in k["packages"] if p["name"].startswith("linux-binary-")), None) or \
+        next((p for p in k["packages"] if p["name"].startswith("linux-image-") and p["name"] != "linux-image-amd64"), None)
+    label = f"{k['name']} ({k['version']}" + (f", {package['version']}" if package else "") + ")"
+    columns.append((label, f"{d}/vm/{k['version']}"))
+if os.environ["KT_HOST"]:
+    columns.append((f"this host ({platform.release()})", f"{d}/host"))
+
+def confirmed(folder, w):
+    """Whether the kernel's own mount failed one of the workload's states too."""
+    r = json.load(open(f"{folder}/workloads/{w['ordinal']}/results.json"))
+    return any(s.get("ground_truth", {}).get("verdict", "pass") != "pass" for s in r["states"])
+
+rows, by_rule, rules = [], {}, set()
+for label, folder in columns:
+    e = json.load(open(f"{folder}/explore.json"))
+    failing = [w for w in e["workloads"] if w["failing"] > 0]
+    counts = {}
+    for w in failing:
+        v = (w["failures"][0].get("violations") or [{}])[0]
+        counts[v.get("rule", w["failures"][0]["verdict"])] = counts.get(v.get("rule", w["failures"][0]["verdict"]), 0) + 1
+    rules |= set(counts)
+    conf = sum(confirmed(folder, w) for w in failing)
+    rows.append((label, e["explored"], e["states"], len(failing), counts, conf, e["errors"]))
+    if rule:
+        by_rule[label] = {w["name"]: w["failing"] for w in failing
+                          if any(v.get("rule") == rule for f in w["failures"] for v in f.get("violations", []))}
+
+e0 = json.load(open(f"{columns[0][1]}/explore.json"))
+lines = []
+if os.environ["KT_TITLE"]:
+    lines += [f"## {os.environ['KT_TITLE']}", ""]
+lines += [f"- Command: `{os.environ['KT_COMMAND']}`",
+          f"- Date: {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}",
+          f"- Git commit: {os.environ['KT_REV']}",
+          f"- Explored: {e0['bound']}" + (f" of {', '.join(e0['ops'])}" if e0["ops"] else "") +
+          f", {e0['filesystem']}" + (f" ({e0['mount_options']})" if e0["mount_options"] else "") +
+          f", {e0['workloads_in_bound']} workloads; parameters {' '.join(e0['parameters'])}", ""]
+rule_list = sorted(rules)
+lines.append("| kernel | workloads | unique crash states | failing workloads | " +
+             " | ".join(f"by `{r}`" for r in rule_list) + (" | " if rule_list else "") + "confirmed by the kernel | could not run |")
+lines.append("|---|---:|---:|---:|" + "---:|" * len(rule_list) + "---:|---:|")
+for label, explored, states, failing, counts, conf, errors in rows:
+    lines.append(f"| {label} | {explored} | {states} | {failing} | " +
+                 " | ".join(str(counts.get(r, 0)) for r in rule_list) + (" | " if rule_list else "") + f"{conf} | {errors} |")
+if rule:
+    names = sorted({n for m in by_rule.values() for n in m})
+    lines += ["", f"The workloads breaking `{rule}` ({len(names)}), failing states on each kernel (- : passes):", "",
+              "| workload | " + " | ".join(l for l, _ in columns) + " |", "|---|" + "---:|" * len(columns)]
+    for n in names:
+        lines.append(f"| `{n}` | " + " | ".join(str(by_rule[l].get(n, "-")) for l, _ in columns) + " |")
+text = "\n".join(lines) + "\n"
+print(text)
+if os.environ["KT_MARKDOWN"]:
+    with open(os.environ["KT_MARKDOWN"], "a") as f:
+        f.write("\n" + text)
+PY
