@@ -59,6 +59,12 @@ void read_entries(std::span<const std::uint8_t> area, std::size_t entries, std::
 
 }  // namespace
 
+std::uint64_t inode_xattr_block(std::span<const std::uint8_t> raw) {
+  if (raw.size() < kInodeFileAclHigh + 2) return 0;
+  return load_le<std::uint32_t>(raw.data() + kInodeFileAclLo) |
+         std::uint64_t{load_le<std::uint16_t>(raw.data() + kInodeFileAclHigh)} << 32;
+}
+
 std::map<std::string, std::vector<std::uint8_t>> read_xattrs(const BlockSource& source, const ImageInfo& info,
                                                              std::uint32_t ino) {
   std::map<std::string, std::vector<std::uint8_t>> out;
@@ -70,8 +76,7 @@ std::map<std::string, std::vector<std::uint8_t>> read_xattrs(const BlockSource& 
       read_entries(area, 0, 0, ino, out);
     }
   }
-  const std::uint64_t block = load_le<std::uint32_t>(raw.data() + kInodeFileAclLo) |
-                              std::uint64_t{load_le<std::uint16_t>(raw.data() + kInodeFileAclHigh)} << 32;
+  const std::uint64_t block = inode_xattr_block(raw);
   if (block == 0) return out;
   if (block >= info.blocks) bad_xattr(ino, "its block " + std::to_string(block) + " lies outside the filesystem");
   std::vector<std::uint8_t> bytes(info.block_size);

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@
 namespace fscore::ext4 {
 
 inline constexpr std::uint32_t kXattrMagic = 0xEA020000;
+
+// The attribute block an inode's raw bytes (read_inode_bytes) name
+// (i_file_acl, its high 16 bits included); 0 for none.
+std::uint64_t inode_xattr_block(std::span<const std::uint8_t> raw_inode);
 
 // Every attribute of inode `ino`, by full name ("user.nvj"), with its value.
 std::map<std::string, std::vector<std::uint8_t>> read_xattrs(const BlockSource& source, const ImageInfo& info,

@@ -23,6 +23,7 @@
 #include "tools/nvj/commands.h"
 #include "tools/nvj/crash/check_command.h"
 #include "tools/nvj/crash/crash_report.h"
+#include "tools/nvj/crash/frames_command.h"
 #include "tools/nvj/crash/log_command.h"
 #include "tools/nvj/crash/run_command.h"
 #include "tools/nvj/explore/explore_command.h"
@@ -288,6 +289,18 @@ replayed. With several --state, each state's go to DIR/N/. Mount them through lo
 yourself what a check said.
 )";
 
+constexpr const char* kFramesText = R"(List what each export saw around one crash state of RECORDING (--state N,
+as nvj crash check numbers them with the same options) or one crash point
+(--point P), frame by frame in the recording's order, as replay-log lists
+a log: every write, zero and trim with FUA, its acknowledgement (durable or
+not), every flush and its completion, every mark; for each change what the
+state made of it (durable before the power went, kept, dropped, torn after
+so many bytes, or sent after the cut), and what its blocks are where the
+lab can tell: ext4's metadata by kind and the data of which file, the jbd2
+journal's descriptor, logged copies (of which home block), revoke and
+commit blocks, XFS's blocks by their magic numbers.
+)";
+
 constexpr const char* kExploreText = R"(Explore by itself: run every workload of a bound (seq-1: one core operation
 and a persistence call; seq-2: two; seq-3: three) over a fixed file set
 (directories A, B, A/C; files A/foo, A/bar, B/foo, B/bar, A/C/foo), each on
@@ -405,6 +418,22 @@ CommandRun declare_crash(Command& app) {
   images.add("--out", image->out, "the folder for EXPORT.img, or N/EXPORT.img for several (required)")
       .value_name("DIR");
 
+  auto frames = std::make_shared<FramesArgs>();
+  Command frame_list = app.subcommand("frames", "list what the exports saw around a crash state, block by block");
+  frame_list.describe(kFramesText);
+  frame_list.add("RECORDING", frames->check.recording, "the recording (record=FILE)").value_name("FILE");
+  enumeration_options(frame_list, frames->check.every, frames->check.no_marks, frames->check.no_persistence,
+                      frames->check.options.strategies);
+  frame_list.add("--state", frames->state, "the state's ordinal (results.json's \"ordinal\")").value_name("N");
+  frame_list.add("--point", frames->point, "or a crash point's number, with no state (nvj crash states counts them)")
+      .value_name("P");
+  frame_list.count("--before", frames->before, 0, ~std::uint64_t{0},
+                   "frames before the oldest volatile change (default 20)").value_name("N");
+  frame_list.count("--after", frames->after, 0, ~std::uint64_t{0}, "frames after the crash point (default 10)")
+      .value_name("N");
+  frame_list.flag("--all", frames->all, "every frame of the recording");
+  frame_list.flag("--json", frames->json, "one JSON object");
+
   Command explores = app.subcommand("explore", "generate workloads and check every crash state of each");
   explores.describe(kExploreText);
   explores.add("PARAM", explore->parameters, "the plugin's PARAM=VALUE, over the defaults").value_name("PARAM=VALUE");
@@ -479,9 +508,13 @@ CommandRun declare_crash(Command& app) {
   merges.add("RESULTS", merge->inputs, "each shard's results.json, or its folder").value_name("PATH");
   merges.add("--out", merge->out, "the folder for the merged results.json (required)").value_name("DIR");
 
-  return [a, check, merge, run, record, report, image, explore, import, exported, checks, merges, runs, records, reports,
-          images, explores, imports, exports] {
+  return [a, check, merge, run, record, report, image, explore, import, exported, frames, checks, merges, runs, records,
+          reports, images, explores, imports, exports, frame_list] {
     if (explores.parsed()) return crash_explore_main(*explore);
+    if (frame_list.parsed()) {
+      check_torn_unit(frames->check.options.strategies, "nvj crash frames");
+      return crash_frames_main(*frames);
+    }
     if (imports.parsed()) {
       if (import->log.empty()) throw UsageError("nvj crash import: which LOG?");
       return crash_import_main(*import);

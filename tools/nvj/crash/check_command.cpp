@@ -94,14 +94,6 @@ Recorded recorded_filesystem(const crashlab::RecordingIndex& index, const std::s
   return r;
 }
 
-crashlab::CheckOptions enumeration_of(const CheckArgs& a) {
-  crashlab::CheckOptions options = a.options;
-  options.points.marks = !a.no_marks;
-  options.points.persistence = !a.no_persistence;
-  options.points.every = a.every;
-  return options;
-}
-
 // Failing states for stdout: the detailed ones first (the first of each
 // signature), then the others, in ordinal order; at most kShownFailures.
 void show_failures(const Json& states, std::uint64_t failing, const std::string& out) {
@@ -118,6 +110,14 @@ void show_failures(const Json& states, std::uint64_t failing, const std::string&
 }
 
 }  // namespace
+
+crashlab::CheckOptions enumeration_of(const CheckArgs& a) {
+  crashlab::CheckOptions options = a.options;
+  options.points.marks = !a.no_marks;
+  options.points.persistence = !a.no_persistence;
+  options.points.every = a.every;
+  return options;
+}
 
 int crash_check_main(const CheckArgs& a) {
   const Shard shard = shard_given_or_from_environment(a.shard);

@@ -47,6 +47,10 @@ struct CheckArgs {
   // crash run --vm: the guest's kernel and transport); null: not said.
   Json made_by = nullptr;
 };
+// The crash points and strategies the arguments name: what numbers the
+// states (their ordinals) as nvj crash check, image and frames number them.
+crashlab::CheckOptions enumeration_of(const CheckArgs& args);
+
 inline constexpr std::uint64_t kFastBudget = 20000;
 inline constexpr std::uint64_t kKernelBudget = 1000;
 int crash_check_main(const CheckArgs& args);

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "tools/nvj/crash/frames_command.h"
+
+#include <charconv>
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+
+#include "common/command_line.h"
+#include "common/json.h"
+#include "crashlab/block_meaning.h"
+#include "crashlab/crash_check.h"
+#include "crashlab/frame_timeline.h"
+#include "crashlab/recording_index.h"
+#include "tools/nvj/host/mapped_file.h"
+
+namespace nvj::cli {
+namespace {
+
+using crashlab::FrameKind;
+using crashlab::TimelineFrame;
+
+std::uint64_t whole_number(const std::string& option, const std::string& text, const std::string& what) {
+  std::uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+    throw UsageError("nvj crash frames: " + option + " " + text + ": expected " + what + ", a whole number");
+  return n;
+}
+
+// "write FUA", "ack of 380 (durable)", "flush 5 done: 3 durable", ...
+std::string request(const TimelineFrame& f) {
+  switch (f.kind) {
+    case FrameKind::write:
+    case FrameKind::zero:
+    case FrameKind::trim: return std::string(fscore::record::to_string(f.kind)) + (f.fua ? " FUA" : "");
+    case FrameKind::ack: return "ack of " + std::to_string(f.change_frame) + (f.durable ? " (durable)" : "");
+    case FrameKind::failed: return "failed: " + std::to_string(f.change_frame);
+    case FrameKind::flush: return "flush " + std::to_string(f.id);
+    case FrameKind::flush_done:
+      return "flush " + std::to_string(f.id) + " done" +
+             (f.made_durable == 0 ? "" : ": " + std::to_string(f.made_durable) + " durable");
+    case FrameKind::mark: return "mark";
+    default: return fscore::record::to_string(f.kind);
+  }
+}
+
+std::string fate(const TimelineFrame& f) {
+  if (f.in_state == crashlab::InState::torn) return "torn@" + std::to_string(f.torn_bytes);
+  return crashlab::to_string(f.in_state);
+}
+
+bool is_change(FrameKind k) { return k == FrameKind::write || k == FrameKind::zero || k == FrameKind::trim; }
+
+}  // namespace
+
+int crash_frames_main(const FramesArgs& a) {
+  if (a.check.recording.empty()) throw UsageError("nvj crash frames: which RECORDING?");
+  if (a.state.empty() == a.point.empty())
+    throw UsageError("nvj crash frames: which state? give --state N (results.json's ordinal) or --point P");
+  // A recording that is not there or not one is bad input, as a wrong
+  // option is (1 would say a state failed, as nvj crash check's does).
+  std::optional<MappedFile> file;
+  std::optional<crashlab::RecordingIndex> read;
+  try {
+    file.emplace(a.check.recording);
+    read.emplace(file->bytes());
+  } catch (const std::runtime_error& e) {
+    throw UsageError(std::string("nvj crash frames: ") + e.what());
+  }
+  const crashlab::RecordingIndex& index = *read;
+  const crashlab::CrashChecker checker(index, enumeration_of(a.check));
+  const auto& points = checker.points();
+
+  std::optional<crashlab::CrashState> state;
+  std::optional<crashlab::SelectedState> selected;
+  std::size_t point = 0;
+  if (!a.state.empty()) {
+    const std::uint64_t n = whole_number("--state", a.state, "a state's ordinal");
+    try {
+      selected = checker.find({n}).front();
+    } catch (const std::out_of_range& e) {
+      throw UsageError(std::string("nvj crash frames: --state ") + a.state + ": " + e.what());
+    }
+    state = crashlab::state_of(index, points, checker.options().strategies, selected->key);
+    point = state->point;
+  } else {
+    point = whole_number("--point", a.point, "a crash point's number");
+    if (point >= points.size())
+      throw UsageError("nvj crash frames: --point " + a.point + ": the recording has " + std::to_string(points.size()) +
+                       " crash points (0 to " + std::to_string(points.size() - 1) + "; nvj crash states counts them)");
+  }
+  const crashlab::CrashPoint& p = points[point];
+  const crashlab::Timeline t =
+      crashlab::frame_timeline(index, p, state ? &*state : nullptr, {a.before, a.after, a.all});
+  const crashlab::BlockMeanings meanings(index, t.last);
+  const std::string mark = p.last_mark == crashlab::kNoMark ? "" : index.marks()[p.last_mark].label;
+
+  if (a.json) {
+    Json frames = Json::array();
+    for (const TimelineFrame& f : t.frames) {
+      Json j{{"frame", f.sequence}, {"kind", fscore::record::to_string(f.kind)}};
+      j["export"] = f.device ? Json(index.exports()[*f.device].name) : Json(nullptr);
+      if (is_change(f.kind)) {
+        j["id"] = f.id;
+        j["offset"] = f.offset;
+        j["length"] = f.length;
+        j["fua"] = f.fua;
+        j["in_state"] = crashlab::to_string(f.in_state);
+        if (f.in_state == crashlab::InState::torn) j["torn_bytes"] = f.torn_bytes;
+        Json meaning = Json::array();
+        for (const auto& m : meanings.of(f.change))
+          meaning.push_back(Json{{"offset", m.offset}, {"length", m.length}, {"what", m.what}});
+        j["meaning"] = meaning;
+      } else if (f.kind == FrameKind::ack || f.kind == FrameKind::failed) {
+        j["id"] = f.id;
+        j["change_frame"] = f.change_frame;
+        if (f.kind == FrameKind::ack) j["durable"] = f.durable;
+      } else if (f.kind == FrameKind::mark) {
+        j["label"] = f.label;
+      } else {
+        j["id"] = f.id;
+        if (f.kind == FrameKind::flush_done) j["made_durable"] = f.made_durable;
+      }
+      frames.push_back(j);
+    }
+    Json out{{"recording", a.check.recording},
+             {"state", selected ? Json{{"ordinal", selected->ordinal},
+                                       {"strategy", crashlab::to_string(state->strategy)},
+                                       {"kept", state->kept.size()},
+                                       {"torn", state->torn.has_value()}}
+                                : Json(nullptr)},
+             {"point", Json{{"number", point},
+                            {"after_frame", p.sequence},
+                            {"last_mark", mark.empty() ? Json(nullptr) : Json(mark)},
+                            {"volatile", p.volatile_changes.size()}}},
+             {"filesystem", meanings.summary()},
+             {"first", t.first},
+             {"last", t.last},
+             {"frames", frames}};
+    std::printf("%s\n", to_json_text(out, 2).c_str());
+    return 0;
+  }
+
+  std::printf("%s: ", a.check.recording.c_str());
+  if (selected)
+    std::printf("state %llu: crash point %zu, strategy %s, %zu of %zu volatile changes kept%s\n",
+                static_cast<unsigned long long>(selected->ordinal), point, crashlab::to_string(state->strategy),
+                state->kept.size(), p.volatile_changes.size(),
+                state->torn ? (", one more kept in part (" + std::to_string(state->torn->bytes) + " bytes)").c_str() : "");
+  else
+    std::printf("crash point %zu, %zu volatile changes\n", point, p.volatile_changes.size());
+  std::printf("the power is cut right after frame %llu%s\n", static_cast<unsigned long long>(p.sequence),
+              mark.empty() ? "" : (", after the mark '" + mark + "'").c_str());
+  std::printf("exports:");
+  for (const auto& x : index.exports())
+    std::printf(" %s (%llu bytes, atomic %u)", x.name.c_str(), static_cast<unsigned long long>(x.size), x.atomic_unit);
+  std::printf("\nfilesystem: %s\n", meanings.summary().c_str());
+  std::printf("frames %llu to %llu of %llu%s\n\n", static_cast<unsigned long long>(t.first),
+              static_cast<unsigned long long>(t.last), static_cast<unsigned long long>(index.end()),
+              a.all ? "" : " (--before, --after, --all for more)");
+  std::printf("%7s  %-8s %-22s %-22s %-10s %s\n", "frame", "export", "request", "bytes", "state", "what");
+  bool cut = false;
+  for (const TimelineFrame& f : t.frames) {
+    if (!cut && f.sequence > t.point) {
+      std::printf("------- the power is cut here (crash point %zu) -------\n", point);
+      cut = true;
+    }
+    const std::string device = f.device ? index.exports()[*f.device].name : "";
+    if (f.kind == FrameKind::mark) {
+      std::printf("%7llu  %-8s %s\n", static_cast<unsigned long long>(f.sequence), "", ("mark: " + f.label).c_str());
+      continue;
+    }
+    if (!is_change(f.kind)) {
+      std::printf("%7llu  %-8s %s\n", static_cast<unsigned long long>(f.sequence), device.c_str(), request(f).c_str());
+      continue;
+    }
+    const auto what = meanings.of(f.change);
+    const std::string bytes = std::to_string(f.offset) + " +" + std::to_string(f.length);
+    std::printf("%7llu  %-8s %-22s %-22s %-10s %s\n", static_cast<unsigned long long>(f.sequence), device.c_str(),
+                request(f).c_str(), bytes.c_str(), fate(f).c_str(), what.empty() ? "" : what.front().what.c_str());
+    for (std::size_t i = 1; i < what.size(); ++i) std::printf("%75s%s\n", "", what[i].what.c_str());
+  }
+  if (!cut) std::printf("------- the power is cut here (crash point %zu) -------\n", point);
+  return 0;
+}
+
+}  // namespace nvj::cli
