@@ -14,7 +14,7 @@
 # Needs root (loop devices, mounts) and, for debian: names, Debian's archive
 # or nvj's cache.
 #
-# Usage: bench/kernel_table.sh [--nvj PATH] --kernels LIST [--host yes] [--bound seq-1] [--ops LIST] [--fs ext4]
+# Usage: bench/kernel_table.sh [--nvj PATH] --kernels LIST [--host yes] [--bound seq-1] [--ops LIST] [--workload LIST] [--fs ext4]
 #          [--param PARAM=VALUE] [--mount-options O] [--max-states N] [--rule RULE] [--title TEXT] [--out DIR]
 #          [--markdown FILE]
 #
@@ -29,6 +29,7 @@ kernels=""
 host=""
 bound=seq-1
 ops=""
+workload=""
 fs=ext4
 param=""
 mount_options=""
@@ -42,6 +43,7 @@ bench_option --kernels kernels text
 bench_option --host host text
 bench_option --bound bound text
 bench_option --ops ops text
+bench_option --workload workload text
 bench_option --fs fs text
 bench_option --param param text
 bench_option --mount-options mount_options text
@@ -69,6 +71,7 @@ fi
 
 args=(--bound "$bound" --fs "$fs")
 [[ -z $ops ]] || args+=(--ops "$ops")
+[[ -z $workload ]] || args+=(--workload "$workload")
 [[ -z $mount_options ]] || args+=(--mount-options "$mount_options")
 [[ -z $max_states ]] || args+=(--max-states "$max_states")
 [[ -z $param ]] || args+=("$param")

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The crash lab explores by itself (nvj crash explore), on this host's kernel:
 #   - the enumeration: seq-1 lists at least 300 workloads (ACE's seq-1:
-#     328), every name its own; seq-2's count; --workload N names one;
+#     328), every name its own; seq-2's count; --workload N names one, a
+#     list several in its order;
 #   - a quarter of seq-1 (--shard 0/4), every operation among it, on one
 #     server and one attach, each workload from the kept base: exit 0, no
 #     finding, every workload's states checked, the closing line, explore.json
@@ -176,6 +177,10 @@ expect_usage "--bound ''" --bound "" --list
 expect_usage "--bound seq-4" --bound seq-4 --list
 expect_usage "4/4" --shard 4/4 --list
 expect_usage "--workload $n1" --workload "$n1" --list
+expect_usage "--workload 3,5,3: 3 is given twice" --workload 3,5,3 --list
+expect_usage "--workload 3,: an empty ordinal" --workload 3, --list
+[ "$("$NVJ" crash explore --list --workload 100,7 | cut -f1 | tr '\n' ' ')" = "100 7 " ] ||
+  fail "--workload 100,7 does not list those two, in that order"
 mkdir -p "$T/bin" && ln -sf "$(command -v sh)" "$T/bin/sh"
 status=0
 PATH="$T/bin" "$NVJ" crash explore --fs xfs --out "$T/nomkfs" >"$T/bad.out" 2>&1 || status=$?

@@ -446,7 +446,8 @@ CommandRun declare_crash(Command& app) {
       .value_name("OPTIONS");
   explores.add("--shard", explore->shard, "this run's share of the workloads, I/N (default: Slurm's or "
                "Kubernetes' index, else all)").value_name("I/N");
-  explores.add("--workload", explore->workload, "only workload N (its ordinal in --list)").value_name("N");
+  explores.add("--workload", explore->workload, "only these workloads (their ordinals in --list, comma-separated)")
+      .value_name("N[,N]...");
   explores.flag("--list", explore->list, "print the workloads, one per line, and run none");
   explores.flag("--no-minimize", explore->no_minimize,
                 "leave failing workloads of seq-2 and seq-3 as they are (default: their core steps reduced while "

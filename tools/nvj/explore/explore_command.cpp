@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "common/command_line.h"
@@ -303,21 +304,27 @@ int crash_explore_main(const ExploreArgs& a) {
   const std::vector<std::string> parameters =
       parameters_over_defaults(a.filesystem, a.parameters, "nvj crash explore", "", {"journal-trace=off"});
   const std::uint64_t max_states = a.max_states_given || a.filesystem == "ext4" ? a.max_states : kKernelExploreBudget;
-  std::optional<std::uint64_t> only;
-  if (!a.workload.empty()) {
-    std::uint64_t n = 0;
-    const auto [end, ec] = std::from_chars(a.workload.data(), a.workload.data() + a.workload.size(), n);
-    if (ec != std::errc() || end != a.workload.data() + a.workload.size() || n >= generator.count())
-      throw UsageError("nvj crash explore: --workload " + a.workload + ": expected an ordinal from 0 to " +
-                       std::to_string(generator.count() - 1) + " (" + a.bound + " has " +
-                       std::to_string(generator.count()) + " workloads)");
-    only = n;
+  // --workload N[,N]...: those, in order, once each.
+  std::vector<std::uint64_t> only;
+  {
+    std::stringstream list(a.workload);
+    std::set<std::uint64_t> seen;
+    for (std::string word; std::getline(list, word, ',');) {
+      std::uint64_t n = 0;
+      const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), n);
+      if (word.empty() || ec != std::errc() || end != word.data() + word.size() || n >= generator.count())
+        throw UsageError("nvj crash explore: --workload " + a.workload + ": '" + word + "' is no ordinal from 0 to " +
+                         std::to_string(generator.count() - 1) + " (" + a.bound + " has " +
+                         std::to_string(generator.count()) + " workloads)");
+      if (!seen.insert(n).second) throw UsageError("nvj crash explore: --workload " + a.workload + ": " + word + " is given twice");
+      only.push_back(n);
+    }
+    if (!a.workload.empty() && a.workload.back() == ',')
+      throw UsageError("nvj crash explore: --workload " + a.workload + ": an empty ordinal");
   }
   const Shard shard = shard_given_or_from_environment(a.shard);
-  std::vector<std::uint64_t> mine;
-  if (only)
-    mine.push_back(*only);
-  else
+  std::vector<std::uint64_t> mine = only;
+  if (only.empty())
     for (std::uint64_t i = shard.index; i < generator.count(); i += shard.count) mine.push_back(i);
   if (a.list) {
     for (const std::uint64_t i : mine) std::printf("%llu\t%s\n", static_cast<unsigned long long>(i), generator.at(i).name.c_str());

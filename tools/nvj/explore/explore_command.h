@@ -24,7 +24,7 @@ struct ExploreArgs {
   std::string mount_options;
   std::vector<std::string> parameters;  // the plugin's, over the defaults
   std::string shard;                    // "I/N"; empty: from the environment (as nvj crash check)
-  std::string workload;  // an ordinal; empty: every one of the shard
+  std::string workload;  // ordinals, comma-separated; empty: every one of the shard
   bool list = false;
   bool no_minimize = false;  // else a failing workload's core steps are reduced while it fails the same way
   bool keep = false;  // the run folder
