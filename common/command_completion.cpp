@@ -17,7 +17,7 @@ std::string value_completion(const std::string& value) {
     return "-W '" + words + "'";
   }
   if (value == "DIR") return "-d";
-  for (const char* file : {"FILE", "PATH", "IMAGE", "SOCKET", "CONTROL", "SERVER"})
+  for (const char* file : {"FILE", "PATH", "IMAGE", "SOCKET", "CONTROL", "SERVER", "KERNEL"})
     if (value == file) return "-f";
   return {};
 }

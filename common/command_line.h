@@ -9,8 +9,9 @@
 // with the command's path: "nvj attach: unknown option '--bogus' ...".
 //
 // Value names (Option::value_name) say what completes a value: a name with '|' lists
-// the choices ("auto|nbd-client|fuse"); FILE, PATH, IMAGE, SOCKET, CONTROL
-// and SERVER complete file names, DIR directories; anything else nothing.
+// the choices ("auto|nbd-client|fuse"); FILE, PATH, IMAGE, SOCKET, CONTROL,
+// SERVER and KERNEL (a file, a folder, or a name such as debian:sid, typed)
+// complete file names, DIR directories; anything else nothing.
 // An operand named COMMAND completes with the program's commands (help's).
 #pragma once
 
