@@ -5,6 +5,7 @@
 #include <deque>
 #include <functional>
 #include <set>
+#include <stdexcept>
 
 #include "fscore/endian.h"
 #include "fscore/ext4/extent_tree.h"
@@ -21,6 +22,7 @@ namespace {
 constexpr std::size_t kExtentHeaderBytes = 12, kExtentEntryBytes = 12;
 constexpr unsigned kMaxTreeDepth = 5;  // EXT4_MAX_EXTENT_DEPTH
 constexpr std::uint32_t kInitMaxLength = 32768;  // longer: an unwritten extent of length - 32768
+constexpr std::uint64_t kMaxGroups = std::uint64_t{1} << 20;  // 128 TiB at 4 KiB blocks
 
 struct Walk {
   const BlockSource& source;
@@ -117,7 +119,10 @@ BlockOwners BlockOwners::read(const BlockSource& source, std::uint64_t max_inode
     b.file_block = file_block;
     out.push_back(b);
   };
+  if (sb.blocks_per_group == 0 || sb.inodes_per_group == 0 || sb.inode_size == 0 || info.blocks <= sb.first_data_block)
+    throw std::runtime_error("the superblock's geometry is not one a filesystem has (no blocks or inodes per group)");
   const std::uint64_t groups = (info.blocks - sb.first_data_block + sb.blocks_per_group - 1) / sb.blocks_per_group;
+  if (groups > kMaxGroups) throw std::runtime_error("the superblock says " + std::to_string(groups) + " groups: more than an image here has");
   const bool bit64 = (sb.feature_incompat & incompat::k64bit) != 0 && sb.desc_size >= 64;
   const std::uint64_t desc_blocks = (groups * (bit64 ? sb.desc_size : 32) + bs - 1) / bs;
   const std::uint64_t table_blocks = (std::uint64_t{sb.inodes_per_group} * sb.inode_size + bs - 1) / bs;

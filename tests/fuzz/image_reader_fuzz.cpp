@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Fuzz target: fscore::ext4::read_image on untrusted images, and the
+// Fuzz target: fscore::ext4::read_image on untrusted images, who owns each
+// block of those it reads (block_owners.h, nvj crash frames), and the
 // decoders it relies on (ext4 and jbd2 superblocks, extent trees, block
 // maps) on slices of them. A rejected image (std::exception) is fine; a crash, a sanitizer
 // report or an accepted image that breaks what the reader promises is a
@@ -20,6 +21,7 @@
 
 #include "fscore/block_io.h"
 #include "fscore/endian.h"
+#include "fscore/ext4/block_owners.h"
 #include "fscore/ext4/extent_tree.h"
 #include "fscore/ext4/features.h"
 #include "fscore/ext4/image_reader.h"
@@ -239,6 +241,24 @@ void probe_slices(const std::vector<Slice>& slices, const fscore::BlockSource& s
   }
 }
 
+// Who owns which block (nvj crash frames' names): an image that reads owns
+// blocks inside the filesystem only, and find() answers with an owner that
+// holds the block.
+void check_owners(const fscore::BlockSource& image, const ext4::ImageInfo& info) {
+  std::optional<ext4::BlockOwners> owners;
+  try {
+    owners.emplace(ext4::BlockOwners::read(image, 256));
+  } catch (const std::exception&) {
+    return;  // a superblock it would not read: read_image's checks are not all of its own
+  }
+  for (const ext4::BlockOwner& o : owners->owners()) {
+    if (o.count == 0 || o.start >= info.blocks || o.count > info.blocks - o.start) finding("an owner outside the filesystem");
+    const ext4::BlockOwner* found = owners->find(o.start + o.count - 1);
+    if (found == nullptr || o.start + o.count - 1 < found->start || o.start + o.count - 1 >= found->start + found->count)
+      finding("find() does not find a block an owner holds");
+  }
+}
+
 void run(const fscore::BlockSource& image, const std::vector<Slice>& slices) {
   std::optional<ext4::ImageInfo> info;
   try {
@@ -249,6 +269,7 @@ void run(const fscore::BlockSource& image, const std::vector<Slice>& slices) {
   if (info) {
     ++g_outcome.accepted;
     check_accepted(*info, image);
+    check_owners(image, *info);
   } else {
     ++g_outcome.rejected;
   }
