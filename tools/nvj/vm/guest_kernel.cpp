@@ -163,25 +163,18 @@ GuestKernel named_kernel(const std::string& text, const std::string& modules, co
   }
   GuestKernel k;
   if (name.kind == KernelName::Kind::path) {
-    try {
-      if (fs::is_directory(name.path)) {
-        if (!modules.empty()) throw UsageError(command + ": --modules goes with a kernel's file, not a folder (" + name.path + ")");
-        k = kernel_in_folder(name.path);
-      } else {
-        k = given_kernel(name.path, modules);
-      }
-    } catch (const UsageError&) {
-      throw;
-    } catch (const std::runtime_error& e) {
-      throw UsageError(command + ": " + e.what());
-    }
+    // A kernel file that is missing or unusable is a failure (exit 1), as
+    // any input file is; only the combination of options is a usage error.
+    if (fs::is_directory(name.path) && !modules.empty())
+      throw UsageError(command + ": --modules goes with a kernel's file, not a folder (" + name.path + ")");
+    k = fs::is_directory(name.path) ? kernel_in_folder(name.path) : given_kernel(name.path, modules);
   } else {
     if (!modules.empty()) throw UsageError(command + ": --modules goes with a kernel's file, not " + text + " (whose modules come with it)");
     CachedKernel c;
     try {
       c = KernelCache().fetch(name, {refresh, [](const std::string& what) { std::fprintf(stderr, "nvj: %s\n", what.c_str()); }});
     } catch (const ArchiveError& e) {
-      if (e.kind() == ArchiveError::Kind::other) throw std::runtime_error(command + ": --kernel " + text + ": " + e.what());
+      if (e.kind() == ArchiveError::Kind::other) throw std::runtime_error("--kernel " + text + ": " + e.what());
       throw UsageError(command + ": --kernel " + text + ": " + e.what());
     }
     k = kernel_at(c.image, c.version, c.modules);
