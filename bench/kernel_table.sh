@@ -125,9 +125,10 @@ def confirmed(checked):
     return any(s.get("ground_truth", {}).get("verdict", "pass") != "pass" for s in checked)
 
 def fails_at_the_end(checked):
-    """Whether a state of its last crash point fails: nothing is volatile there."""
+    """Whether the state a clean unmount leaves fails: at the last crash point
+    with states, the one that drops nothing (every volatile change kept)."""
     last = max(s["point"] for s in checked)
-    return any(s["verdict"] != "pass" for s in checked if s["point"] == last)
+    return any(s["verdict"] != "pass" for s in checked if s["point"] == last and s["kept"] == s["volatile"])
 
 rows, by_rule, rules = [], {}, set()
 for label, folder in columns:

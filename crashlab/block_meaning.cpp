@@ -386,17 +386,21 @@ std::vector<BlockMeanings::Meaning> BlockMeanings::of(std::size_t i) const {
   }
   if (kind_ == fscore::FsKind::xfs && (c.device == data_ || (journal_export_ && c.device == *journal_export_))) {
     const bool on_log_device = c.device != data_;
-    const std::uint64_t step = on_log_device || xfs_log_ ? 512 : block_size_;
-    for (std::uint64_t at = c.offset - c.offset % step; at < end; at += step) {
-      const bool log = on_log_device || (xfs_log_ && at >= xfs_log_->first && at < xfs_log_->second);
+    // The log in 512-byte basic blocks, everything else in filesystem blocks.
+    for (std::uint64_t next = c.offset; next < end;) {
+      const bool log = on_log_device || (xfs_log_ && next >= xfs_log_->first && next < xfs_log_->second);
+      const std::uint64_t step = log ? 512 : block_size_;
+      const std::uint64_t at = next - next % step;
       const auto bytes = bytes_at(at, std::min<std::uint64_t>(step, end - at));
       std::string what = bytes.empty() ? "" : xfs_block(bytes, log);
       if (what.empty()) what = log ? "XFS log" : "XFS data or unnamed metadata";
       add(Piece{what, "", 0, 0, {}}, at, step);
+      next = at + step;
     }
     return meanings_of(pieces);
   }
-  add(Piece{index_.exports().at(c.device).name, "sector", c.offset / 512, (end - 1) / 512, {}}, c.offset, c.length);
+  if (c.length != 0)
+    add(Piece{index_.exports().at(c.device).name, "sector", c.offset / 512, (end - 1) / 512, {}}, c.offset, c.length);
   return meanings_of(pieces);
 }
 

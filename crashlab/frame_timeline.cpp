@@ -2,6 +2,7 @@
 #include "crashlab/frame_timeline.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -27,7 +28,8 @@ Timeline frame_timeline(const RecordingIndex& index, const CrashPoint& point, co
   std::uint64_t oldest = point.sequence;
   for (const std::size_t v : point.volatile_changes) oldest = std::min(oldest, index.changes()[v].sequence);
   t.first = window.all ? 1 : (oldest > window.before ? oldest - window.before : 1);
-  t.last = window.all ? index.end() : std::min(index.end(), point.sequence + window.after);
+  const std::uint64_t after = std::min(window.after, std::numeric_limits<std::uint64_t>::max() - point.sequence);
+  t.last = window.all ? index.end() : std::min(index.end(), point.sequence + after);
   const auto listed = [&](std::uint64_t s) { return s != kNever && s >= t.first && s <= t.last; };
 
   const std::set<std::size_t> kept = state ? std::set<std::size_t>(state->kept.begin(), state->kept.end())

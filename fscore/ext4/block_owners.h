@@ -50,7 +50,8 @@ struct BlockOwner {
 class BlockOwners {
  public:
   // Throws std::runtime_error only when the superblock does not read
-  // (read_image's errors); at most `max_inodes` inodes are followed.
+  // (read_image's errors); at most `max_inodes` inodes are followed, and
+  // at most 2^18 extent tree blocks read for all of them.
   static BlockOwners read(const BlockSource& source, std::uint64_t max_inodes = std::uint64_t{1} << 22);
 
   const ImageInfo& info() const { return info_; }

@@ -50,6 +50,19 @@ require_guest() {
 
 # require_static_workload: the NVJ_WORKLOAD a guest runs (when one is given)
 # is the static build, not a sanitized one.
+# fetch_kernel NAME FILE: nvj kernel fetch --json NAME into FILE (its
+# progress on stderr); skips the test when Debian's archive cannot be
+# reached and the cache has no such kernel, fails on any other error.
+fetch_kernel() {
+  local status=0
+  "$NVJ" kernel fetch --json "$1" >"$2" 2>"$2.err" || status=$?
+  cat "$2.err" >&2
+  if [ "$status" = 2 ] && grep -q "cannot be reached" "$2.err"; then
+    skip "Debian's archive cannot be reached and the cache has no $1 kernel: $(tail -n 1 "$2.err")"
+  fi
+  [ "$status" = 0 ] || fail "nvj kernel fetch $1 exited $status"
+}
+
 require_static_workload() {
   if [ -n "${NVJ_WORKLOAD:-}" ] && LC_ALL=C readelf -l "$NVJ_WORKLOAD" 2>/dev/null | grep -q 'program interpreter'; then
     skip "$NVJ_WORKLOAD is linked dynamically (a sanitized build): the guest needs the static one"

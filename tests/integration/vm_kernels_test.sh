@@ -32,13 +32,7 @@ apt_state() {  # what the host's apt reads and keeps, summed
 }
 before=$(apt_state)
 
-status=0
-"$NVJ" kernel fetch --json debian:sid >"$T/sid.json" 2>"$T/fetch.err" || status=$?
-cat "$T/fetch.err"
-if [ "$status" = 2 ] && grep -q "cannot be reached" "$T/fetch.err"; then
-  skip "Debian's archive cannot be reached and the cache has no sid kernel: $(tail -n 1 "$T/fetch.err")"
-fi
-[ "$status" = 0 ] || fail "nvj kernel fetch debian:sid exited $status"
+fetch_kernel debian:sid "$T/sid.json"
 python3 - "$T/sid.json" >"$T/sid.vars" <<'PY' || fail "nvj kernel fetch --json: not sid's kernel as expected"
 import json, re, subprocess, sys
 [k] = json.load(open(sys.argv[1]))
@@ -121,6 +115,23 @@ NVJ_KERNEL_CACHE="$T/cached" NVJ_DEBIAN_MIRROR=http://127.0.0.1:9/debian "$NVJ" 
 grep -q "cannot be reached: .*: using debian:sid as it was on 2026-01-01T00:00:00Z ($release)" "$T/offline.err" ||
   fail "the offline fetch does not say it uses the cached kernel: $(cat "$T/offline.err")"
 grep -q "^debian:sid: $release$" "$T/offline.out" || fail "the offline fetch names another kernel"
+
+# nvj kernel list and remove on that cache: a damaged entry is left out of
+# the list with a word, hides no other, and goes by its folder's name; a
+# name that matches nothing is exit 1.
+mkdir "$T/cached/kernels/damaged_1"
+echo '{"version":' >"$T/cached/kernels/damaged_1/kernel.json"
+NVJ_KERNEL_CACHE="$T/cached" "$NVJ" kernel list >"$T/ls.out" 2>"$T/ls.err" || fail "nvj kernel list with a damaged entry: $(cat "$T/ls.err")"
+grep -q "damaged_1/kernel.json: .*; skipped (nvj kernel remove damaged_1)" "$T/ls.err" ||
+  fail "nvj kernel list does not name the damaged entry: $(cat "$T/ls.err")"
+grep -q "^$release " "$T/ls.out" || fail "the damaged entry hid the good one: $(cat "$T/ls.out")"
+status=0
+NVJ_KERNEL_CACHE="$T/cached" "$NVJ" kernel remove 0.0-none >"$T/rm.log" 2>&1 || status=$?
+[ "$status" = 1 ] || fail "nvj kernel remove of no kernel: exit $status, not 1"
+grep -q "no kernel 0.0-none in $T/cached" "$T/rm.log" || fail "nvj kernel remove does not name what matched nothing: $(cat "$T/rm.log")"
+NVJ_KERNEL_CACHE="$T/cached" "$NVJ" kernel remove damaged_1 "$release" >"$T/rm.log" 2>&1 || fail "nvj kernel remove: $(cat "$T/rm.log")"
+[ -z "$(ls -A "$T/cached/kernels")" ] || fail "nvj kernel remove left $(ls "$T/cached/kernels")"
+[ -f "$real/kernel.json" ] || fail "removing the cache's link to the real cache's kernel removed that kernel"
 
 # Bad names.
 expect_refusal "has no suite nosuchsuite" "$NVJ" vm --kernel debian:nosuchsuite -- true

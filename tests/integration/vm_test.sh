@@ -115,7 +115,7 @@ expect_status 2 "--tls-psk and --tls-username go with --socket nbds://" vm --tls
 expect_status 1 "asks for TLS but names no key: give the PSK file with --tls-psk FILE" vm --socket nbds://127.0.0.1:1/ -- true
 expect_status 2 "data=2G: plugin parameters configure the server nvj vm starts" vm --socket "$T/none.sock" data=2G -- true
 expect_status 2 "--memory=1K" vm --memory 1K -- true
-expect_status 1 "--kernel /nonexistent/vmlinuz: no such file" vm --kernel /nonexistent/vmlinuz -- true
+expect_status 2 "--kernel /nonexistent/vmlinuz: no such file" vm --kernel /nonexistent/vmlinuz -- true
 expect_status 2 "nvj writers: Could not convert: --verify = maybe" writers "$T/w" --verify=maybe
 
 echo "== nothing left"

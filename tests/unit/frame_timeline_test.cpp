@@ -38,8 +38,14 @@ TEST_CASE("a timeline lists every frame of its window once, each change's fate a
       CAPTURE(round, s.point, to_string(s.strategy));
       REQUIRE(t.point == p.sequence);
       // Every volatile change of the point is in the window.
-      for (const std::size_t v : p.volatile_changes) CHECK(index.changes()[v].sequence >= t.first);
-      CHECK(t.last <= std::min(index.end(), p.sequence + 2));
+      std::uint64_t oldest = p.sequence;
+      for (const std::size_t v : p.volatile_changes) {
+        CHECK(index.changes()[v].sequence >= t.first);
+        oldest = std::min(oldest, index.changes()[v].sequence);
+      }
+      // No more than --before frames before the oldest of them.
+      CHECK(t.first == (oldest > 3 ? oldest - 3 : 1));
+      CHECK(t.last == std::min(index.end(), p.sequence + 2));
       std::set<std::uint64_t> changes_listed;
       std::uint64_t previous = 0;
       for (const TimelineFrame& f : t.frames) {

@@ -21,8 +21,8 @@ A --kernel value is a bzImage, a folder a kernel was built in, or a Debian
 kernel by name: debian:SUITE (the kernel the suite's linux-image-amd64 is
 today: bookworm, trixie, sid, experimental, ...) or
 debian:PACKAGE[=VERSION]. Debian's kernels are fetched with an apt of our
-own into a cache (default /var/cache/nvjournal as root,
-$NVJ_KERNEL_CACHE to move it), never installed, and reused.
+own into a cache ($NVJ_KERNEL_CACHE, else /var/cache/nvjournal as root,
+else ~/.cache/nvjournal), never installed, and reused.
 )";
 
 struct KernelArgs {

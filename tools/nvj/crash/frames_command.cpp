@@ -86,6 +86,7 @@ int crash_frames_main(const FramesArgs& a) {
     point = state->point;
   } else {
     point = whole_number("--point", a.point, "a crash point's number");
+    if (points.empty()) throw UsageError("nvj crash frames: --point " + a.point + ": the recording has no crash points");
     if (point >= points.size())
       throw UsageError("nvj crash frames: --point " + a.point + ": the recording has " + std::to_string(points.size()) +
                        " crash points (0 to " + std::to_string(points.size() - 1) + "; nvj crash states counts them)");

@@ -125,7 +125,6 @@ int crash_run_main(RunArgs a) {
   if (!a.transport.empty() && !a.vm)
     throw UsageError(std::string(command) +
                      ": --transport is --vm's (how the guest reaches the exports); give --vm too");
-  if (a.vm && !a.resolved_kernel && a.kernel.find(',') != std::string::npos) return crash_run_kernels(a);
   if (a.workload.empty())
     throw UsageError(std::string(command) + ": which workload? (" + command + " [OPTION]... -- COMMAND [ARG]...)");
   if (a.record_only && a.check.out.empty()) throw UsageError(std::string(command) + ": --out DIR is required (the recording goes there)");
@@ -133,6 +132,8 @@ int crash_run_main(RunArgs a) {
     throw UsageError(std::string(command) + ": --log " + a.log + " is XFS's (--fs xfs); ext4's journal goes inside "
                      "with fs-journal=internal[:SIZE]");
   if (::geteuid() != 0) throw std::runtime_error(std::string(command) + " needs root: it attaches block devices and mounts them");
+  // Several kernels: checked as above before any is fetched, then one run each.
+  if (a.vm && !a.resolved_kernel && a.kernel.find(',') != std::string::npos) return crash_run_kernels(a);
   // The kernel named is found (or fetched) before anything is made: a name
   // that names none leaves nothing behind.
   if (a.vm && !a.kernel.empty() && !a.resolved_kernel) a.resolved_kernel = named_kernel(a.kernel, "", command);

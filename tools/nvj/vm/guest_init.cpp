@@ -102,7 +102,7 @@ wait_disk() {
   tries=0
   while [ ! -b "$1" ]; do
     tries=$((tries + 1))
-    [ "$tries" -gt 200 ] && fail "no disk $1 after 20 s (is the export there?)"
+    [ "$tries" -le 200 ] || fail "no disk $1 after 20 s (is the export there?)"
     sleep 0.1
   done
 }
@@ -117,8 +117,9 @@ pick_scheduler() {
   tries=0
   until grep -q "\[$want\]" "$queue/scheduler"; do
     tries=$((tries + 1))
-    [ "$tries" -gt 50 ] && fail "the guest kernel would not give $1 the $want scheduler: $(cat "$queue/scheduler")"
-    echo "$want" > "$queue/scheduler" 2>/dev/null || sleep 0.1
+    [ "$tries" -le 50 ] || fail "the guest kernel would not give $1 the $want scheduler in 5 s: $(cat "$queue/scheduler")"
+    echo "$want" > "$queue/scheduler" 2>/dev/null || true
+    sleep 0.1
   done
 }
 # The disks are SCSI targets 0 (data) and 1 (journal). The kernel names a
@@ -140,7 +141,7 @@ nbd_attach() {
   tries=0
   until [ "$(cat "/sys/block/${dev#/dev/}/size")" != 0 ]; do
     tries=$((tries + 1))
-    [ "$tries" -gt 200 ] && fail "$dev has no size 20 s after $*: $out"
+    [ "$tries" -le 200 ] || fail "$dev has no size 20 s after $*: $out"
     sleep 0.1
   done
 }
@@ -243,7 +244,7 @@ fi
 tries=0
 until umount /mnt 2>/dev/null; do
   tries=$((tries + 1))
-  [ "$tries" -gt 50 ] && { say "fail umount /mnt: $(umount /mnt 2>&1)"; poweroff -f; }
+  [ "$tries" -le 50 ] || { say "fail umount /mnt: $(umount /mnt 2>&1)"; poweroff -f; }
   sleep 0.1
 done
 say unmounted

@@ -163,11 +163,15 @@ GuestKernel named_kernel(const std::string& text, const std::string& modules, co
   }
   GuestKernel k;
   if (name.kind == KernelName::Kind::path) {
-    // A kernel file that is missing or unusable is a failure (exit 1), as
-    // any input file is; only the combination of options is a usage error.
+    // A file or folder that holds no kernel names none: a usage error, as
+    // a Debian name that names none is.
     if (fs::is_directory(name.path) && !modules.empty())
       throw UsageError(command + ": --modules goes with a kernel's file, not a folder (" + name.path + ")");
-    k = fs::is_directory(name.path) ? kernel_in_folder(name.path) : given_kernel(name.path, modules);
+    try {
+      k = fs::is_directory(name.path) ? kernel_in_folder(name.path) : given_kernel(name.path, modules);
+    } catch (const std::runtime_error& e) {
+      throw UsageError(command + ": " + e.what());
+    }
   } else {
     if (!modules.empty()) throw UsageError(command + ": --modules goes with a kernel's file, not " + text + " (whose modules come with it)");
     CachedKernel c;
@@ -189,17 +193,16 @@ GuestKernel named_kernel(const std::string& text, const std::string& modules, co
 }
 
 std::vector<GuestKernel> named_kernels(const std::vector<std::string>& lists, const std::string& command) {
-  std::vector<std::string> names;
-  for (const std::string& list : lists) {
-    std::stringstream in(list);
-    for (std::string f; std::getline(in, f, ',');) names.push_back(f);
-    if (list.empty() || list.back() == ',') names.push_back("");
+  std::vector<KernelName> names;
+  try {
+    names = parse_kernel_names(lists);  // every name checked before any is fetched
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(command + ": --kernel: " + e.what());
   }
   std::vector<GuestKernel> out;
   std::set<std::string> versions;
-  for (const std::string& n : names) {
-    if (n.empty()) throw UsageError(command + ": --kernel: an empty name");
-    out.push_back(named_kernel(n, "", command));
+  for (const KernelName& n : names) {
+    out.push_back(named_kernel(n.text, "", command));
     if (!versions.insert(out.back().version).second)
       throw UsageError(command + ": --kernel: " + out.back().version + " is given twice");
   }
@@ -232,7 +235,9 @@ Json guest_kernel_json(const GuestKernel& k) {
 std::string reproducible_name(const GuestKernel& k) {
   if (!k.suite.empty() && !k.packages.empty())
     return std::string(kDebianPrefix) + k.packages.front().name + "=" + k.packages.front().version;
-  return k.name.empty() ? k.image.string() : k.name;
+  // The distribution's kernel (no --kernel) is named by its package, which
+  // --kernel would read as a file: its image names it.
+  return k.name.empty() || k.name == kKernelPackage ? k.image.string() : k.name;
 }
 
 std::string kernel_label(const Json& k) {

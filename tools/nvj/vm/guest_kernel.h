@@ -52,10 +52,10 @@ GuestKernel kernel_in_folder(const std::filesystem::path& dir);
 // (kernel_in_folder), or a Debian kernel from the cache (kernel_cache.h),
 // fetched if missing, progress on stderr. Its image's SHA-256 is filled in.
 // A UsageError prefixed with `command` for a name that names no kernel: no
-// name, a suite or package the archive does not have, a package without a
-// kernel, an archive out of reach with nothing cached, --modules with a
-// folder or a Debian name; std::runtime_error (not prefixed) for a kernel
-// file or folder that is missing or unusable and for a failure on the way.
+// name, a file or folder that is missing or holds no kernel, a suite or
+// package the archive does not have, a package without a kernel, an
+// archive out of reach with nothing cached, --modules with a folder or a
+// Debian name; std::runtime_error (not prefixed) for a failure on the way.
 // `refresh`: a Debian suite's package lists brought up to date even if
 // they are recent (nvj kernel fetch --refresh).
 GuestKernel named_kernel(const std::string& text, const std::string& modules, const std::string& command,

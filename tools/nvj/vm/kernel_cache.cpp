@@ -129,7 +129,7 @@ Json cached_kernel_json(const CachedKernel& k) {
   return Json{{"version", k.version},
               {"image", fs::relative(k.image, k.folder).string()},
               {"image_sha256", k.image_sha256},
-              {"modules", fs::relative(k.modules, k.folder).string()},
+              {"modules", k.modules.empty() ? std::string() : fs::relative(k.modules, k.folder).string()},
               {"packages", packages},
               {"suite", k.suite},
               {"archive", k.archive},
@@ -144,7 +144,8 @@ CachedKernel cached_kernel_from_json(const Json& j, const fs::path& folder, cons
     k.version = j.at("version").get<std::string>();
     k.image = folder / j.at("image").get<std::string>();
     k.image_sha256 = j.at("image_sha256").get<std::string>();
-    k.modules = folder / j.at("modules").get<std::string>();
+    // "": no modules, every driver built in.
+    if (const std::string m = j.at("modules").get<std::string>(); !m.empty()) k.modules = folder / m;
     for (const Json& p : j.at("packages"))
       k.packages.push_back({p.at("name").get<std::string>(), p.at("version").get<std::string>(),
                             p.at("sha256").get<std::string>(), p.at("size").get<std::uint64_t>()});
@@ -192,12 +193,20 @@ CachedKernel KernelCache::fetch_locked(const KernelName& name, const FetchOption
     } catch (const ArchiveError& e) {
       const fs::path last = root_ / "suites" / (suite + ".json");
       if (e.kind() != ArchiveError::Kind::unreachable || !fs::exists(last)) throw;
-      const Json j = parse_json(read_text_file(last), last.string());
-      const fs::path folder = root_ / "kernels" / j.at("kernel").get<std::string>();
-      if (!fs::exists(folder / "kernel.json")) throw;
-      CachedKernel k = read_cached(folder);
-      say(std::string(e.what()) + ": using " + name.text + " as it was on " + j.at("at").get<std::string>() + " (" +
-          k.version + ")");
+      // What the suite named last time, if that still reads: else the
+      // archive's error stands.
+      CachedKernel k;
+      std::string at;
+      try {
+        const Json j = parse_json(read_text_file(last), last.string());
+        const fs::path folder = root_ / "kernels" / j.at("kernel").get<std::string>();
+        at = j.at("at").get<std::string>();
+        if (!fs::exists(folder / "kernel.json")) throw;
+        k = read_cached(folder);
+      } catch (const std::exception&) {
+        throw e;
+      }
+      say(std::string(e.what()) + ": using " + name.text + " as it was on " + at + " (" + k.version + ")");
       return k;
     }
     std::vector<std::string> versions = archive.versions(package);
@@ -255,47 +264,56 @@ CachedKernel KernelCache::fetch_locked(const KernelName& name, const FetchOption
     const fs::path staging = root_ / "kernels" / (".staging-" + key);
     fs::remove_all(staging);
     fs::create_directories(staging / "root");
-    CachedKernel k;
-    k.key = key;
-    k.suite = suite;
-    k.archive = mirrors.archive;
-    std::uint64_t bytes = 0;
-    for (const PackageRecord& r : records) bytes += r.size;
-    say("fetching " + name.text + ": " + std::to_string(records.size()) + " packages of " + suite + ", " +
-        std::to_string(bytes >> 20) + " MiB, into " + root_.string());
-    for (const PackageRecord& r : records) {
-      const fs::path deb = archive.download(r, staging / "debs");
-      const RunResult x = run({"dpkg-deb", "-x", deb.string(), (staging / "root").string()});
-      if (x.status != 0) throw std::runtime_error("dpkg-deb -x " + deb.string() + ": " + x.output);
-      fs::remove(deb);
-      k.packages.push_back({r.package, r.version, r.sha256, r.size});
+    try {
+      CachedKernel k;
+      k.key = key;
+      k.suite = suite;
+      k.archive = mirrors.archive;
+      std::uint64_t bytes = 0;
+      for (const PackageRecord& r : records) bytes += r.size;
+      say("fetching " + name.text + ": " + std::to_string(records.size()) + " packages of " + suite + ", " +
+          std::to_string(bytes >> 20) + " MiB, into " + root_.string());
+      for (const PackageRecord& r : records) {
+        const fs::path deb = archive.download(r, staging / "debs");
+        const RunResult x = run({"dpkg-deb", "-x", deb.string(), (staging / "root").string()});
+        if (x.status != 0) throw std::runtime_error("dpkg-deb -x " + deb.string() + ": " + x.output);
+        fs::remove(deb);
+        k.packages.push_back({r.package, r.version, r.sha256, r.size});
+      }
+      fs::remove_all(staging / "debs");
+      const auto [image, release] = find_image(staging / "root");
+      if (image.empty()) {
+        std::string names;
+        for (const PackageRecord& r : records) names += (names.empty() ? "" : ", ") + r.package + "=" + r.version;
+        throw ArchiveError(ArchiveError::Kind::no_package, "its packages (" + names + ") hold no kernel image");
+      }
+      k.version = release;
+      k.modules = modules_of(staging / "root", release);
+      if (!k.modules.empty()) {
+        // depmod -b reads ROOT/lib/modules: from Debian 14 on they are in /usr.
+        if (!fs::exists(staging / "root/lib")) fs::create_directory_symlink("usr/lib", staging / "root/lib");
+        say("depmod " + release);
+        const RunResult d = run({"depmod", "-b", (staging / "root").string(), release});
+        if (d.status != 0 || !fs::exists(k.modules / "modules.dep"))
+          throw std::runtime_error("depmod -b " + (staging / "root").string() + " " + release + " failed: " + d.output);
+      }
+      k.image_sha256 = file_sha256(image);
+      k.fetched = now_utc();
+      k.folder = staging;
+      k.image = image;
+      {
+        std::ofstream out(staging / "kernel.json");
+        out << to_json_text(cached_kernel_json(k), 2) << "\n";
+        out.flush();
+        if (!out) throw std::runtime_error("cannot write " + (staging / "kernel.json").string());
+      }
+      fs::rename(staging, folder);
+      say("fetched " + name.text + ": " + release + " (" + key + ")");
+    } catch (...) {
+      std::error_code ec;
+      fs::remove_all(staging, ec);  // nothing half-fetched stays
+      throw;
     }
-    fs::remove_all(staging / "debs");
-    const auto [image, release] = find_image(staging / "root");
-    if (image.empty()) {
-      fs::remove_all(staging);
-      std::string names;
-      for (const PackageRecord& r : records) names += (names.empty() ? "" : ", ") + r.package + "=" + r.version;
-      throw ArchiveError(ArchiveError::Kind::no_package, "its packages (" + names + ") hold no kernel image");
-    }
-    k.version = release;
-    k.modules = modules_of(staging / "root", release);
-    if (!k.modules.empty()) {
-      // depmod -b reads ROOT/lib/modules: from Debian 14 on they are in /usr.
-      if (!fs::exists(staging / "root/lib")) fs::create_directory_symlink("usr/lib", staging / "root/lib");
-      say("depmod " + release);
-      const RunResult d = run({"depmod", "-b", (staging / "root").string(), release});
-      if (d.status != 0 || !fs::exists(k.modules / "modules.dep"))
-        throw std::runtime_error("depmod -b " + (staging / "root").string() + " " + release + " failed: " + d.output);
-    }
-    k.image_sha256 = file_sha256(image);
-    k.fetched = now_utc();
-    k.folder = staging;
-    k.image = image;
-    if (k.modules.empty()) k.modules = staging / "root";  // every driver built in
-    std::ofstream(staging / "kernel.json") << to_json_text(cached_kernel_json(k), 2) << "\n";
-    fs::rename(staging, folder);
-    say("fetched " + name.text + ": " + release + " (" + key + ")");
   }
   CachedKernel k = read_cached(folder);
   fs::create_directories(root_ / "suites");
@@ -307,9 +325,15 @@ CachedKernel KernelCache::fetch_locked(const KernelName& name, const FetchOption
 std::vector<CachedKernel> KernelCache::list() const {
   std::vector<CachedKernel> out;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(root_ / "kernels", ec))
-    if (e.path().filename().string().front() != '.' && fs::exists(e.path() / "kernel.json"))
+  for (const auto& e : fs::directory_iterator(root_ / "kernels", ec)) {
+    if (e.path().filename().string().front() == '.' || !fs::exists(e.path() / "kernel.json")) continue;
+    try {
       out.push_back(read_cached(e.path()));
+    } catch (const std::runtime_error& bad) {  // one damaged entry hides no other
+      std::fprintf(stderr, "nvj: %s; skipped (nvj kernel remove %s)\n", bad.what(),
+                   e.path().filename().string().c_str());
+    }
+  }
   std::sort(out.begin(), out.end(), [](const CachedKernel& a, const CachedKernel& b) { return a.key < b.key; });
   return out;
 }
@@ -318,6 +342,13 @@ std::size_t KernelCache::remove(const std::string& which) {
   fs::create_directories(root_);
   const CacheLock lock(root_ / "lock", {});
   std::size_t n = 0;
+  // A folder by its name, even one whose description no longer reads.
+  if (const fs::path folder = root_ / "kernels" / which;
+      !which.empty() && which.find('/') == std::string::npos && which.front() != '.' &&
+      fs::exists(folder / "kernel.json")) {
+    fs::remove_all(folder);
+    return 1;
+  }
   for (const CachedKernel& k : list()) {
     bool named = k.key == which || k.version == which;
     for (const KernelPackage& p : k.packages) named = named || p.version == which;

@@ -79,11 +79,13 @@ class KernelCache {
   // such package or version, or packages that hold no kernel), other.
   CachedKernel fetch(const KernelName& name, const FetchOptions& options = {});
 
-  // Every kernel in the cache, by folder name.
+  // Every kernel in the cache, by folder name; one whose kernel.json does
+  // not read is left out, with a warning on stderr.
   std::vector<CachedKernel> list() const;
 
   // Removes the cached kernels whose folder name, release or package
-  // version is `which`; returns how many.
+  // version is `which` (by folder name also one that list() leaves out);
+  // returns how many.
   std::size_t remove(const std::string& which);
 
  private:
