@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -32,5 +33,11 @@ struct TempDir {
     for (const auto& e : std::filesystem::directory_iterator(path)) std::filesystem::remove_all(e.path());
   }
 };
+
+// Writes `text` to the file `p`, making its folders.
+inline void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
 
 }  // namespace nvj::test

@@ -22,11 +22,7 @@ using namespace nvj::cli;
 namespace {
 
 using nvj::test::TempDir;
-
-void write_file(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
+using nvj::test::write_file;
 
 // A bzImage's setup header with `version` where the boot protocol says.
 std::string fake_bzimage(const std::string& version) {

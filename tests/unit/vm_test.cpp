@@ -32,11 +32,7 @@ using namespace nvj::cli;
 namespace {
 
 using nvj::test::TempDir;
-
-void write_file(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
+using nvj::test::write_file;
 
 struct CpioEntry {
   std::string name;
