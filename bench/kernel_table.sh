@@ -7,8 +7,9 @@
 # workloads on this host's own kernel. For each kernel: its release and
 # packages, the workloads explored, the unique crash states checked, the
 # failing workloads; of those, the ones that fail in their final state too
-# (the last crash point, nothing volatile: what a clean unmount leaves), which
-# no kernel can be blamed for: the oracle's own errors, counted apart; the
+# (the last crash point with states, every volatile write kept: what a clean
+# unmount leaves), which no kernel can be blamed for: the oracle's own
+# errors, counted apart; the
 # others by the rule each broke (the first violation of its first failing
 # state), and how many of them the kernel's own mount confirmed (a state the
 # fast path failed, mounted by this host's kernel with the same facts read
