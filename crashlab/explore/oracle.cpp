@@ -104,23 +104,27 @@ std::vector<RuledFact> Oracle::before(const Op& op, const LiveTree& live) {
     out.push_back({fact(kind, path, second), ""});
   };
   if (changes_content(op.kind)) {
-    // Every durable name of the file (only those can carry a fact about its
-    // content): its content changes under each, and it stays there.
+    // Every name of the file: its content changes under each, and it stays
+    // there. A durable name carries facts about it, and so does a name a
+    // pending rename moved it to (rename-keeps' expectation, which a
+    // rewrite ends: the crash lab's oracle keeps that the file is under one
+    // of the rename's names). A rewrite of a name nothing was said of
+    // promises nothing.
     const auto it = live.find(op.path);
     if (it != live.end()) {
       for (const auto& [path, e] : live)
-        if (e.ino == it->second.ino && durable_.count(path) != 0) add(FactKind::rewrite, path);
+        if (e.ino == it->second.ino) add(FactKind::rewrite, path);
       if (!appends(op.kind)) rewritten_.insert(it->second.ino);
     }
     return out;
   }
-  // The durable names of the file at `path` but `except`: their inode's
-  // links or attributes change, so what was said of them ends.
+  // The names of the file at `path` but `except`: their inode's links or
+  // attributes change, so what was said of them ends (as above).
   const auto inode_changes = [&](const std::string& path, const std::string& except) {
     const auto it = live.find(path);
     if (it == live.end()) return;
     for (const auto& [name, e] : live)
-      if (e.ino == it->second.ino && name != except && durable_.count(name) != 0) add(FactKind::rewrite, name);
+      if (e.ino == it->second.ino && name != except) add(FactKind::rewrite, name);
   };
   // A rename: found under one of the names only if it had a durable one;
   // else nothing is said of either name any more.
