@@ -193,12 +193,11 @@ void FactOracle::add(const Fact& f) {
     case FactKind::rewrite:
       // What was said of the inode under this name ends; that it is there
       // stays. A name of an object being renamed: it is still under one of
-      // its names, holding what it now holds. A name nothing was said of
-      // gets no promise from it.
+      // its names, holding what it now holds.
       if (auto m = moving_with(f.path); m != moving_.end())
         m->expect = Expect{};
-      else if (auto it = at_.find(f.path); it != at_.end())
-        it->second = Expect{};
+      else
+        at_[f.path] = Expect{};
       break;
     case FactKind::remove:
       at_.erase(f.path);

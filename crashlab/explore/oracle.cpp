@@ -102,35 +102,40 @@ std::vector<RuledFact> Oracle::before(const Op& op, const LiveTree& live) {
   std::vector<RuledFact> out;
   const auto add = [&](FactKind kind, const std::string& path, const std::string& second = "") {
     out.push_back({fact(kind, path, second), ""});
+    if (kind == FactKind::remove) renamed_to_.erase(path);  // nothing is said of it any more
   };
+  // Whether facts were said of the name: a durable one, or one a pending
+  // rename moved a file to.
+  const auto said = [&](const std::string& path) { return durable_.count(path) != 0 || renamed_to_.count(path) != 0; };
   if (changes_content(op.kind)) {
-    // Every name of the file: its content changes under each, and it stays
-    // there. A durable name carries facts about it, and so does a name a
+    // Every name of the file that carries facts about it: its content
+    // changes under each, and it stays there. A durable name, and a name a
     // pending rename moved it to (rename-keeps' expectation, which a
     // rewrite ends: the crash lab's oracle keeps that the file is under one
-    // of the rename's names). A rewrite of a name nothing was said of
-    // promises nothing.
+    // of the rename's names).
     const auto it = live.find(op.path);
     if (it != live.end()) {
       for (const auto& [path, e] : live)
-        if (e.ino == it->second.ino) add(FactKind::rewrite, path);
+        if (e.ino == it->second.ino && said(path)) add(FactKind::rewrite, path);
       if (!appends(op.kind)) rewritten_.insert(it->second.ino);
     }
     return out;
   }
-  // The names of the file at `path` but `except`: their inode's links or
-  // attributes change, so what was said of them ends (as above).
+  // The names of the file at `path` but `except` that carry facts: their
+  // inode's links or attributes change, so what was said of them ends.
   const auto inode_changes = [&](const std::string& path, const std::string& except) {
     const auto it = live.find(path);
     if (it == live.end()) return;
     for (const auto& [name, e] : live)
-      if (e.ino == it->second.ino && name != except) add(FactKind::rewrite, name);
+      if (e.ino == it->second.ino && name != except && said(name)) add(FactKind::rewrite, name);
   };
   // A rename: found under one of the names only if it had a durable one;
   // else nothing is said of either name any more.
   const auto moved = [&] {
     if (durable_.count(op.path) != 0) {
       out.push_back({fact(FactKind::rename, op.path, op.second), kRenameKeeps});
+      renamed_to_.erase(op.path);
+      renamed_to_.insert(op.second);
     } else {
       add(FactKind::remove, op.path);
       add(FactKind::remove, op.second);

@@ -77,6 +77,9 @@ class Oracle {
 
   OracleOptions options_;
   std::set<std::string> durable_;  // names whose entry is durable, "." being durable always
+  // Names a posted rename moved a file to: facts said of the file go with
+  // them until the rename settles.
+  std::set<std::string> renamed_to_;
   // Inodes whose content changed since it was last durable by writes other
   // than appends (or a truncation): the replace-by-rename rule leaves them out.
   std::set<std::uint64_t> rewritten_;
