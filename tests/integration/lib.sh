@@ -48,8 +48,6 @@ require_guest() {
   fi
 }
 
-# require_static_workload: the NVJ_WORKLOAD a guest runs (when one is given)
-# is the static build, not a sanitized one.
 # fetch_kernel NAME FILE: nvj kernel fetch --json NAME into FILE (its
 # progress on stderr); skips the test when Debian's archive cannot be
 # reached and the cache has no such kernel, fails on any other error.
@@ -63,6 +61,30 @@ fetch_kernel() {
   [ "$status" = 0 ] || fail "nvj kernel fetch $1 exited $status"
 }
 
+# remember_vm_run LOG: the PIDs (nbdkit, QEMU) and run folders an nvj vm -v
+# run's LOG names; expect_vm_runs_gone MIN: at least MIN PIDs were named,
+# none of them is still running, none of the folders is left. Only this
+# test's own: other tests may be booting guests beside it.
+VM_PIDS=()
+VM_FOLDERS=()
+remember_vm_run() {
+  VM_PIDS+=($(sed -nE 's/.*started \(pid ([0-9]+)\).*/\1/p' "$1"))
+  VM_FOLDERS+=($(grep -oE '/(run|tmp)/nvjournal[^/ ]*/vm-[0-9]+' "$1" | sort -u))
+}
+expect_vm_runs_gone() {
+  local pid f
+  [ "${#VM_PIDS[@]}" -ge "$1" ] || fail "only ${#VM_PIDS[@]} PIDs reported"
+  for pid in "${VM_PIDS[@]}"; do
+    if kill -0 "$pid" 2>/dev/null && grep -Eq 'qemu|nbdkit' "/proc/$pid/cmdline" 2>/dev/null; then
+      fail "process $pid ($(tr '\0' ' ' <"/proc/$pid/cmdline")) is still running"
+    fi
+  done
+  [ "${#VM_FOLDERS[@]}" -ge 1 ] || fail "no run folder named in the output"
+  for f in "${VM_FOLDERS[@]}"; do [ ! -e "$f" ] || fail "a run folder is left: $f"; done
+}
+
+# require_static_workload: the NVJ_WORKLOAD a guest runs (when one is given)
+# is the static build, not a sanitized one.
 require_static_workload() {
   if [ -n "${NVJ_WORKLOAD:-}" ] && LC_ALL=C readelf -l "$NVJ_WORKLOAD" 2>/dev/null | grep -q 'program interpreter'; then
     skip "$NVJ_WORKLOAD is linked dynamically (a sanitized build): the guest needs the static one"

@@ -22,13 +22,6 @@ require_guest
 require_static_workload
 [ -x /usr/sbin/nbd-client ] || command -v nbd-client >/dev/null || skip "nbd-client is not installed (nbd-client)"
 
-started=()  # PIDs nvj vm reported (QEMU): all must be gone afterwards
-folders=()  # the run folders its runs named (other tests may be booting guests beside this one)
-remember_pids() {
-  started+=($(sed -nE 's/.*started \(pid ([0-9]+)\).*/\1/p' "$1"))
-  folders+=($(grep -oE '/(run|tmp)/nvjournal[^/ ]*/vm-[0-9]+' "$1" | sort -u))
-}
-
 echo "== 1. ext4 on /dev/nbd0, its journal on /dev/nbd1, a workload, the queues, the network, e2fsck"
 start_server lab "control=$T/lab.ctl"
 # A listener on this host's loopback, which QEMU's unrestricted user network
@@ -54,7 +47,7 @@ status=0
 "$NVJ" vm -v --transport nbd --socket "$T/lab.sock" --control "$T/lab.ctl" --mount-options data=journal -- \
   sh -c "$guest" >"$T/out" 2>"$T/err" || status=$?
 cat "$T/out" "$T/err"
-remember_pids "$T/err"
+remember_vm_run "$T/err"
 [ "$status" = 0 ] || fail "nvj vm --transport nbd: exit $status"
 grep -q '^/dev/nbd0 /mnt ext4 .*data=journal' "$T/out" || fail "no ext4 on /dev/nbd0 at /mnt with data=journal"
 grep -qx 'data /dev/nbd0 journal /dev/nbd1' "$T/out" || fail "the command was not told the devices"
@@ -123,12 +116,5 @@ expect_status 2 "--transport is --vm's" crash run --transport nbd -- true
 expect_status 2 "--transport=usb: expected scsi or nbd" crash run --vm --transport usb -- true
 
 echo "== nothing left"
-[ "${#started[@]}" -ge 1 ] || fail "no QEMU PID reported"
-for pid in "${started[@]}"; do
-  if kill -0 "$pid" 2>/dev/null && grep -Eq 'qemu|nbdkit' "/proc/$pid/cmdline" 2>/dev/null; then
-    fail "process $pid ($(tr '\0' ' ' <"/proc/$pid/cmdline")) is still running"
-  fi
-done
-[ "${#folders[@]}" -ge 1 ] || fail "no run folder named in the output"
-for f in "${folders[@]}"; do [ ! -e "$f" ] || fail "a run folder is left: $f"; done
+expect_vm_runs_gone 1
 echo "PASS"

@@ -27,20 +27,13 @@ command -v nbdkit >/dev/null || skip "nbdkit is not installed"
 require_guest
 require_static_workload
 
-started=()  # PIDs nvj vm reported (nbdkit, QEMU): all must be gone afterwards
-folders=()  # the run folders its runs named (other tests may be booting guests beside this one)
-remember_pids() {
-  started+=($(sed -nE 's/.*started \(pid ([0-9]+)\).*/\1/p' "$1"))
-  folders+=($(grep -oE '/(run|tmp)/nvjournal[^/ ]*/vm-[0-9]+' "$1" | sort -u))
-}
-
 echo "== 1. output, exit status, the mounted filesystem, a workload"
 status=0
 "$NVJ" vm -v -- sh -c 'echo hello; grep " /mnt " /proc/mounts; echo kept >/mnt/file; cat /mnt/file
   nvj-workload synctest /mnt/spool --processes 4 --passes 10 --fsync-file --fsync-dir || exit 9
   exit 3' >"$T/out" 2>"$T/err" || status=$?
 cat "$T/out" "$T/err"
-remember_pids "$T/err"
+remember_vm_run "$T/err"
 [ "$status" = 3 ] || fail "exit $status, expected the command's 3"
 [ "$(head -n 1 "$T/out")" = hello ] || fail "the first line is not the command's"
 grep -q '^/dev/sda /mnt ext4 ' "$T/out" || fail "no ext4 on /dev/sda at /mnt"
@@ -58,7 +51,7 @@ status=0
 "$NVJ" vm -v --crash --mount-options data=journal -- "${W[@]}" --fsync each --then "${W[@]}" --fsync each --verify \
   >"$T/out" 2>"$T/err" || status=$?
 cat "$T/out" "$T/err"
-remember_pids "$T/err"
+remember_vm_run "$T/err"
 [ "$status" = 0 ] || fail "crash run: exit $status"
 grep -q '^writers: 20 tasks x 40 chunks' "$T/out" || fail "boot 1's writers did not run"
 grep -q '^writers --verify: 20 tasks x 40 chunks of round 0: every chunk is there$' "$T/out" || fail "verify"
@@ -74,7 +67,7 @@ status=0
 "$NVJ" vm -v --socket "nbds://127.0.0.1:$SERVER_PORT" --tls-psk "$T/lab.psk" --control "$T/neg.ctl" --crash -- \
   "${W[@]}" --fsync none --then "${W[@]}" --verify >"$T/out" 2>"$T/err" || status=$?
 cat "$T/out" "$T/err"
-remember_pids "$T/err"
+remember_vm_run "$T/err"
 grep -q "tls-creds-psk,id=nvj-tls,endpoint=client,.*,username=lab" "$T/err" || fail "QEMU was not given the key"
 grep -q "file.server.host=127.0.0.1,file.server.port=$SERVER_PORT,file.export=data,file.tls-creds=nvj-tls" "$T/err" ||
   fail "QEMU's data disk is not the TLS export on TCP"
@@ -90,7 +83,7 @@ echo "== 4. failures"
 status=0
 "$NVJ" vm -v --mount-options nosuchoption -- true >"$T/out" 2>"$T/err" || status=$?
 cat "$T/err"
-remember_pids "$T/err"
+remember_vm_run "$T/err"
 [ "$status" = 1 ] || fail "a failed mount: exit $status"
 grep -q 'the guest says: mount -t ext4 -o nosuchoption' "$T/err" || fail "the failed mount is not named"
 grep -q "the console's last lines" "$T/err" || fail "no console lines"
@@ -98,7 +91,7 @@ grep -q "the console's last lines" "$T/err" || fail "no console lines"
 status=0
 "$NVJ" vm -v --timeout 2 -- true >"$T/out" 2>"$T/err" || status=$?
 cat "$T/err"
-remember_pids "$T/err"
+remember_vm_run "$T/err"
 [ "$status" = 1 ] || fail "a timeout: exit $status"
 grep -q 'after 2 s (--timeout)' "$T/err" || fail "the timeout is not named"
 
@@ -123,12 +116,5 @@ expect_status 2 "--kernel /nonexistent/vmlinuz: no such file" vm --kernel /nonex
 expect_status 2 "nvj writers: Could not convert: --verify = maybe" writers "$T/w" --verify=maybe
 
 echo "== nothing left"
-[ "${#started[@]}" -ge 7 ] || fail "only ${#started[@]} PIDs reported"
-for pid in "${started[@]}"; do
-  if kill -0 "$pid" 2>/dev/null && grep -Eq 'qemu|nbdkit' "/proc/$pid/cmdline" 2>/dev/null; then
-    fail "process $pid ($(tr '\0' ' ' <"/proc/$pid/cmdline")) is still running"
-  fi
-done
-[ "${#folders[@]}" -ge 1 ] || fail "no run folder named in the output"
-for f in "${folders[@]}"; do [ ! -e "$f" ] || fail "a run folder is left: $f"; done
+expect_vm_runs_gone 7
 echo "PASS"
