@@ -3,11 +3,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <stdexcept>
 #include <utility>
 
 #include "tools/nvj/host/process.h"
+#include "tools/nvj/host/text_file.h"
 
 namespace nvj::cli {
 namespace fs = std::filesystem;
@@ -20,11 +20,7 @@ std::string fixed(double value, int decimals) {
 
 void write_report_file(const fs::path& dir, const std::string& name, const std::string& text) {
   fs::create_directories(dir);
-  const fs::path path = dir / name;
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw std::runtime_error("cannot write " + path.string());
+  write_text_file(dir / name, text);
 }
 
 void plot(const fs::path& dir, const std::string& name, const std::string& script) {

@@ -120,6 +120,50 @@ CachedKernel read_cached(const fs::path& folder) {
   return cached_kernel_from_json(parse_json(read_text_file(file), file.string()), folder, file.string());
 }
 
+
+std::uint64_t total_size(const std::vector<PackageRecord>& records) {
+  std::uint64_t bytes = 0;
+  for (const PackageRecord& r : records) bytes += r.size;
+  return bytes;
+}
+
+// Downloads `records` into `staging`, unpacks them into staging/root, runs
+// depmod -b on their modules and writes staging/kernel.json: `k` (its key,
+// suite and mirror given) gains the packages, the release, the image and
+// its modules. Throws, leaving `staging` to the caller, on any failure.
+void unpack_kernel(const DebianArchive& archive, const std::vector<PackageRecord>& records, const fs::path& staging,
+                   CachedKernel& k, const std::function<void(const std::string&)>& say) {
+  for (const PackageRecord& r : records) {
+    const fs::path deb = archive.download(r, staging / "debs");
+    const RunResult x = run({"dpkg-deb", "-x", deb.string(), (staging / "root").string()});
+    if (x.status != 0) throw std::runtime_error("dpkg-deb -x " + deb.string() + ": " + x.output);
+    fs::remove(deb);
+    k.packages.push_back({r.package, r.version, r.sha256, r.size});
+  }
+  fs::remove_all(staging / "debs");
+  const auto [image, release] = find_image(staging / "root");
+  if (image.empty()) {
+    std::string names;
+    for (const PackageRecord& r : records) names += (names.empty() ? "" : ", ") + r.package + "=" + r.version;
+    throw ArchiveError(ArchiveError::Kind::no_package, "its packages (" + names + ") hold no kernel image");
+  }
+  k.version = release;
+  k.modules = modules_of(staging / "root", release);
+  if (!k.modules.empty()) {
+    // depmod -b reads ROOT/lib/modules: from Debian 14 on they are in /usr.
+    if (!fs::exists(staging / "root/lib")) fs::create_directory_symlink("usr/lib", staging / "root/lib");
+    say("depmod " + release);
+    const RunResult d = run({"depmod", "-b", (staging / "root").string(), release});
+    if (d.status != 0 || !fs::exists(k.modules / "modules.dep"))
+      throw std::runtime_error("depmod -b " + (staging / "root").string() + " " + release + " failed: " + d.output);
+  }
+  k.image_sha256 = file_sha256(image);
+  k.fetched = now_utc();
+  k.folder = staging;
+  k.image = image;
+  write_text_file(staging / "kernel.json", to_json_text(cached_kernel_json(k), 2) + "\n");
+}
+
 }  // namespace
 
 Json cached_kernel_json(const CachedKernel& k) {
@@ -269,46 +313,11 @@ CachedKernel KernelCache::fetch_locked(const KernelName& name, const FetchOption
       k.key = key;
       k.suite = suite;
       k.archive = mirrors.archive;
-      std::uint64_t bytes = 0;
-      for (const PackageRecord& r : records) bytes += r.size;
       say("fetching " + name.text + ": " + std::to_string(records.size()) + " packages of " + suite + ", " +
-          std::to_string(bytes >> 20) + " MiB, into " + root_.string());
-      for (const PackageRecord& r : records) {
-        const fs::path deb = archive.download(r, staging / "debs");
-        const RunResult x = run({"dpkg-deb", "-x", deb.string(), (staging / "root").string()});
-        if (x.status != 0) throw std::runtime_error("dpkg-deb -x " + deb.string() + ": " + x.output);
-        fs::remove(deb);
-        k.packages.push_back({r.package, r.version, r.sha256, r.size});
-      }
-      fs::remove_all(staging / "debs");
-      const auto [image, release] = find_image(staging / "root");
-      if (image.empty()) {
-        std::string names;
-        for (const PackageRecord& r : records) names += (names.empty() ? "" : ", ") + r.package + "=" + r.version;
-        throw ArchiveError(ArchiveError::Kind::no_package, "its packages (" + names + ") hold no kernel image");
-      }
-      k.version = release;
-      k.modules = modules_of(staging / "root", release);
-      if (!k.modules.empty()) {
-        // depmod -b reads ROOT/lib/modules: from Debian 14 on they are in /usr.
-        if (!fs::exists(staging / "root/lib")) fs::create_directory_symlink("usr/lib", staging / "root/lib");
-        say("depmod " + release);
-        const RunResult d = run({"depmod", "-b", (staging / "root").string(), release});
-        if (d.status != 0 || !fs::exists(k.modules / "modules.dep"))
-          throw std::runtime_error("depmod -b " + (staging / "root").string() + " " + release + " failed: " + d.output);
-      }
-      k.image_sha256 = file_sha256(image);
-      k.fetched = now_utc();
-      k.folder = staging;
-      k.image = image;
-      {
-        std::ofstream out(staging / "kernel.json");
-        out << to_json_text(cached_kernel_json(k), 2) << "\n";
-        out.flush();
-        if (!out) throw std::runtime_error("cannot write " + (staging / "kernel.json").string());
-      }
+          std::to_string(total_size(records) >> 20) + " MiB, into " + root_.string());
+      unpack_kernel(archive, records, staging, k, say);
       fs::rename(staging, folder);
-      say("fetched " + name.text + ": " + release + " (" + key + ")");
+      say("fetched " + name.text + ": " + k.version + " (" + key + ")");
     } catch (...) {
       std::error_code ec;
       fs::remove_all(staging, ec);  // nothing half-fetched stays
