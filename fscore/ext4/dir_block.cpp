@@ -30,7 +30,7 @@ void seal(std::vector<std::uint8_t>& block, std::uint32_t dir_ino, std::uint32_t
 
 void put_entry(std::uint8_t* p, const DirEntry& e, std::uint32_t rec_len) {
   store_le<std::uint32_t>(p, e.ino);
-  store_le<std::uint16_t>(p + 4, static_cast<std::uint16_t>(rec_len));
+  store_le<std::uint16_t>(p + 4, static_cast<std::uint16_t>(rec_len));  // blocks of 4 KiB at most: as it is
   p[6] = static_cast<std::uint8_t>(e.name.size());
   p[7] = static_cast<std::uint8_t>(e.type);
   std::memcpy(p + kEntryHeader, e.name.data(), e.name.size());
@@ -86,6 +86,12 @@ void seal_dir_leaf(std::span<std::uint8_t> block, std::uint32_t inode_seed) {
                           crc32c(inode_seed, block.data(), block.size() - kDirTailSize));
 }
 
+std::uint32_t rec_len_from_disk(std::uint16_t raw, std::uint32_t block_size) {
+  if (block_size < 65536) return raw;
+  if (raw == 65535 || raw == 0) return block_size;
+  return (raw & 65532u) | ((raw & 3u) << 16);
+}
+
 bool dir_leaf_checksum_ok(std::span<const std::uint8_t> block, std::uint32_t inode_seed) {
   if (block.size() < kDirTailSize) return false;
   const std::uint8_t* tail = block.data() + block.size() - kDirTailSize;
@@ -99,11 +105,12 @@ DxBlockCheck dx_block_checksum(std::span<const std::uint8_t> block, std::uint32_
   const std::size_t bs = block.size();
   if (bs < 40) return DxBlockCheck::not_index;
   const std::uint8_t* p = block.data();
-  const std::uint16_t first_len = load_le<std::uint16_t>(p + 4);
+  const std::uint32_t first_len = rec_len_from_disk(load_le<std::uint16_t>(p + 4), static_cast<std::uint32_t>(bs));
   std::size_t count_offset = 0;
   if (first_len == bs) {
     count_offset = 8;  // an index node: one empty entry over the block
-  } else if (first_len == 12 && load_le<std::uint16_t>(p + 16) == bs - 12 && load_le<std::uint32_t>(p + 24) == 0 &&
+  } else if (first_len == 12 && rec_len_from_disk(load_le<std::uint16_t>(p + 16), static_cast<std::uint32_t>(bs)) == bs - 12 &&
+             load_le<std::uint32_t>(p + 24) == 0 &&
              p[29] == 8) {
     count_offset = 32;  // the root: ".", "..", then dx_root_info
   } else {

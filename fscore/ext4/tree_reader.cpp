@@ -85,7 +85,7 @@ std::vector<DirEntry> TreeReader::entries(const Found& directory) const {
     // The kernel's reading of a directory block: an htree's root (block 0)
     // and interior nodes (one entry over the whole block) are index blocks;
     // every other block is a leaf with its tail.
-    const bool index = htree && (block == 0 || load_le<std::uint16_t>(whole.data() + 4) == bs);
+    const bool index = htree && (block == 0 || rec_len_from_disk(load_le<std::uint16_t>(whole.data() + 4), bs) == bs);
     if (seed && index) {
       switch (dx_block_checksum(whole, *seed)) {
         case DxBlockCheck::ok: break;
@@ -100,7 +100,7 @@ std::vector<DirEntry> TreeReader::entries(const Found& directory) const {
       const std::uint8_t* p = bytes.data() + at;
       if (block + bs - at < 8) bad_tree("a directory entry cut by its block's end");
       const std::uint32_t ino = load_le<std::uint32_t>(p);
-      const std::uint16_t rec_len = load_le<std::uint16_t>(p + 4);
+      const std::uint32_t rec_len = rec_len_from_disk(load_le<std::uint16_t>(p + 4), bs);
       const std::uint8_t name_len = p[6];
       if (rec_len < 8 || rec_len % 4 != 0 || rec_len > block + bs - at || 8u + name_len > rec_len)
         bad_tree("a directory entry with record length " + std::to_string(rec_len) + " at byte " +

@@ -97,6 +97,35 @@ TEST_CASE("TreeReader reads back what e2fsprogs wrote: extents, block maps, htre
   }
 }
 
+TEST_CASE("TreeReader reads 64 KiB blocks: a record length of 0 is the whole block", "[tree]") {
+  // A directory's second block emptied: its one unused entry spans the
+  // block, 65536 bytes, which 16 bits cannot hold (e2fsprogs writes 0).
+  TempDir dir;
+  const auto tiny = random_bytes(3, 3);
+  write_file(dir.file("tiny"), tiny);
+  const std::string image = dir.file("img");
+  auto r = nvj::cli::run({"mke2fs", "-q", "-F", "-t", "ext4", "-O", "^metadata_csum", "-b", "65536", image, "256M"});
+  REQUIRE(r.status == 0);
+  std::ofstream script(dir.file("script"));
+  script << "mkdir many\n";
+  for (int i = 0; i < 1200; ++i) script << "write " << dir.file("tiny") << " many/" << many_name(i) << "\n";
+  for (int i = 900; i < 1200; ++i) script << "rm many/" << many_name(i) << "\n";
+  script.close();
+  r = nvj::cli::run({"debugfs", "-w", "-f", dir.file("script"), image});
+  REQUIRE(r.status == 0);
+  r = nvj::cli::run({"e2fsck", "-fn", image});
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const nvj::cli::FileImage file(image, nvj::cli::FileImage::Mode::read_only);
+  const ext4::TreeReader reader(file);
+  const auto many = reader.lookup("many");
+  REQUIRE(many);
+  REQUIRE(many->inode.size == 2 * 65536);
+  CHECK(reader.entries(*many).size() == 900);
+  CHECK(reader.contents(*reader.lookup("many/" + many_name(899))) == tiny);
+  CHECK_FALSE(reader.lookup("many/" + many_name(900)).has_value());
+}
+
 namespace {
 
 // The number after `key` on the first line of `text` that has it.
