@@ -30,7 +30,7 @@ StateVerdict check_image(const CauseInputs& in) {
   if (in.judge) return in.judge();
   auto& fs = in.image.exported(in.data);
   auto* journal = in.journal ? &in.image.exported(*in.journal) : nullptr;
-  return check_ext4_state(fs, fs, journal, journal, in.oracle, in.now, in.memo);
+  return check_ext4_state(fs, fs, journal, journal, in.oracle, in.now, in.recovery, in.memo);
 }
 
 class Minimizer {
@@ -93,7 +93,7 @@ std::vector<Region> classify(const CauseInputs& in, const CrashPoint& point, con
         fscore::ext4::ImageAccess access{fs, fs};
         std::optional<fscore::ext4::ImageAccess> journal_access;
         if (info.journal == fscore::ext4::JournalKind::kExternal && jx != nullptr) journal_access.emplace(fscore::ext4::ImageAccess{*jx, *jx});
-        const fscore::ext4::ReplayReport r = fscore::ext4::replay_journal_like_e2fsck(access, journal_access ? &*journal_access : nullptr, in.now);
+        const fscore::ext4::ReplayReport r = fscore::ext4::replay_journal_like_e2fsck(access, journal_access ? &*journal_access : nullptr, in.now, in.recovery);
         for (const std::uint64_t b : r.result.written) home_bytes.emplace_back(b * bs, (b + 1) * bs);
       }
       const fscore::ext4::TreeReader tree(fs);

@@ -64,6 +64,7 @@ struct CauseInputs {
   const FactOracle& oracle;
   FastPathMemo* memo = nullptr;
   std::uint32_t now = 0;
+  fscore::jbd2::RecoveryRules recovery;
   // The test of each try, on the state `image` holds: the ext4 fast path
   // when empty.
   std::function<StateVerdict()> judge;

@@ -56,6 +56,7 @@ struct CheckOptions {
   std::uint64_t shard = 0;   // this shard's index, below `shards`
   std::uint64_t shards = 1;
   std::uint32_t now = 0;     // the time journal replays stamp (superblock s_wtime)
+  fscore::jbd2::RecoveryRules recovery;  // the recovering kernel's (fscore::jbd2::recovery_rules_of)
   std::uint64_t max_states = 0;  // unique states taken at most (a sample); 0: every one
 };
 

@@ -28,13 +28,13 @@ class Taping final : public fscore::BlockSink {
 }  // namespace
 
 fscore::ext4::ReplayReport ReplayMemo::replay(fscore::ext4::ImageAccess fs, fscore::ext4::ImageAccess& journal,
-                                              std::uint32_t now) {
+                                              std::uint32_t now, const fscore::jbd2::RecoveryRules& rules) {
   // What a replay of an external journal reads: the filesystem's superblock
   // (read_image, and the copy it rewrites) and the journal device.
-  std::vector<std::uint64_t> key{now};
+  std::vector<std::uint64_t> key{now, rules.partial_commit_blocks ? 1u : 0u};
   if (!fs.source.identity(1024, 1024, key) || !journal.source.identity(0, journal.source.size(), key)) {
     ++misses_;
-    return fscore::ext4::replay_journal_like_e2fsck(fs, &journal, now);
+    return fscore::ext4::replay_journal_like_e2fsck(fs, &journal, now, rules);
   }
   if (const auto it = entries_.find(key); it != entries_.end()) {
     ++hits_;
@@ -46,7 +46,7 @@ fscore::ext4::ReplayReport ReplayMemo::replay(fscore::ext4::ImageAccess fs, fsco
   Taping fs_tape(fs.sink, false, tape), journal_tape(journal.sink, true, tape);
   fscore::ext4::ImageAccess taped_journal{journal.source, journal_tape};
   const fscore::ext4::ReplayReport report =
-      fscore::ext4::replay_journal_like_e2fsck(fscore::ext4::ImageAccess{fs.source, fs_tape}, &taped_journal, now);
+      fscore::ext4::replay_journal_like_e2fsck(fscore::ext4::ImageAccess{fs.source, fs_tape}, &taped_journal, now, rules);
   Entry entry{report, {}};
   std::uint64_t bytes = 0;
   for (auto& [to_journal, write] : tape) {

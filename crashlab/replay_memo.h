@@ -23,9 +23,10 @@ namespace crashlab {
 
 class ReplayMemo {
  public:
-  // replay_journal_like_e2fsck(fs, &journal, now), or what it did before on
-  // these very bytes.
-  fscore::ext4::ReplayReport replay(fscore::ext4::ImageAccess fs, fscore::ext4::ImageAccess& journal, std::uint32_t now);
+  // replay_journal_like_e2fsck(fs, &journal, now, rules), or what it did
+  // before on these very bytes by these rules.
+  fscore::ext4::ReplayReport replay(fscore::ext4::ImageAccess fs, fscore::ext4::ImageAccess& journal, std::uint32_t now,
+                                    const fscore::jbd2::RecoveryRules& rules);
   std::uint64_t hits() const { return hits_; }
   std::uint64_t misses() const { return misses_; }
 

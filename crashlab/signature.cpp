@@ -35,7 +35,7 @@ std::string signature_of(const StateVerdict& v) {
   if (v.verdict == Verdict::pass) return "";
   std::string out = to_string(v.verdict);
   out += ": ";
-  if (v.verdict == Verdict::unreadable) return out + without_numbers(v.error);
+  if (v.verdict == Verdict::unreadable || v.verdict == Verdict::needs_fsck) return out + without_numbers(v.error);
   std::set<std::string> kinds;
   for (const FactViolation& f : v.violations) kinds.insert(f.what + " " + f.how);
   bool first = true;

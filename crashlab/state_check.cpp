@@ -19,11 +19,14 @@ const char* to_string(Verdict verdict) {
     case Verdict::pass: return "pass";
     case Verdict::fail: return "fail";
     case Verdict::unreadable: return "unreadable";
+    case Verdict::needs_fsck: return "needs_fsck";
   }
   return "unknown";
 }
 
 namespace {
+
+constexpr std::uint16_t kErrorFs = 0x2;  // s_state: EXT4_ERROR_FS
 
 struct Feature {
   std::uint32_t bit;
@@ -64,15 +67,28 @@ std::optional<std::string> fast_path_refuses(const fscore::BlockSource& source) 
 
 StateVerdict check_ext4_state(fscore::BlockSource& fs_source, fscore::BlockSink& fs_sink, fscore::BlockSource* journal_source,
                               fscore::BlockSink* journal_sink, const FactOracle& oracle, std::uint32_t now,
-                              FastPathMemo* memo) {
+                              const fscore::jbd2::RecoveryRules& rules, FastPathMemo* memo) {
   StateVerdict v;
-  const auto unreadable = [&](const std::string& what, const std::exception& e) {
-    v.verdict = Verdict::unreadable;
-    v.error = what + ": " + e.what();
+  const auto judged = [&](Verdict verdict, const std::string& what, const std::string& error) {
+    v.verdict = verdict;
+    v.error = what + ": " + error;
     return v;
   };
+  const auto unreadable = [&](const std::string& what, const std::exception& e) {
+    return judged(Verdict::unreadable, what, e.what());
+  };
+  std::optional<std::string> refused;  // why no mount takes the state
+  bool errors_recorded = false;        // the mount finds ERROR_FS: it leaves the orphan list alone
   try {
     const fscore::ext4::ImageInfo info = fscore::ext4::read_image(fs_source);
+    // s_mount_state as the mount takes it, before the replay: the
+    // superblock's state, with ERROR_FS added for an error the journal
+    // recorded (s_errno: ext4_clear_journal_err).
+    std::int32_t journal_errno = 0;
+    if (info.journal == fscore::ext4::JournalKind::kInternal) journal_errno = info.journal_super.errno_value;
+    if (info.journal == fscore::ext4::JournalKind::kExternal && journal_source != nullptr)
+      journal_errno = fscore::ext4::read_image(*journal_source).journal_super.errno_value;
+    errors_recorded = (info.super.state & kErrorFs) != 0 || journal_errno != 0;
     // The kernel replays the journal only when the superblock says
     // needs_recovery; without it, it wipes the journal unread
     // (ext4_load_journal: jbd2_journal_wipe), where e2fsck would ask "Run
@@ -87,20 +103,31 @@ StateVerdict check_ext4_state(fscore::BlockSource& fs_source, fscore::BlockSink&
           throw std::runtime_error("the filesystem's journal is on another device, and there is no journal export");
         journal.emplace(fscore::ext4::ImageAccess{*journal_source, *journal_sink});
       }
-      const fscore::ext4::ReplayReport r = journal && memo != nullptr
-                                               ? memo->replay.replay(fs, *journal, now)
-                                               : fscore::ext4::replay_journal_like_e2fsck(fs, journal ? &*journal : nullptr, now);
+      const fscore::ext4::ReplayReport r =
+          journal && memo != nullptr ? memo->replay.replay(fs, *journal, now, rules)
+                                     : fscore::ext4::replay_journal_like_e2fsck(fs, journal ? &*journal : nullptr, now, rules);
       v.replayed = r.needed;
       v.replayed_blocks = r.result.replayed;
+      // jbd2_journal_load fails the mount on either (-EFSCORRUPTED for a
+      // failed commit, once the transactions before it are replayed).
       if (r.result.error != 0)
-        throw std::runtime_error("journal recovery failed (error " + std::to_string(r.result.error) + ")");
+        refused = "recovery fails (error " + std::to_string(r.result.error) + "): the kernel does not mount it; e2fsck -fy replays and repairs";
+      else if (r.scan.failed_commit)
+        refused = "transaction " + std::to_string(*r.scan.failed_commit) +
+                  " is corrupt (its commit block fails its checksum): the kernel replays the transactions before it and "
+                  "does not mount it; e2fsck -fy replays the same, marks the filesystem with errors and checks it whole";
     }
   } catch (const std::exception& e) {
-    return unreadable("journal", e);
+    return judged(Verdict::needs_fsck, "journal", e.what());
   }
+  if (refused) return judged(Verdict::needs_fsck, "journal", *refused);
   try {
-    // What the mount does next: the orphan list (fscore/ext4/orphans.h).
-    v.orphans = fscore::ext4::read_orphans(fs_source, fscore::ext4::read_image(fs_source)).deleted.size();
+    // What the mount does next: the orphan list (fscore/ext4/orphans.h),
+    // unless errors are recorded: ext4_orphan_cleanup then clears
+    // s_last_orphan without reading the list, its inodes left as they are
+    // (unreachable, or longer than their size: nothing a fact reads).
+    if (!errors_recorded) v.orphans = fscore::ext4::read_orphans(fs_source, fscore::ext4::read_image(fs_source)).deleted.size();
+    else v.orphans_skipped = true;
   } catch (const std::exception& e) {
     return unreadable("orphans", e);
   }

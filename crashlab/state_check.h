@@ -5,13 +5,17 @@
 // writing into the state, never into the recording) where the kernel
 // replays it (the superblock says needs_recovery: without it the kernel
 // wipes the journal unread, and so does the fast path), the orphan list taken
-// as the mount takes it (fscore/ext4/orphans.h), then every fact the oracle
+// as the mount takes it (fscore/ext4/orphans.h; left unread where errors
+// are recorded, as ext4_orphan_cleanup leaves it), then every fact the oracle
 // holds read back with fscore::ext4::TreeReader (every metadata block's
 // checksum checked as the kernel checks it: inodes, directory and htree
-// blocks, extent tree blocks). A filesystem that does not read back (a
-// broken superblock, a journal that cannot be replayed, an orphan list the
-// kernel refuses, a checksum that fails) is a verdict too, not an
-// exception. Pure.
+// blocks, extent tree blocks). A state no mount takes (a broken superblock,
+// a journal that cannot be replayed, a corrupt commit the kernel's rules
+// refuse) needs fsck; a filesystem that mounts but does not read back (an
+// orphan list the kernel refuses, a checksum that fails) is unreadable.
+// Both are verdicts, not exceptions, and neither reads the facts: a state
+// the mount refuses breaks no promise of the workload's, it breaks the
+// filesystem's. Pure.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +24,7 @@
 #include <vector>
 
 #include "fscore/block_io.h"
+#include "fscore/jbd2/journal_recovery.h"
 #include "crashlab/fact_oracle.h"
 #include "crashlab/replay_memo.h"
 
@@ -28,18 +33,20 @@ namespace crashlab {
 enum class Verdict : std::uint8_t {
   pass,        // every fact holds
   fail,        // a fact is broken
-  unreadable,  // the filesystem does not read back (or its journal does not replay)
+  unreadable,  // it mounts, but does not read back (or the checker finds damage)
+  needs_fsck,  // no mount takes it (the kernel refuses: a corrupt journal, a broken superblock)
 };
 const char* to_string(Verdict verdict);
 
 struct StateVerdict {
   Verdict verdict = Verdict::pass;
   std::vector<FactViolation> violations;  // fail
-  std::string error;                      // unreadable: what is wrong
+  std::string error;                      // unreadable, needs_fsck: what is wrong
   bool replayed = false;                  // the journal had something to replay
   bool journal_wiped = false;             // a journal the kernel does not replay: needs_recovery is clear
   std::uint32_t replayed_blocks = 0;
   std::size_t orphans = 0;                // inodes the mount deletes (the orphan list's, no links left)
+  bool orphans_skipped = false;           // errors recorded (ERROR_FS, the journal's s_errno): the list is not read
 };
 
 // Why the fast path does not read the ext4 `source` holds (a feature it does
@@ -57,11 +64,12 @@ struct FastPathMemo {
 
 // The filesystem is `fs`; `journal` its external journal's device, or
 // nullptr. Both are written (the replay). `now` is the time the replay
-// stamps in the superblock. `memo`, kept from state to state, spares
-// replaying a journal that holds what it held before, and reading files
-// whose blocks do.
+// stamps in the superblock; `rules` those of the kernel whose mount the
+// check stands for (fscore::jbd2::recovery_rules_of). `memo`, kept from
+// state to state, spares replaying a journal that holds what it held
+// before, and reading files whose blocks do.
 StateVerdict check_ext4_state(fscore::BlockSource& fs_source, fscore::BlockSink& fs_sink, fscore::BlockSource* journal_source,
                               fscore::BlockSink* journal_sink, const FactOracle& oracle, std::uint32_t now,
-                              FastPathMemo* memo = nullptr);
+                              const fscore::jbd2::RecoveryRules& rules, FastPathMemo* memo = nullptr);
 
 }  // namespace crashlab

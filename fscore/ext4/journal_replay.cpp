@@ -148,7 +148,8 @@ LocatedJournal locate_journal(const BlockSource& fs, const BlockSource* journal_
   return j;
 }
 
-ReplayReport replay_journal_like_e2fsck(ImageAccess fs, ImageAccess* journal, std::uint32_t now) {
+ReplayReport replay_journal_like_e2fsck(ImageAccess fs, ImageAccess* journal, std::uint32_t now,
+                                        const jbd2::RecoveryRules& rules) {
   const LocatedJournal where = locate_journal(fs.source, journal != nullptr ? &journal->source : nullptr);
   const std::uint32_t bs = where.fs.block_size;
   const bool internal = where.fs.journal == JournalKind::kInternal;
@@ -172,7 +173,7 @@ ReplayReport replay_journal_like_e2fsck(ImageAccess fs, ImageAccess* journal, st
   }
   const auto before = read_1k(fs.source, kPrimarySuper);
 
-  report.scan = jbd2::scan_journal(log, where.super, &cache);
+  report.scan = jbd2::scan_journal(log, where.super, &cache, rules);
   report.result = jbd2::replay_journal(log, where.super, report.scan, fs.sink, where.fs.blocks, &cache);
   const std::uint64_t raw_writes = cache.flush();
   const int error = report.result.error;

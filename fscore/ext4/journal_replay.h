@@ -59,7 +59,11 @@ struct ReplayReport {
 };
 
 // `journal` is the journal device for an external journal, else nullptr.
-// `now` is what e2fsck takes from E2FSCK_TIME or the clock.
-ReplayReport replay_journal_like_e2fsck(ImageAccess fs, ImageAccess* journal, std::uint32_t now);
+// `now` is what e2fsck takes from E2FSCK_TIME or the clock. `rules` are
+// e2fsck's by default; the fast path passes those of the kernel whose mount
+// it stands for (the blocks written home are the same, the superblocks
+// e2fsck's).
+ReplayReport replay_journal_like_e2fsck(ImageAccess fs, ImageAccess* journal, std::uint32_t now,
+                                        const jbd2::RecoveryRules& rules = {});
 
 }  // namespace fscore::ext4

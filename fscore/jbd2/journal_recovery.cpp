@@ -19,8 +19,8 @@ bool tid_geq(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t
 // One walk over the log, as recovery.c's do_one_pass.
 class Walk {
  public:
-  Walk(const JournalLog& log, const JournalSuperblock& sb, RecoveryTrace* trace)
-      : log_(log), sb_(sb), f_(LogFormat::from(sb)), trace_(trace) {
+  Walk(const JournalLog& log, const JournalSuperblock& sb, RecoveryTrace* trace, const RecoveryRules& rules = {})
+      : log_(log), sb_(sb), f_(LogFormat::from(sb)), trace_(trace), rules_(rules) {
     block_.resize(f_.block_size);
     logged_.resize(f_.block_size);
   }
@@ -151,7 +151,10 @@ class Walk {
             if (!matches && !unused) checksum_error = true;
             crc32_sum = ~0u;
           }
-          if (pass == Pass::kScan && !checksum_error && !commit_checksum_ok(f_, block_)) checksum_error = true;
+          if (pass == Pass::kScan && !checksum_error && !commit_checksum_ok(f_, block_)) {
+            if (rules_.partial_commit_blocks && commit_header_checksum_ok(f_, block_)) tx->partial_commit = true;
+            else checksum_error = true;
+          }
           if (checksum_error) {
             tx->bad_commit_checksum = true;
             if (commit_time < last_commit_time) {
@@ -273,6 +276,7 @@ class Walk {
   const JournalSuperblock& sb_;
   LogFormat f_;
   RecoveryTrace* trace_;
+  RecoveryRules rules_;
   std::vector<std::uint8_t> block_, logged_;
   std::vector<Tag> tags_;
   std::vector<std::uint64_t> revoked_;
@@ -282,7 +286,23 @@ class Walk {
 
 }  // namespace
 
-JournalScan scan_journal(const JournalLog& log, const JournalSuperblock& sb, RecoveryTrace* trace) {
+RecoveryRules recovery_rules_of(const std::string& kernel_release) {
+  unsigned major = 0, minor = 0;
+  std::size_t at = 0;
+  const auto number = [&](unsigned& into) {
+    const std::size_t from = at;
+    while (at < kernel_release.size() && kernel_release[at] >= '0' && kernel_release[at] <= '9' && at - from < 6)
+      into = into * 10 + static_cast<unsigned>(kernel_release[at++] - '0');
+    return at > from;
+  };
+  RecoveryRules rules;
+  if (!number(major) || at >= kernel_release.size() || kernel_release[at++] != '.' || !number(minor)) return rules;
+  rules.partial_commit_blocks = major > 6 || (major == 6 && minor >= 11);
+  return rules;
+}
+
+JournalScan scan_journal(const JournalLog& log, const JournalSuperblock& sb, RecoveryTrace* trace,
+                         const RecoveryRules& rules) {
   if ((sb.feature_incompat & feature::kIncompatFastCommit) != 0)
     throw std::invalid_argument("the journal has fast commits, which are replayed with ext4's own code: not supported");
   JournalScan scan;
@@ -294,7 +314,7 @@ JournalScan scan_journal(const JournalLog& log, const JournalSuperblock& sb, Rec
     return scan;
   }
   scan.end_tid = 0;
-  Walk walk(log, sb, trace);
+  Walk walk(log, sb, trace, rules);
   scan.error = walk.run(Pass::kScan, scan, nullptr, nullptr, 0);
   const std::uint32_t end = scan.end_tid;
   for (ScannedTransaction& tx : scan.transactions)

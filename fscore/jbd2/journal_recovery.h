@@ -27,6 +27,20 @@ inline constexpr int kErrIo = 5;           // EIO: a bad logged block, or passes
 inline constexpr int kErrBadCrc = 74;      // EFSBADCRC (EBADMSG)
 inline constexpr int kErrCorrupted = 117;  // EFSCORRUPTED (EUCLEAN)
 
+// Where the kernels the lab runs recover differently from e2fsprogs 1.47.
+// A commit block whose checksum fails over the whole block but holds over
+// its header followed by zeros is one whose first sector landed and whose
+// rest did not: Linux 6.11 and later take it as complete ("Find incomplete
+// commit block"; Debian's 6.12 has it, its 6.1 does not); e2fsck 1.47 and
+// older kernels take it as corrupt, which ends the log and fails the mount.
+struct RecoveryRules {
+  bool partial_commit_blocks = false;
+};
+// The rules of a Linux release ("6.12.118+deb13-amd64", "7.3-rc7"): 6.11
+// and later take partial commit blocks. A release that does not start with
+// MAJOR.MINOR gets e2fsprogs' rules.
+RecoveryRules recovery_rules_of(const std::string& kernel_release);
+
 struct ScannedTransaction {
   std::uint32_t tid = 0;
   std::uint32_t first_log_block = 0;
@@ -38,6 +52,7 @@ struct ScannedTransaction {
   std::uint32_t bad_descriptor_checksums = 0;  // descriptor and revoke blocks
   std::uint32_t bad_block_checksums = 0;       // logged blocks against their tags
   bool bad_commit_checksum = false;
+  bool partial_commit = false;  // a commit block only its header's checksum holds for, taken by the rules
   std::uint64_t commit_seconds = 0;
   std::uint32_t commit_nanoseconds = 0;
   bool replayed = false;  // recovery writes it home
@@ -74,9 +89,10 @@ class RecoveryTrace {
   virtual void wrote(std::uint64_t home_block) = 0;
 };
 
-// The first pass. Throws std::invalid_argument for journals recovery does
-// not handle (fast commit).
-JournalScan scan_journal(const JournalLog& log, const JournalSuperblock& sb, RecoveryTrace* trace = nullptr);
+// The first pass, by `rules`. Throws std::invalid_argument for journals
+// recovery does not handle (fast commit).
+JournalScan scan_journal(const JournalLog& log, const JournalSuperblock& sb, RecoveryTrace* trace = nullptr,
+                         const RecoveryRules& rules = {});
 
 // Passes two and three: writes home through `fs` (block N at N * block size),
 // refusing blocks at or past `fs_blocks`.

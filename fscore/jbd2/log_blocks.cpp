@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "fscore/jbd2/log_blocks.h"
 
+#include <algorithm>
 #include <array>
+#include <vector>
 
 #include "fscore/crc32c.h"
 #include "fscore/endian.h"
@@ -123,6 +125,14 @@ bool commit_checksum_ok(const LogFormat& format, std::span<const std::uint8_t> b
   if (!format.csum_v2_or_v3()) return true;
   if (block.size() < commit_at::kBytes) return false;
   return load_be<std::uint32_t>(block.data() + commit_at::kChecksum) == checksum_with_zeroed(format, block, commit_at::kChecksum);
+}
+
+bool commit_header_checksum_ok(const LogFormat& format, std::span<const std::uint8_t> block) {
+  if (!format.csum_v2_or_v3()) return true;
+  if (block.size() < commit_at::kBytes) return false;
+  std::vector<std::uint8_t> header(block.size(), 0);
+  std::copy_n(block.begin(), commit_at::kBytes, header.begin());
+  return load_be<std::uint32_t>(block.data() + commit_at::kChecksum) == checksum_with_zeroed(format, header, commit_at::kChecksum);
 }
 
 std::uint32_t logged_block_checksum(const LogFormat& format, std::uint32_t sequence,

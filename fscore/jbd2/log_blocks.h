@@ -106,6 +106,10 @@ CommitBlock parse_commit_block(std::span<const std::uint8_t> block);
 bool block_tail_checksum_ok(const LogFormat& format, std::span<const std::uint8_t> block);
 // Commit block: h_chksum[0] = crc32c(seed, block with h_chksum[0] = 0).
 bool commit_checksum_ok(const LogFormat& format, std::span<const std::uint8_t> block);
+// The same checksum over the commit header alone followed by zeros: what a
+// commit block whose first sector landed and whose rest did not still
+// proves (jbd2 writes the header into a zeroed block).
+bool commit_header_checksum_ok(const LogFormat& format, std::span<const std::uint8_t> block);
 // A logged block against its tag: crc32c(crc32c(seed, be32 sequence), block
 // as logged), 16 bits of it with v2.
 bool tag_checksum_ok(const LogFormat& format, const Tag& tag, std::uint32_t sequence,

@@ -26,7 +26,8 @@
 //   interface=SIZE        link rate per second (SATA 6 Gb/s), default 550M
 //   overhead=DURATION     command overhead, default 50us
 //   seed=N                initial platter angle, default 1
-//   atomic=SIZE           what lands whole at a power cut, default 512 (a sector)
+//   atomic=SIZE           what lands whole at a power cut, default 4K (the physical
+//                         sector it tells the host: a 512e drive writes whole ones)
 #pragma once
 
 #include <cstdint>
@@ -48,7 +49,7 @@ class HddModel final : public TimingModel {
     std::uint64_t interface_rate = 550ull << 20;
     Nanos overhead = 50 * kMicro;
     std::uint64_t seed = 1;
-    std::uint64_t atomic = 512;
+    std::uint64_t atomic = 4096;
   };
   static Params parse(const ModelSpec& spec, std::uint64_t device_size);
 

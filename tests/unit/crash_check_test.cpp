@@ -38,7 +38,7 @@ namespace {
 StateVerdict fast_path(StateContext& c) {
   auto& fs = c.image.exported(c.data);
   auto* journal = c.journal ? &c.image.exported(*c.journal) : nullptr;
-  return check_ext4_state(fs, fs, journal, journal, c.oracle, 1700001000, &c.memo);
+  return check_ext4_state(fs, fs, journal, journal, c.oracle, 1700001000, {}, &c.memo);
 }
 
 // Every state's verdict by ordinal, walking the shard.
@@ -108,10 +108,10 @@ TEST_CASE("a journal's replay from the memo writes what the replay writes, and g
       auto& fs = c.image.exported(c.data);
       auto& journal = c.image.exported(*c.journal);
       Tape fs_a(fs), journal_a(journal);
-      const StateVerdict a = check_ext4_state(fs, fs_a, &journal, &journal_a, c.oracle, 1700001000, &c.memo);
+      const StateVerdict a = check_ext4_state(fs, fs_a, &journal, &journal_a, c.oracle, 1700001000, {}, &c.memo);
       c.image.set_state(c.state.kept, c.state.torn);
       Tape fs_b(fs), journal_b(journal);
-      const StateVerdict b = check_ext4_state(fs, fs_b, &journal, &journal_b, c.oracle, 1700001000, nullptr);
+      const StateVerdict b = check_ext4_state(fs, fs_b, &journal, &journal_b, c.oracle, 1700001000, {}, nullptr);
       CAPTURE(liar, c.selected.ordinal);
       CHECK(a.verdict == b.verdict);
       CHECK(a.replayed_blocks == b.replayed_blocks);
@@ -163,7 +163,7 @@ TEST_CASE("facts posted before the data is flushed fail where the data is droppe
     if (v.verdict != Verdict::fail) return true;
     ++failing;
     if (minimized++ >= 25) return true;
-    const CauseInputs in{index, c.image, c.data, c.journal, c.oracle, &c.memo, 1700001000, {}};
+    const CauseInputs in{index, c.image, c.data, c.journal, c.oracle, &c.memo, 1700001000, {}, {}};
     const CrashCause cause = minimize_cause(in, c.point, c.state);
     CHECK(cause.found);
     CHECK(cause.minimal);

@@ -2,6 +2,7 @@
 // Recovery's three passes against logs laid out by LogBuilder: what is
 // written home, what revokes and checksums keep out, where the log ends.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <vector>
 
 #include "fscore/endian.h"
@@ -111,6 +112,32 @@ TEST_CASE("jbd2 recovery: a corrupt commit ends the log, a corrupt block is skip
     CHECK(j.home(10) == 1);
     CHECK_FALSE(j.fs.holds(11 * kBs, kBs));
   }
+  SECTION("a commit block whose first sector landed: corrupt to e2fsck and 6.1, complete to 6.11 and later") {
+    // The power went after the commit block's first 512 bytes: the rest
+    // holds what the journal held there before (not the zeros written).
+    std::fill(blocks[6].bytes.begin() + 512, blocks[6].bytes.end(), std::uint8_t{0x5a});
+    j.put(blocks);
+    const JournalLog jl(j.image, kBs, kLen, {});
+    const JournalScan old = scan_journal(jl, j.sb);
+    CHECK(old.failed_commit == 6u);
+    CHECK(old.end_tid == 6);
+    CHECK(old.transactions[1].bad_commit_checksum);
+    const JournalScan scan = scan_journal(jl, j.sb, nullptr, recovery_rules_of("6.12.118+deb13-amd64"));
+    CHECK_FALSE(scan.failed_commit);
+    CHECK(scan.end_tid == 8);
+    CHECK(scan.transactions[1].partial_commit);
+    CHECK_FALSE(scan.transactions[1].bad_commit_checksum);
+    const ReplayResult r = replay_journal(jl, j.sb, scan, j.fs, 1000);
+    CHECK(r.error == 0);
+    CHECK(j.home(11) == 2);
+    CHECK(j.home(13) == 3);
+  }
+  SECTION("a commit block whose header is damaged is corrupt by either rules") {
+    blocks[6].bytes[50] ^= 1;  // in the commit header (h_commit_sec)
+    j.put(blocks);
+    const JournalLog jl(j.image, kBs, kLen, {});
+    CHECK(scan_journal(jl, j.sb, nullptr, recovery_rules_of("7.3-rc7")).failed_commit == 6u);
+  }
   SECTION("a bad logged block: skipped, the rest replayed, recovery reports the error") {
     blocks[4].bytes[100] ^= 1;  // block 11's logged copy
     j.put(blocks);
@@ -152,4 +179,17 @@ TEST_CASE("jbd2 recovery: a clean journal, and targets past the filesystem", "[j
   const ReplayResult r = replay_journal(fl, far.sb, scan_journal(fl, far.sb), far.fs, 1000);
   CHECK(r.error == kErrCorrupted);
   CHECK(r.replayed == 0);
+}
+
+TEST_CASE("jbd2 recovery: the rules of a kernel release", "[jbd2]") {
+  CHECK_FALSE(recovery_rules_of("6.1.0-56-amd64").partial_commit_blocks);
+  CHECK_FALSE(recovery_rules_of("6.10.14").partial_commit_blocks);
+  CHECK(recovery_rules_of("6.11").partial_commit_blocks);
+  CHECK(recovery_rules_of("6.12.118+deb13-amd64").partial_commit_blocks);
+  CHECK(recovery_rules_of("7.3-rc7").partial_commit_blocks);
+  CHECK(recovery_rules_of("10.0.1").partial_commit_blocks);
+  CHECK_FALSE(recovery_rules_of("5.19.17").partial_commit_blocks);
+  CHECK_FALSE(recovery_rules_of("").partial_commit_blocks);
+  CHECK_FALSE(recovery_rules_of("linux").partial_commit_blocks);
+  CHECK_FALSE(recovery_rules_of("6").partial_commit_blocks);
 }

@@ -74,9 +74,10 @@ TEST_CASE("model specs parse and every mistake is named", "[model]") {
   CHECK_THAT(error_of("hdd:atomic=0"), Catch::StartsWith("hdd atomic=0: whole 512-byte sectors"));
 }
 
-TEST_CASE("each model has an atomic unit: a sector, an SSD's 4 KiB, or what atomic= says", "[model]") {
+TEST_CASE("each model has an atomic unit: its physical sector (an HDD's and an SSD's 4 KiB), or what atomic= says", "[model]") {
   const auto unit = [](const std::string& spec) { return make_model(ModelSpec::parse(spec), 1ull << 30)->atomic_unit(); };
-  CHECK(unit("hdd") == 512);
+  CHECK(unit("hdd") == 4096);
+  CHECK(unit("hdd:atomic=512") == 512);
   CHECK(unit("nvram") == 512);
   CHECK(unit("ssd") == 4096);
   CHECK(unit("hdd:atomic=4K") == 4096);

@@ -88,7 +88,7 @@ crashlab::FactOracle oracle_of(const std::vector<std::string>& labels) {
 }
 
 crashlab::StateVerdict check(SparseImage& image, const crashlab::FactOracle& oracle) {
-  return crashlab::check_ext4_state(image, image, nullptr, nullptr, oracle, 1700000100);
+  return crashlab::check_ext4_state(image, image, nullptr, nullptr, oracle, 1700000100, {});
 }
 
 // The byte where inode `ino` lies.
@@ -239,6 +239,25 @@ TEST_CASE("orphans read as a mount leaves them; a list the kernel refuses makes 
     CHECK(v.verdict == crashlab::Verdict::unreadable);
     CHECK_THAT(v.error, Catch::StartsWith("orphans: orphan list: inode") && Catch::Contains(x.error));
   }
+}
+
+TEST_CASE("a filesystem with errors recorded: the mount leaves its orphan list unread", "[crash][state]") {
+  // ext4_orphan_cleanup returns at once on ERROR_FS (clearing
+  // s_last_orphan): a list it would refuse is never read.
+  Built b;
+  set_last_orphan(b.image, 5);  // a reserved inode: refused, were the list read
+  const crashlab::FactOracle facts = oracle_of({fact_label("file", "small", b.small)});
+  REQUIRE(check(b.image, facts).verdict == crashlab::Verdict::unreadable);
+  Bytes raw(1024);
+  b.image.read(1024, raw);
+  ext4::Superblock sb = ext4::decode_superblock(std::span<const std::uint8_t, 1024>(raw.data(), 1024));
+  sb.state |= 2;  // EXT4_ERROR_FS
+  ext4::encode_superblock(sb, std::span<std::uint8_t, 1024>(raw.data(), 1024));
+  b.image.write(1024, raw);
+  const crashlab::StateVerdict v = check(b.image, facts);
+  CHECK(v.verdict == crashlab::Verdict::pass);
+  CHECK(v.orphans_skipped);
+  CHECK(v.orphans == 0);
 }
 
 TEST_CASE("an entry naming an inode with no links is refused, not read as missing", "[crash][state]") {

@@ -219,6 +219,9 @@ void check_options(Command& c, CheckArgs& check) {
   c.count("--max-findings", check.max_findings, 0, ~std::uint64_t{0},
           "stop once a signature has N failing states (default 0: never)")
       .value_name("N");
+  c.add("--recovery-kernel", check.recovery_kernel,
+        "the fast path recovers journals as Linux RELEASE does (6.1.0, 6.12.118; default: this machine's kernel)")
+      .value_name("RELEASE");
 }
 
 constexpr const char* kRunText = R"(The crash lab in one command, on this host: start nbdkit with the plugin

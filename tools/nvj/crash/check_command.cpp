@@ -2,6 +2,7 @@
 #include "tools/nvj/crash/check_command.h"
 
 #include <stdlib.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -87,8 +88,8 @@ Recorded recorded_filesystem(const crashlab::RecordingIndex& index, const std::s
   auto& data = base.exported(base.find("data").value_or(0));
   Recorded r{identify_filesystem(data), ""};
   if (r.signature.kind == fscore::FsKind::unknown)
-    throw std::runtime_error(recording + ": no ext4, XFS or btrfs on the data export where the recording starts "
-                                         "(start recording after mkfs)");
+    throw UsageError(recording + ": no ext4, XFS or btrfs on the data export where the recording starts "
+                                 "(start recording after mkfs)");
   if (r.signature.kind == fscore::FsKind::ext4)
     if (const auto why = crashlab::fast_path_refuses(data)) r.refused = *why;
   return r;
@@ -124,6 +125,13 @@ int crash_check_main(const CheckArgs& a) {
   crashlab::CheckOptions options = enumeration_of(a);
   options.shard = shard.index;
   options.shards = shard.count;
+  // The fast path recovers journals as the kernel that mounts the states
+  // (the ground truth's, this machine's) does, unless told another.
+  std::string release = a.recovery_kernel;
+  if (struct utsname host {}; release.empty() && ::uname(&host) == 0) release = host.release;
+  if (!a.recovery_kernel.empty() && (release.empty() || release[0] < '0' || release[0] > '9' || release.find('.') == std::string::npos))
+    throw UsageError("nvj crash check: --recovery-kernel " + release + ": expected a Linux release (6.1.0, 6.12.118+deb13-amd64)");
+  options.recovery = fscore::jbd2::recovery_rules_of(release);
 
   const MappedFile file(a.recording);
   const crashlab::RecordingIndex index(file.bytes());

@@ -37,6 +37,10 @@ struct CheckArgs {
   std::int64_t time_limit_ns = 0;  // stop checking new states after this long; 0: never
   std::string scratch;        // the ground truth's files; empty: a new folder in $TMPDIR or /tmp
   std::string mount_options;  // the ground truth's mount, besides journal_path=
+  // The Linux release whose journal recovery the fast path follows
+  // (fscore::jbd2::recovery_rules_of); empty: this machine's, the kernel
+  // the ground truth mounts with.
+  std::string recovery_kernel;
   crashlab::CheckOptions options;
   bool no_marks = false, no_persistence = false;
   std::uint64_t every = 0;

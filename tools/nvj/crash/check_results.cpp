@@ -49,8 +49,10 @@ Json violations_json(const std::vector<crashlab::FactViolation>& violations) {
 crashlab::StateVerdict verdict_from(const Json& j) {
   crashlab::StateVerdict v;
   const std::string name = j.at("verdict").get<std::string>();
-  v.verdict = name == "pass" ? crashlab::Verdict::pass : name == "fail" ? crashlab::Verdict::fail
-                                                                        : crashlab::Verdict::unreadable;
+  v.verdict = name == "pass"         ? crashlab::Verdict::pass
+              : name == "fail"       ? crashlab::Verdict::fail
+              : name == "needs_fsck" ? crashlab::Verdict::needs_fsck
+                                     : crashlab::Verdict::unreadable;
   if (j.contains("error")) v.error = j["error"].get<std::string>();
   if (j.contains("violations"))
     for (const Json& f : j["violations"])
@@ -126,6 +128,7 @@ Json coverage_json(const crashlab::CrashChecker& checker, const Json& states, co
 Json verdicts_json(const VerdictCount& c) {
   return Json{{"checked", c.checked},       {"pass", c.pass},
               {"fail", c.fail},             {"unreadable", c.unreadable},
+              {"needs_fsck", c.needs_fsck},
               {"failing", c.failing},       {"ground_truth", c.verified},
               {"ground_truth_failing", c.verified_failing}, {"disagree", c.disagree}};
 }
@@ -246,6 +249,7 @@ Json results_json(const std::string& recording, std::uint64_t recording_bytes, c
                           {"seed", o.strategies.seed},
                           {"torn", o.strategies.torn},
                           {"torn_unit", o.strategies.torn_unit},
+                          {"partial_commit_blocks", o.recovery.partial_commit_blocks},
                           {"max_states", limits.max_states},
                           {"verify", limits.verify},
                           {"sample", limits.sample},
@@ -272,6 +276,7 @@ VerdictCount count_verdicts(const Json& results) {
     const std::string v = s.at("verdict").get<std::string>();
     if (v == "pass") ++c.pass;
     else if (v == "fail") ++c.fail;
+    else if (v == "needs_fsck") ++c.needs_fsck;
     else ++c.unreadable;
     bool failing = v != "pass";
     if (s.contains("ground_truth")) {

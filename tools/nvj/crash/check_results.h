@@ -95,10 +95,10 @@ Json merge_results(const std::vector<Json>& shards, const std::vector<std::strin
 // Throws naming the file when it cannot be read or is not JSON.
 Json read_results(const std::string& path);
 
-// Verdict totals of a document's states: pass, fail, unreadable by the
-// fast path; how many the ground truth checked, failed, and disagreed on.
+// Verdict totals of a document's states: pass, fail, unreadable, needs_fsck
+// by the fast path; how many the ground truth checked, failed, and disagreed on.
 struct VerdictCount {
-  std::uint64_t checked = 0, pass = 0, fail = 0, unreadable = 0;
+  std::uint64_t checked = 0, pass = 0, fail = 0, unreadable = 0, needs_fsck = 0;
   std::uint64_t verified = 0, verified_failing = 0, disagree = 0;
   // States that break something, by either check.
   std::uint64_t failing = 0;

@@ -119,7 +119,8 @@ class Session {
   crashlab::StateVerdict fast_verdict(crashlab::StateContext& c) const {
     auto& fs = c.image.exported(c.data);
     auto* journal = c.journal ? &c.image.exported(*c.journal) : nullptr;
-    return crashlab::check_ext4_state(fs, fs, journal, journal, c.oracle, checker_.options().now, &c.memo);
+    return crashlab::check_ext4_state(fs, fs, journal, journal, c.oracle, checker_.options().now, checker_.options().recovery,
+                                      &c.memo);
   }
 
   // The first pass's check of one state.
@@ -170,7 +171,7 @@ class Session {
     add_state_changes(entry, index_, c.point, c.state);
     if (!o_.fast) {
       if (entry.at("verdict") != "fail") return;
-      crashlab::CauseInputs in{index_, c.image, c.data, log(c), c.oracle, nullptr, checker_.options().now, {}};
+      crashlab::CauseInputs in{index_, c.image, c.data, log(c), c.oracle, nullptr, checker_.options().now, {}, {}};
       in.judge = [&] { return kernel_verdict(c); };
       entry["cause"] = confirmed_cause(in, c, kKernelMinimizeBudget);
       return;
@@ -178,7 +179,8 @@ class Session {
     const crashlab::StateVerdict fast = fast_verdict(c);
     if (verify_ != "none" && !entry.contains("ground_truth") && kernel() != nullptr) add_ground_truth(c, fast, entry);
     if (fast.verdict != crashlab::Verdict::fail) return;
-    const crashlab::CauseInputs in{index_, c.image, c.data, c.journal, c.oracle, &c.memo, checker_.options().now, {}};
+    const crashlab::CauseInputs in{index_, c.image, c.data, c.journal, c.oracle, &c.memo, checker_.options().now,
+                                   checker_.options().recovery, {}};
     entry["cause"] = confirmed_cause(in, c, kFastMinimizeBudget);
   }
 

@@ -18,7 +18,7 @@ constexpr std::size_t kListed = 50;  // failing states described in table.md
 struct PointRow {
   std::uint64_t frame = 0;
   std::string mark;
-  std::uint64_t pass = 0, fail = 0, unreadable = 0;
+  std::uint64_t pass = 0, fail = 0, needs_fsck = 0, unreadable = 0;
 };
 
 // A cell of a Markdown table: no '|' or line ends.
@@ -105,8 +105,8 @@ void write_crash_report(const Json& results, const std::filesystem::path& dir) {
                     ")") +
         " (of " + std::to_string(e.at("states").get<std::uint64_t>()) + " enumerated";
   md += e.at("merged_by_contents").get<bool>() ? ", identical contents checked once)" : ", none merged)";
-  md += ": " + std::to_string(c.pass) + " pass, " + std::to_string(c.fail) + " fail, " + std::to_string(c.unreadable) +
-        " unreadable.";
+  md += ": " + std::to_string(c.pass) + " pass, " + std::to_string(c.fail) + " fail, " + std::to_string(c.needs_fsck) +
+        " need fsck, " + std::to_string(c.unreadable) + " unreadable.";
   if (fast)
     md += " The ground truth (kernel mount, e2fsck -fn) checked " + std::to_string(c.verified) + ", " +
           std::to_string(c.verified_failing) + " failing, disagreeing with the fast path on " +
@@ -134,21 +134,22 @@ void write_crash_report(const Json& results, const std::filesystem::path& dir) {
     p.frame = s.at("frame").get<std::uint64_t>();
     if (!s.at("last_mark").is_null()) p.mark = s["last_mark"].get<std::string>();
     const std::string v = s.at("verdict").get<std::string>();
-    (v == "pass" ? p.pass : v == "fail" ? p.fail : p.unreadable) += 1;
+    (v == "pass" ? p.pass : v == "fail" ? p.fail : v == "needs_fsck" ? p.needs_fsck : p.unreadable) += 1;
   }
-  std::string dat = "# point frame pass fail unreadable\n";
-  md += "\n## Crash points with failing states\n\n| point | after frame | last mark | pass | fail | unreadable |\n"
-        "|---:|---:|---|---:|---:|---:|\n";
+  std::string dat = "# point frame pass fail needs_fsck unreadable\n";
+  md += "\n## Crash points with failing states\n\n| point | after frame | last mark | pass | fail | needs fsck | unreadable |\n"
+        "|---:|---:|---|---:|---:|---:|---:|\n";
   std::size_t failing_points = 0;
   for (const auto& [index, p] : points) {
     dat += std::to_string(index) + " " + std::to_string(p.frame) + " " + std::to_string(p.pass) + " " +
-           std::to_string(p.fail) + " " + std::to_string(p.unreadable) + "\n";
-    if (p.fail + p.unreadable == 0) continue;
+           std::to_string(p.fail) + " " + std::to_string(p.needs_fsck) + " " + std::to_string(p.unreadable) + "\n";
+    if (p.fail + p.needs_fsck + p.unreadable == 0) continue;
     ++failing_points;
     md += "| " + std::to_string(index) + " | " + std::to_string(p.frame) + " | " + cell(p.mark) + " | " +
-          std::to_string(p.pass) + " | " + std::to_string(p.fail) + " | " + std::to_string(p.unreadable) + " |\n";
+          std::to_string(p.pass) + " | " + std::to_string(p.fail) + " | " + std::to_string(p.needs_fsck) + " | " +
+          std::to_string(p.unreadable) + " |\n";
   }
-  if (failing_points == 0) md += "| | | (none) | | | |\n";
+  if (failing_points == 0) md += "| | | (none) | | | | |\n";
 
   md += "\n## Failing states\n\nThe detailed ones first (the first of each signature), then the others.\n\n"
         "| state | point | strategy | dropped | verdict | what broke | cause |\n|---:|---:|---|---|---|---|---|\n";
@@ -186,9 +187,10 @@ void write_crash_report(const Json& results, const std::filesystem::path& dir) {
        "set title 'crash states by verdict at each crash point'\nset xlabel 'crash point (in the order of the run)'\n"
        "set ylabel 'unique states checked'\nset style fill solid 0.8 noborder\nset boxwidth 1\nset key top left\n"
        "set yrange [0:*]\n"
-       "plot 'states.dat' using 1:($3+$4+$5) with boxes lc rgb '#2e7d32' title 'pass', "
-       "'' using 1:($4+$5) with boxes lc rgb '#c62828' title 'fail', "
-       "'' using 1:5 with boxes lc rgb '#6a1b9a' title 'unreadable'");
+       "plot 'states.dat' using 1:($3+$4+$5+$6) with boxes lc rgb '#2e7d32' title 'pass', "
+       "'' using 1:($4+$5+$6) with boxes lc rgb '#c62828' title 'fail', "
+       "'' using 1:($5+$6) with boxes lc rgb '#ef6c00' title 'needs fsck', "
+       "'' using 1:6 with boxes lc rgb '#6a1b9a' title 'unreadable'");
 }
 
 int crash_report_main(const ReportArgs& a) {

@@ -201,8 +201,14 @@ StateVerdict KernelCheck::check(crashlab::CrashImage& image, std::uint8_t data, 
     }
     mounted.close();
   } catch (const MountRefused& e) {
-    v.verdict = Verdict::unreadable;
+    // The state needs fsck; what the checker then does (ext4: e2fsck -fy,
+    // on this scratch copy) is part of the verdict.
+    v.verdict = Verdict::needs_fsck;
     v.error = std::string("the kernel does not mount it: ") + e.what();
+    const std::vector<std::string> repair = repair_command(filesystem_, loops_.at(data), log);
+    const RunResult r = run(repair);
+    v.error += "; " + quote({repair.begin(), repair.end() - 1}) + " exits " + std::to_string(r.status) + ": " +
+               first_lines(r.output, 6);
     return v;
   }
   // Checked only once the kernel has let go of the devices.

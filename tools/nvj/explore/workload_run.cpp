@@ -97,7 +97,9 @@ class ExplorePhaseClock {
 // Whether two failures break something the same way (the same rule, what and how).
 bool fails_alike(const WorkloadOutcome& a, const WorkloadOutcome& b) {
   return std::any_of(a.broke.begin(), a.broke.end(),
-                     [&](const std::string& item) { return item != "unreadable" && b.broke.count(item) != 0; });
+                     [&](const std::string& item) {
+                       return item != "unreadable" && item != "needs_fsck" && b.broke.count(item) != 0;
+                     });
 }
 
 }  // namespace

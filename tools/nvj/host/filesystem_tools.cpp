@@ -29,6 +29,13 @@ std::vector<std::string> fsck_command(const std::string& filesystem, const std::
   return argv;
 }
 
+std::vector<std::string> repair_command(const std::string& filesystem, const std::string& data, const std::string& log) {
+  std::vector<std::string> argv = fsck_command(filesystem, data, log);
+  if (filesystem == "ext4") argv[1] = "-fy";
+  else if (filesystem == "xfs") argv.erase(argv.begin() + 1);
+  return argv;
+}
+
 void make_filesystem(const std::string& filesystem, const std::string& data, const std::string& log,
                      const std::vector<std::string>& options) {
   std::vector<std::string> argv;

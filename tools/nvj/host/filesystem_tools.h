@@ -29,5 +29,10 @@ void make_filesystem(const std::string& filesystem, const std::string& data, con
 // The filesystem's own checker, changing nothing: e2fsck -fn [-j LOG],
 // xfs_repair -n [-l LOG], btrfs check --readonly. Exit status 0: clean.
 std::vector<std::string> fsck_command(const std::string& filesystem, const std::string& data, const std::string& log);
+// The checker as a state no mount takes gets it, repairing: e2fsck -fy
+// [-j LOG] (it replays the journal first), xfs_repair [-l LOG] (which
+// refuses a dirty log, and says so); btrfs check --readonly (its repair is
+// not for a first response).
+std::vector<std::string> repair_command(const std::string& filesystem, const std::string& data, const std::string& log);
 
 }  // namespace nvj::cli
