@@ -3,7 +3,7 @@
 // writes, flush and FUA write, and a fact marked between them, counted as
 // crash points and states; its JSON against the published schema; and a
 // recording that is missing, cut short or holds a malformed fact refused
-// naming what is wrong.
+// naming what is wrong, and nvj crash check of one with no filesystem too.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -105,6 +105,11 @@ TEST_CASE("nvj crash states refuses what is no recording, naming the problem", "
   CHECK(r.status == 2);
 
   const std::string path = record_run(dir);
+  // A recording with no filesystem where it starts is bad input (2), not a
+  // failing verdict (1).
+  r = nvj::cli::run({NVJ_BINARY, "crash", "check", path});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("no ext4, XFS or btrfs on the data export where the recording starts"));
   auto bytes = nvj::test::file_bytes(path);
   const std::string cut = dir.file("cut.nvjrec");
   std::ofstream(cut, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
