@@ -18,6 +18,8 @@
 #     sectors is refused; a tear that alone breaks a fact (an O_DIRECT
 #     overwrite said durable without its flush) is named as the cause, in
 #     the file's data, the kernel agreeing;
+#   - a fact false where every write landed: the final state breaks it and
+#     the check says the facts are wrong (the liar's final state holds);
 #   - bad input: no workload, a parameter that is no PARAM=VALUE, an --out
 #     that holds a recording already, nvj crash report without RESULTS or
 #     of a missing file, --torn past its bound: exit 2 or 1, naming what is
@@ -83,6 +85,31 @@ status=0
 [ "$status" -le 1 ] || fail "the shard's check exited $status"
 [ -s "$T/shard0/results.json" ] || fail "the shard wrote no results.json"
 [ ! -e "$T/shard0/table.md" ] || fail "a shard wrote a report of its part alone"
+python3 - "$T/liar/results.json" <<'PY' || fail "the liar's final state does not hold its fact"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["final_state"]["verdict"] == "pass", r["final_state"]
+PY
+# A fact false even where every write landed: the final state breaks it,
+# which says the facts are wrong, not the crash states.
+cat >"$T/wrong.sh" <<'EOF2'
+#!/bin/sh
+set -e
+printf 'hello' >f
+sync
+"$NVJ" mark fact file f size 5 crc32c 00000000
+EOF2
+chmod +x "$T/wrong.sh"
+run_crash "$T/wrong.log" run --out "$T/wrong" --verify none -- "$T/wrong.sh"
+[ "$STATUS" = 1 ] || fail "a wrong fact: exit $STATUS, not 1"
+grep -q "^the final state (every write kept, as a clean unmount leaves it) is fail: the facts are wrong" "$T/wrong.log" ||
+  fail "the final state's broken fact is not said"
+grep -q "^  f: expected 5 bytes, crc32c 00000000, found 5 bytes, crc32c 9a71bb4c" "$T/wrong.log" || fail "the wrong fact is not named"
+python3 - "$T/wrong/results.json" <<'PY' || fail "results.json does not carry the final state's verdict"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["final_state"]["verdict"] == "fail" and r["final_state"]["violations"][0]["path"] == "f", r["final_state"]
+PY
 status=0
 "$NVJ" crash report "$T/shard0" >"$T/e4" 2>&1 || status=$?
 [ "$status" = 1 ] && grep -q "nvj crash merge" "$T/e4" || fail "a shard's report: exit $status, $(cat "$T/e4")"

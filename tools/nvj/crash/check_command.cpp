@@ -176,6 +176,16 @@ int crash_check_main(const CheckArgs& a) {
   Json results = results_json(a.recording, file.bytes().size(), filesystem, !fast, index, checker, shard, limits,
                               run.progress, std::move(run.states));
   if (!a.made_by.is_null()) results["recording"]["made_by"] = a.made_by;
+  results["final_state"] = run.final_state;
+  if (run.final_state.at("verdict") != "pass") {
+    std::printf("the final state (every write kept, as a clean unmount leaves it) is %s: the facts are wrong (the "
+                "oracle's error, or a workload that said what it did not do), and the crash states judged by them say "
+                "nothing of crashes:\n",
+                run.final_state.at("verdict").get<std::string>().c_str());
+    if (run.final_state.contains("error")) std::printf("  %s\n", run.final_state["error"].get<std::string>().c_str());
+    if (run.final_state.contains("violations"))
+      for (const Json& v : run.final_state["violations"]) std::printf("  %s\n", violation_text(v).c_str());
+  }
   const VerdictCount c = count_verdicts(results);
   show_failures(results.at("states"), c.failing, a.out);
   print_signatures(results);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -39,8 +40,9 @@ class Session {
   }
 
   SessionResult run() {
-    Progress progress(checker_.mine().size());
     SessionResult result;
+    result.final_state = verdict_json(final_state());
+    Progress progress(checker_.mine().size());
     std::uint64_t failing = 0, visited = 0;
     std::optional<std::size_t> stopped_at;  // the state (index in mine) the check stopped before or at
     std::map<std::string, std::uint64_t> findings;
@@ -121,6 +123,28 @@ class Session {
     auto* journal = c.journal ? &c.image.exported(*c.journal) : nullptr;
     return crashlab::check_ext4_state(fs, fs, journal, journal, c.oracle, checker_.options().now, checker_.options().recovery,
                                       &c.memo);
+  }
+
+  // Every change kept on the durable contents at the end, judged by every
+  // fact, as the states are (the fast path or the kernel).
+  crashlab::StateVerdict final_state() {
+    crashlab::CrashImage image(index_);
+    image.advance(index_.end());
+    std::vector<std::size_t> all(index_.changes().size());
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    image.set_state(all);
+    crashlab::FactOracle oracle;
+    for (const auto& f : checker_.facts())
+      if (f) oracle.add(*f);
+    const std::uint8_t data = image.find("data").value_or(0);
+    const std::optional<std::uint8_t> journal = image.find("journal");
+    if (!o_.fast) {
+      if (kernel() == nullptr) throw std::runtime_error("the kernel's check cannot run here");
+      return kernel()->check(image, data, o_.external_log ? journal : std::nullopt, oracle);
+    }
+    auto& fs = image.exported(data);
+    auto* log = journal ? &image.exported(*journal) : nullptr;
+    return crashlab::check_ext4_state(fs, fs, log, log, oracle, checker_.options().now, checker_.options().recovery);
   }
 
   // The first pass's check of one state.

@@ -43,6 +43,11 @@ struct SessionOptions {
 };
 
 struct SessionResult {
+  // The workload's own final state (every change kept, in the order sent:
+  // what a clean unmount leaves) judged by every fact, as verdict_json
+  // gives it: a fact broken there is the facts' own error (the oracle's, or
+  // a workload's that said what it did not do), no crash's.
+  Json final_state;
   Json states = Json::array();  // state_json's, in ordinal order
   CheckProgress progress;
   std::string verify;  // what the kernel did check (none where it could not run)

@@ -70,7 +70,7 @@ namespace {
 // The workloads' outcomes as they come, what explore.json says of them.
 struct ExploreTally {
   bool guest = false;  // the workloads ran in a guest: each failing one has a guest reproducer too
-  std::uint64_t states = 0, findings = 0, done = 0, errors = 0;
+  std::uint64_t states = 0, findings = 0, done = 0, errors = 0, oracle_errors = 0;
   double phases[kExplorePhaseCount] = {};
   Json workloads = Json::array();
   int worst = 0;
@@ -85,7 +85,12 @@ struct ExploreTally {
                    static_cast<unsigned long long>(i), w.name.c_str(), r.error.c_str());
     }
     states += r.states;
-    if (r.failing > 0) {
+    if (!r.oracle_error.empty()) {
+      ++oracle_errors;
+      std::printf("workload %llu: %s: the oracle's error, not a finding: %s\n", static_cast<unsigned long long>(i),
+                  w.name.c_str(), r.oracle_error.c_str());
+      std::fflush(stdout);
+    } else if (r.failing > 0) {
       ++findings;
       std::printf("workload %llu: %s: %llu of %llu states fail\n", static_cast<unsigned long long>(i), w.name.c_str(),
                   static_cast<unsigned long long>(r.failing), static_cast<unsigned long long>(r.states));
@@ -98,8 +103,9 @@ struct ExploreTally {
                              {"states", r.states},
                              {"failing", r.failing},
                              {"error", r.error.empty() ? Json(nullptr) : Json(r.error)},
+                             {"oracle_error", r.oracle_error.empty() ? Json(nullptr) : Json(r.oracle_error)},
                              {"failures", r.failures}});
-    if (r.failing > 0) {
+    if (r.failing > 0 && r.oracle_error.empty()) {
       workloads.back()["signature"] = r.signature;
       workloads.back()["reproducer"] = "workloads/" + std::to_string(i) + "/reproduce.sh";  // beside explore.json
       if (guest) workloads.back()["guest_reproducer"] = "workloads/" + std::to_string(i) + "/reproduce-guest.sh";
@@ -128,6 +134,7 @@ struct ExploreTally {
                 {"states", states},
                 {"findings", findings},
                 {"errors", errors},
+                {"oracle_errors", oracle_errors},
                 {"seconds", seconds},
                 {"phases", phase_json},
                 {"interrupted", interrupted()},
@@ -140,10 +147,14 @@ struct ExploreTally {
                 static_cast<unsigned long long>(done), static_cast<unsigned long long>(states), seconds,
                 static_cast<unsigned long long>(findings));
     if (errors > 0) std::printf("(%llu workloads could not run: see explore.json)\n", static_cast<unsigned long long>(errors));
+    if (oracle_errors > 0)
+      std::printf("(%llu workloads broke a fact in their own final state: the oracle's errors, not findings; see "
+                  "explore.json)\n",
+                  static_cast<unsigned long long>(oracle_errors));
   }
 
   int status() const {
-    if (interrupted() || errors > 0) return 1;
+    if (interrupted() || errors > 0 || oracle_errors > 0) return 1;
     if (worst > 1) return worst;
     return findings > 0 ? 1 : 0;
   }
@@ -186,7 +197,7 @@ int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameter
       throw;
     }
     tally.add(i, w, r);
-    if (r.failing > 0 && !a.no_minimize && r.signature.find(" + ") != std::string::npos) {
+    if (r.failing > 0 && r.oracle_error.empty() && !a.no_minimize && r.signature.find(" + ") != std::string::npos) {
       const fs::path dir = out / "workloads" / std::to_string(i) / "minimal";
       const MinimalWorkload m = minimize(context, w, r, dir);
       Json& j = tally.workloads.back()["minimal"];
@@ -274,12 +285,14 @@ int explore_in_guests(const ExploreArgs& a, const std::vector<GuestKernel>& kern
                              {"states", tally.states},
                              {"findings", tally.findings},
                              {"errors", tally.errors},
+                             {"oracle_errors", tally.oracle_errors},
                              {"seconds", seconds},
                              {"failing", failing}});
     total.done += tally.done;
     total.states += tally.states;
     total.findings += tally.findings;
     total.errors += tally.errors;
+    total.oracle_errors += tally.oracle_errors;
     worst = std::max(worst, tally.worst);
   }
   total.worst = worst;

@@ -43,8 +43,10 @@ std::string cell(const std::string& text) {
 void write_explore_report(const Json& report, const fs::path& out) {
   std::ofstream(out / "explore.json") << to_json_text(report) << "\n";
   std::map<std::string, std::vector<const Json*>> groups;
+  std::vector<const Json*> oracle_errors;
   for (const Json& w : report.at("workloads"))
-    if (w.at("failing").get<std::uint64_t>() > 0) groups[w.at("signature").get<std::string>()].push_back(&w);
+    if (!w.at("oracle_error").is_null()) oracle_errors.push_back(&w);
+    else if (w.at("failing").get<std::uint64_t>() > 0) groups[w.at("signature").get<std::string>()].push_back(&w);
   std::ostringstream md;
   md << "# nvj crash explore: " << report.at("bound").get<std::string>() << " on "
      << report.at("filesystem").get<std::string>()
@@ -56,6 +58,14 @@ void write_explore_report(const Json& report, const fs::path& out) {
      << report.at("findings").get<std::uint64_t>() << " workloads with failing states in " << groups.size()
      << " signatures" << (report.at("errors").get<std::uint64_t>() > 0 ? ", " + std::to_string(report.at("errors").get<std::uint64_t>()) + " workloads could not run" : std::string())
      << ".\n\n";
+  if (!oracle_errors.empty()) {
+    md << "**" << oracle_errors.size()
+       << " workloads break a fact in their own final state (every write kept): the oracle's errors, not findings.**\n\n";
+    for (const Json* w : oracle_errors)
+      md << "- " << w->at("ordinal").get<std::uint64_t>() << " (" << w->at("steps").get<std::string>()
+         << "): " << w->at("oracle_error").get<std::string>() << "\n";
+    md << "\n";
+  }
   if (!groups.empty()) {
     md << "| signature | workloads | the first | its failing states | reproducer |\n|---|---|---|---|---|\n";
     for (const auto& [signature, list] : groups) {
@@ -137,6 +147,7 @@ void write_kernel_table(const Json& table, const fs::path& out) {
   row("crash states checked", [](const Json& k) { return std::to_string(k.at("states").get<std::uint64_t>()); });
   row("workloads with failing states", [](const Json& k) { return std::to_string(k.at("findings").get<std::uint64_t>()); });
   row("workloads that could not run", [](const Json& k) { return std::to_string(k.at("errors").get<std::uint64_t>()); });
+  row("oracle errors (no findings)", [](const Json& k) { return std::to_string(k.at("oracle_errors").get<std::uint64_t>()); });
   row("seconds", [](const Json& k) {
     char b[32];
     std::snprintf(b, sizeof b, "%.1f", k.at("seconds").get<double>());
@@ -191,7 +202,7 @@ int explore_merge_main(const std::vector<std::string>& inputs, const std::string
   Json merged = first;
   merged["shard"] = Json{{"index", 0}, {"count", 1}};
   std::vector<Json> workloads;
-  std::uint64_t explored = 0, states = 0, findings = 0, errors = 0;
+  std::uint64_t explored = 0, states = 0, findings = 0, errors = 0, oracle_errors = 0;
   double slowest = 0;
   bool interrupted = false;
   for (std::size_t i = 0; i < shards.size(); ++i) {
@@ -200,6 +211,7 @@ int explore_merge_main(const std::vector<std::string>& inputs, const std::string
     states += s.at("states").get<std::uint64_t>();
     findings += s.at("findings").get<std::uint64_t>();
     errors += s.at("errors").get<std::uint64_t>();
+    oracle_errors += s.at("oracle_errors").get<std::uint64_t>();
     slowest = std::max(slowest, s.at("seconds").get<double>());
     interrupted = interrupted || s.at("interrupted").get<bool>();
     const fs::path from = explore_file(inputs[i]).parent_path() / "workloads";
@@ -220,6 +232,7 @@ int explore_merge_main(const std::vector<std::string>& inputs, const std::string
   merged["states"] = states;
   merged["findings"] = findings;
   merged["errors"] = errors;
+  merged["oracle_errors"] = oracle_errors;
   merged["seconds"] = slowest;
   Json phases = Json::object();  // summed over the shards: CPU and waits, not the wall
   for (const Json& s : shards)
@@ -230,7 +243,7 @@ int explore_merge_main(const std::vector<std::string>& inputs, const std::string
   std::printf("merged %zu shards of an exploration into %s\n", shards.size(), (out / "explore.json").c_str());
   std::printf("%llu workloads, %llu states checked in %.1f s, %llu findings\n", static_cast<unsigned long long>(explored),
               static_cast<unsigned long long>(states), slowest, static_cast<unsigned long long>(findings));
-  return interrupted || errors > 0 || findings > 0 ? 1 : 0;
+  return interrupted || errors > 0 || oracle_errors > 0 || findings > 0 ? 1 : 0;
 }
 
 }  // namespace nvj::cli

@@ -21,6 +21,7 @@
 #include "crashlab/explore/oracle.h"
 #include "fscore/record/fact.h"
 #include "tools/nvj/crash/check_command.h"
+#include "tools/nvj/crash/check_results.h"
 #include "tools/nvj/explore/reproducer.h"
 #include "tools/nvj/host/interrupt.h"
 #include "tools/nvj/host/loop_device.h"
@@ -194,6 +195,12 @@ void check_workload(const ExploreContext& context, const Workload& w, const fs::
   text << in.rdbuf();
   const Json results = parse_json(text.str(), (dir / "results.json").string());
   o.states = results.at("coverage").at("checked").get<std::uint64_t>();
+  if (const Json& last = results.at("final_state"); last.at("verdict") != "pass") {
+    o.oracle_error = "its final state (every write kept) is " + last.at("verdict").get<std::string>();
+    if (last.contains("error")) o.oracle_error += ": " + last["error"].get<std::string>();
+    if (last.contains("violations"))
+      for (const Json& v : last["violations"]) o.oracle_error += "; " + violation_text(v);
+  }
   if (o.status == 1) {
     std::ofstream(dir / "reproduce.sh") << reproducer_script(w, a.bound, a.mount_options, script);
     if (!context.guest_kernel.empty())

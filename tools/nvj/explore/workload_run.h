@@ -43,6 +43,9 @@ struct WorkloadOutcome {
   // then the core operations).
   std::set<std::string> broke;
   std::string signature;
+  // The final state (every write kept) breaks a fact: the oracle's own
+  // error, with the workload and the fact; never a finding.
+  std::string oracle_error;
   int status = 0;         // nvj crash check's
   std::uint64_t states = 0, failing = 0;
   Json failures = Json::array();  // the first three failing states, their violations with rule and source
