@@ -118,6 +118,8 @@ for bound in seq-2 seq-3; do
 done
 
 seconds=$(( $(date +%s) - start ))
+# The command as RESULTS.md shows it: where this machine kept its files is no part of it.
+[[ -z $out ]] || command_line=${command_line//"$out"/DIR}
 DIFF_DIR=$dir/checks DIFF_COMMAND=$command_line DIFF_SECONDS=$seconds DIFF_MARKDOWN=$markdown DIFF_REV="$(bench_git_rev)" \
   python3 - <<'PY'
 import json, os, glob, collections
