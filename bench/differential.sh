@@ -12,6 +12,9 @@
 #   writers-datajournal data=journal, an external journal on NVRAM, torn states
 #   writers-1k-internal 1 KiB blocks, the journal inside, torn at 512 bytes
 #   writers-async       data=writeback,journal_async_commit, the journal inside
+#   writers-v1-32bit    no metadata_csum nor 64bit, journal_checksum: the kernel's
+#                       v1 (crc32) commit checksums and 32-bit tags; nobarrier, torn
+#   writers-v1-async    the same with journal_async_commit
 #   explore-seq2 / -seq3  workloads of the explorer's bounds (every operation),
 #                       --explore N of each drawn by --seed, every state
 # It prints, and with --markdown appends to FILE, the agreement by verdict:
@@ -100,6 +103,21 @@ check writers-1k-internal "$dir/writers-1k-internal/recording.nvjrec" "" --torn 
 
 record writers-async data=writeback,journal_async_commit fs-journal=internal fs-block-size=4096 -- "${writers[@]}"
 check writers-async "$dir/writers-async/recording.nvjrec" data=writeback,journal_async_commit --torn 4 --torn-unit 512 --max-states "$states"
+
+# Journals the kernel writes with v1 checksums (crc32) and 32-bit tags: an
+# ext4 without metadata_csum and 64bit, mounted with journal_checksum (and
+# with journal_async_commit), the journal inside.
+truncate -s 256M "$dir/v1.img"
+mkfs.ext4 -q -F -O ^metadata_csum,^64bit -b 4096 "$dir/v1.img"
+record writers-v1-32bit nobarrier,journal_checksum data= journal= data-file="$dir/v1.img" fs-journal=internal \
+  data-model=hdd:atomic=512 journal-model=hdd:atomic=512 -- "${writers[@]}"
+check writers-v1-32bit "$dir/writers-v1-32bit/recording.nvjrec" nobarrier,journal_checksum --torn 8 --max-states "$states"
+truncate -s 256M "$dir/v1-async.img"
+mkfs.ext4 -q -F -O ^metadata_csum,^64bit -b 4096 "$dir/v1-async.img"
+record writers-v1-async data=writeback,journal_async_commit data= journal= data-file="$dir/v1-async.img" fs-journal=internal \
+  -- "${writers[@]}"
+check writers-v1-async "$dir/writers-v1-async/recording.nvjrec" data=writeback,journal_async_commit --torn 4 --torn-unit 512 \
+  --max-states "$states"
 
 for bound in seq-2 seq-3; do
   # How many workloads the bound has: the refusal of an ordinal past them says.
