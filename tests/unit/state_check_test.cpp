@@ -111,13 +111,18 @@ void patch_inode(SparseImage& image, std::uint32_t ino, const std::function<void
   image.write(at, raw);
 }
 
-void set_last_orphan(SparseImage& image, std::uint32_t ino) {
+// Changes the superblock and writes it back with its checksum.
+void patch_superblock(SparseImage& image, const std::function<void(ext4::Superblock&)>& change) {
   Bytes raw(1024);
   image.read(1024, raw);
   ext4::Superblock sb = ext4::decode_superblock(std::span<const std::uint8_t, 1024>(raw.data(), 1024));
-  sb.last_orphan = ino;
+  change(sb);
   ext4::encode_superblock(sb, std::span<std::uint8_t, 1024>(raw.data(), 1024));
   image.write(1024, raw);
+}
+
+void set_last_orphan(SparseImage& image, std::uint32_t ino) {
+  patch_superblock(image, [ino](ext4::Superblock& sb) { sb.last_orphan = ino; });
 }
 
 // Removes `name` from the root directory (its entry's inode set to 0, the
@@ -248,12 +253,7 @@ TEST_CASE("a filesystem with errors recorded: the mount leaves its orphan list u
   set_last_orphan(b.image, 5);  // a reserved inode: refused, were the list read
   const crashlab::FactOracle facts = oracle_of({fact_label("file", "small", b.small)});
   REQUIRE(check(b.image, facts).verdict == crashlab::Verdict::unreadable);
-  Bytes raw(1024);
-  b.image.read(1024, raw);
-  ext4::Superblock sb = ext4::decode_superblock(std::span<const std::uint8_t, 1024>(raw.data(), 1024));
-  sb.state |= 2;  // EXT4_ERROR_FS
-  ext4::encode_superblock(sb, std::span<std::uint8_t, 1024>(raw.data(), 1024));
-  b.image.write(1024, raw);
+  patch_superblock(b.image, [](ext4::Superblock& sb) { sb.state |= 2; });  // EXT4_ERROR_FS
   const crashlab::StateVerdict v = check(b.image, facts);
   CHECK(v.verdict == crashlab::Verdict::pass);
   CHECK(v.orphans_skipped);
@@ -271,12 +271,7 @@ TEST_CASE("an entry naming an inode with no links is refused, not read as missin
 TEST_CASE("what the fast path cannot read is named up front", "[crash][state]") {
   Built b;
   CHECK_FALSE(crashlab::fast_path_refuses(b.image));
-  Bytes raw(1024);
-  b.image.read(1024, raw);
-  ext4::Superblock sb = ext4::decode_superblock(std::span<const std::uint8_t, 1024>(raw.data(), 1024));
-  sb.feature_compat |= 0x400;  // fast_commit
-  ext4::encode_superblock(sb, std::span<std::uint8_t, 1024>(raw.data(), 1024));
-  b.image.write(1024, raw);
+  patch_superblock(b.image, [](ext4::Superblock& sb) { sb.feature_compat |= 0x400; });  // fast_commit
   const auto why = crashlab::fast_path_refuses(b.image);
   REQUIRE(why);
   CHECK_THAT(*why, Catch::Contains("fast_commit (fast commits are not replayed)"));
