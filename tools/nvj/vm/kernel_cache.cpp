@@ -12,7 +12,6 @@
 #include <cstring>
 #include <ctime>
 #include <deque>
-#include <fstream>
 #include <set>
 #include <stdexcept>
 
@@ -327,7 +326,7 @@ CachedKernel KernelCache::fetch_locked(const KernelName& name, const FetchOption
   CachedKernel k = read_cached(folder);
   fs::create_directories(root_ / "suites");
   if (name.kind == KernelName::Kind::debian_suite)
-    std::ofstream(root_ / "suites" / (suite + ".json")) << to_json_text(Json{{"kernel", key}, {"at", now_utc()}}) << "\n";
+    write_text_file(root_ / "suites" / (suite + ".json"), to_json_text(Json{{"kernel", key}, {"at", now_utc()}}) + "\n");
   return k;
 }
 
