@@ -3,8 +3,8 @@
 # The crash lab's check on a real recording: an ext4 the server built, its
 # journal on the NVRAM export and its data disk with a write cache, mounted
 # by this host's kernel (data=ordered), nvj writers --fsync each posting its
-# facts, and a file whose fact is posted without the fsync that would make
-# it true (a workload that lies, on purpose). Every crash state is checked by
+# facts, and a file whose fact is posted before it is written, with no
+# fsync that would make it true (a workload that lies, on purpose). Every crash state is checked by
 # the fast path, and a sample of 1200 spread over the whole run by the
 # ground truth (a kernel mount, e2fsck -fn) too:
 #   - the two agree on every state of the sample, and the ground truth's
@@ -36,9 +36,13 @@ mount -t ext4 -o "journal_path=$JOURNAL_DEV" "$DATA_DEV" "$mnt"
 _mounts+=("$mnt")
 (cd "$mnt" && NVJ_CONTROL="$T/c.ctl" NVJ_MNT="$mnt" "$NVJ" writers --tasks 12 --chunks 8 --chunk-size 4K --dirs 2 \
   --rounds 2 --fsync each w)
-# The lie: a fact about a file nothing made durable.
-head -c 20000 /dev/urandom >"$mnt/lie"
-"$NVJ" mark --control "$T/c.ctl" fact file lie size 20000 crc32c "$(crc32c "$mnt/lie")"
+# The lie: a fact about a file nothing made durable, posted before the file
+# is even written (written after, a loaded machine's writeback and the next
+# commit's flush can make it durable before the mark; this way the mark's
+# own crash point lacks it whatever the timing).
+head -c 20000 /dev/urandom >"$T/lie"
+"$NVJ" mark --control "$T/c.ctl" fact file lie size 20000 crc32c "$(crc32c "$T/lie")"
+cp "$T/lie" "$mnt/lie"
 umount "$mnt"
 detach a
 curl -sf -X POST --unix-socket "$T/c.ctl" http://lab/record/stop >/dev/null

@@ -134,7 +134,7 @@ print(f"{len(r['states'])} states, {len(torn)} torn, none fail by either check")
 PY
 status=0
 "$NVJ" crash check "$T/overwrite/recording.nvjrec" --torn 2 --torn-unit 512 --verify none >"$T/torn512.log" || status=$?
-[ "$status" = 0 ] || fail "torn at 512 bytes: exit $status"
+[ "$status" = 0 ] || { grep -A8 -E "^(fail|unreadable|needs_fsck): state|signatures of failing" "$T/torn512.log" | head -40; fail "torn at 512 bytes: exit $status"; }
 grep -Eq '^torn +[1-9][0-9]* +[1-9][0-9]*$' "$T/torn512.log" || fail "no torn states at 512 bytes"
 # A tear that alone breaks a fact: a file's blocks written and fsynced,
 # then overwritten in place by one O_DIRECT write (no metadata changes) and
