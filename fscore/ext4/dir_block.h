@@ -23,13 +23,13 @@ struct DirEntry {
 };
 
 inline constexpr std::size_t kMaxNameLength = 255;
+inline constexpr std::uint32_t kDirTailSize = 12;
 
 // rec_len as the kernel and e2fsprogs read it (ext4_rec_len_from_disk,
 // ext2fs_get_rec_len): with blocks of 64 KiB and more, 0 and 65535 mean the
 // whole block and the low two bits carry bits 16 and 17; smaller blocks
 // store the length as it is.
 std::uint32_t rec_len_from_disk(std::uint16_t raw, std::uint32_t block_size);
-inline constexpr std::uint32_t kDirTailSize = 12;
 
 // Packs `entries` (with "." and ".." first) into as many blocks as they
 // need; every block gets its tail checksum for directory inode `dir_ino`.
