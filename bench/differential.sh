@@ -48,7 +48,7 @@ bench_require nbdkit nbdfuse mkfs.ext4:e2fsprogs e2fsck:e2fsprogs python3
 [[ $(id -u) == 0 ]] || bench_fail "needs root (loop devices and mounts)"
 [[ -x $nvj ]] || bench_fail "no nvj at $nvj (build first, or --nvj PATH)"
 
-dir=${out:-$(mktemp -d /tmp/nvj-differential-XXXXXX)}
+dir=${out:-$(mktemp -d -t nvj-differential-XXXXXX)}
 mkdir -p "$dir"
 [[ -n $out ]] || trap 'rm -rf "$dir"' EXIT
 start=$(date +%s)
