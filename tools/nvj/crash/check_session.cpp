@@ -110,19 +110,26 @@ class Session {
   }
 
   // The journal's or log's export, where the filesystem has it on one.
-  std::optional<std::uint8_t> log(const crashlab::StateContext& c) const {
-    return o_.external_log ? c.journal : std::nullopt;
+  std::optional<std::uint8_t> log(std::optional<std::uint8_t> journal) const {
+    return o_.external_log ? journal : std::nullopt;
   }
+  std::optional<std::uint8_t> log(const crashlab::StateContext& c) const { return log(c.journal); }
 
-  crashlab::StateVerdict kernel_verdict(crashlab::StateContext& c) {
-    return kernel()->check(c.image, c.data, log(c), c.oracle);
+  // The state `image` holds (its exports `data` and `journal`) by the
+  // kernel, and by the fast path.
+  crashlab::StateVerdict kernel_verdict(crashlab::CrashImage& image, std::uint8_t data, std::optional<std::uint8_t> journal,
+                                        const crashlab::FactOracle& oracle) {
+    return kernel()->check(image, data, log(journal), oracle);
   }
-
+  crashlab::StateVerdict fast_verdict(crashlab::CrashImage& image, std::uint8_t data, std::optional<std::uint8_t> journal,
+                                      const crashlab::FactOracle& oracle, crashlab::FastPathMemo* memo) const {
+    auto& fs = image.exported(data);
+    auto* log = journal ? &image.exported(*journal) : nullptr;
+    return crashlab::check_ext4_state(fs, fs, log, log, oracle, checker_.options().now, checker_.options().recovery, memo);
+  }
+  crashlab::StateVerdict kernel_verdict(crashlab::StateContext& c) { return kernel_verdict(c.image, c.data, c.journal, c.oracle); }
   crashlab::StateVerdict fast_verdict(crashlab::StateContext& c) const {
-    auto& fs = c.image.exported(c.data);
-    auto* journal = c.journal ? &c.image.exported(*c.journal) : nullptr;
-    return crashlab::check_ext4_state(fs, fs, journal, journal, c.oracle, checker_.options().now, checker_.options().recovery,
-                                      &c.memo);
+    return fast_verdict(c.image, c.data, c.journal, c.oracle, &c.memo);
   }
 
   // Every change kept on the durable contents at the end, judged by every
@@ -138,13 +145,7 @@ class Session {
       if (f) oracle.add(*f);
     const std::uint8_t data = image.find("data").value_or(0);
     const std::optional<std::uint8_t> journal = image.find("journal");
-    if (!o_.fast) {
-      if (kernel() == nullptr) throw std::runtime_error("the kernel's check cannot run here");
-      return kernel()->check(image, data, o_.external_log ? journal : std::nullopt, oracle);
-    }
-    auto& fs = image.exported(data);
-    auto* log = journal ? &image.exported(*journal) : nullptr;
-    return crashlab::check_ext4_state(fs, fs, log, log, oracle, checker_.options().now, checker_.options().recovery);
+    return o_.fast ? fast_verdict(image, data, journal, oracle, nullptr) : kernel_verdict(image, data, journal, oracle);
   }
 
   // The first pass's check of one state.
