@@ -24,6 +24,12 @@ const char* to_string(Verdict verdict) {
   return "unknown";
 }
 
+std::optional<Verdict> verdict_named(std::string_view name) {
+  for (const Verdict v : {Verdict::pass, Verdict::fail, Verdict::unreadable, Verdict::needs_fsck})
+    if (name == to_string(v)) return v;
+  return std::nullopt;
+}
+
 namespace {
 
 constexpr std::uint16_t kErrorFs = 0x2;  // s_state: EXT4_ERROR_FS

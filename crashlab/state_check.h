@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fscore/block_io.h"
@@ -37,6 +38,8 @@ enum class Verdict : std::uint8_t {
   needs_fsck,  // no mount takes it (the kernel refuses: a corrupt journal, a broken superblock)
 };
 const char* to_string(Verdict verdict);
+// The verdict to_string names `name`, or nullopt.
+std::optional<Verdict> verdict_named(std::string_view name);
 
 struct StateVerdict {
   Verdict verdict = Verdict::pass;

@@ -48,11 +48,7 @@ Json violations_json(const std::vector<crashlab::FactViolation>& violations) {
 // A verdict back from its JSON, as much as a signature needs.
 crashlab::StateVerdict verdict_from(const Json& j) {
   crashlab::StateVerdict v;
-  const std::string name = j.at("verdict").get<std::string>();
-  v.verdict = name == "pass"         ? crashlab::Verdict::pass
-              : name == "fail"       ? crashlab::Verdict::fail
-              : name == "needs_fsck" ? crashlab::Verdict::needs_fsck
-                                     : crashlab::Verdict::unreadable;
+  v.verdict = crashlab::verdict_named(j.at("verdict").get<std::string>()).value_or(crashlab::Verdict::unreadable);
   if (j.contains("error")) v.error = j["error"].get<std::string>();
   if (j.contains("violations"))
     for (const Json& f : j["violations"])
@@ -273,12 +269,15 @@ VerdictCount count_verdicts(const Json& results) {
   VerdictCount c;
   for (const Json& s : results.at("states")) {
     ++c.checked;
-    const std::string v = s.at("verdict").get<std::string>();
-    if (v == "pass") ++c.pass;
-    else if (v == "fail") ++c.fail;
-    else if (v == "needs_fsck") ++c.needs_fsck;
-    else ++c.unreadable;
-    bool failing = v != "pass";
+    const crashlab::Verdict v =
+        crashlab::verdict_named(s.at("verdict").get<std::string>()).value_or(crashlab::Verdict::unreadable);
+    switch (v) {
+      case crashlab::Verdict::pass: ++c.pass; break;
+      case crashlab::Verdict::fail: ++c.fail; break;
+      case crashlab::Verdict::needs_fsck: ++c.needs_fsck; break;
+      case crashlab::Verdict::unreadable: ++c.unreadable; break;
+    }
+    bool failing = v != crashlab::Verdict::pass;
     if (s.contains("ground_truth")) {
       ++c.verified;
       const bool truth_fails = s["ground_truth"].at("verdict") != "pass";

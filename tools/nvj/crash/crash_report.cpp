@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "crashlab/state_check.h"
 #include "tools/nvj/crash/check_results.h"
 #include "tools/nvj/experiment/report.h"
 
@@ -133,8 +134,12 @@ void write_crash_report(const Json& results, const std::filesystem::path& dir) {
     PointRow& p = points[s.at("point").get<std::uint64_t>()];
     p.frame = s.at("frame").get<std::uint64_t>();
     if (!s.at("last_mark").is_null()) p.mark = s["last_mark"].get<std::string>();
-    const std::string v = s.at("verdict").get<std::string>();
-    (v == "pass" ? p.pass : v == "fail" ? p.fail : v == "needs_fsck" ? p.needs_fsck : p.unreadable) += 1;
+    switch (crashlab::verdict_named(s.at("verdict").get<std::string>()).value_or(crashlab::Verdict::unreadable)) {
+      case crashlab::Verdict::pass: ++p.pass; break;
+      case crashlab::Verdict::fail: ++p.fail; break;
+      case crashlab::Verdict::needs_fsck: ++p.needs_fsck; break;
+      case crashlab::Verdict::unreadable: ++p.unreadable; break;
+    }
   }
   std::string dat = "# point frame pass fail needs_fsck unreadable\n";
   md += "\n## Crash points with failing states\n\n| point | after frame | last mark | pass | fail | needs fsck | unreadable |\n"
