@@ -29,6 +29,7 @@
 # N: workloads of seq-2 and of seq-3 (default 10 each). With --markdown the
 # working tree must be clean: the section names the commit it came from.
 source "$(dirname "$0")/lib/options.sh"
+source "$repo_dir/tests/support/wrapped_journal.sh"
 
 nvj="$repo_dir/build/tools/nvj/nvj"
 states=2000
@@ -78,19 +79,7 @@ record writers-nobarrier nobarrier -- "${writers[@]}"
 check writers-nobarrier "$dir/writers-nobarrier/recording.nvjrec" nobarrier --max-states "$states"
 
 # A journal that has wrapped: its old transactions under the new ones.
-truncate -s 64M "$dir/wrapped.img"
-mkfs.ext4 -q -F -b 4096 -J size=4 "$dir/wrapped.img"
-mkdir -p "$dir/mnt"
-mount -o loop "$dir/wrapped.img" "$dir/mnt"
-python3 - "$dir/mnt" <<'PY' || { umount "$dir/mnt"; bench_fail "wrapping the journal failed"; }
-import os, sys
-for i in range(400):
-    fd = os.open(os.path.join(sys.argv[1], f"f{i}"), os.O_WRONLY | os.O_CREAT, 0o644)
-    os.write(fd, b"%d\n" % i)
-    os.fsync(fd)
-    os.close(fd)
-PY
-umount "$dir/mnt"
+wrapped_journal_image "$dir/wrapped.img" "$dir/mnt" || bench_fail "no ext4 with a wrapped journal (see above)"
 record writers-torn-4k nobarrier data= journal= data-file="$dir/wrapped.img" fs-journal=internal \
   data-model=hdd:atomic=512 journal-model=hdd:atomic=512 -- "$nvj" writers --tasks 2 --dirs 1 --chunks 3 --chunk-size 4K --fsync each w
 check writers-torn-4k "$dir/writers-torn-4k/recording.nvjrec" nobarrier --keep 0 --torn 16 --max-states "$states"

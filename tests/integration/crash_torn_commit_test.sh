@@ -16,6 +16,7 @@
 #     every state agrees with the fast path (verdicts and paths), the
 #     needs_fsck states left (torn superblocks) included.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../support/wrapped_journal.sh"
 require_kernel_lab
 
 release=$(uname -r)
@@ -23,25 +24,11 @@ case "$release" in
   [0-5].* | 6.[0-9].* | 6.10.*) skip "this machine's kernel ($release) takes a partial commit block as corrupt too" ;;
 esac
 
-# The filesystem, its journal wrapped: 4 MiB (1024 blocks), 400 fsyncs of
-# a few blocks each.
-truncate -s 64M "$T/data.img"
-mkfs.ext4 -q -F -b 4096 -J size=4 "$T/data.img"
-mkdir -p "$T/mnt"
-mount -o loop "$T/data.img" "$T/mnt"
+# The filesystem, its journal wrapped (the mount point registered, so that
+# an interrupted run leaves no mount behind).
 _mounts+=("$T/mnt")
-python3 - "$T/mnt" <<'PY'
-import os, sys
-for i in range(400):
-    fd = os.open(os.path.join(sys.argv[1], f"f{i}"), os.O_WRONLY | os.O_CREAT, 0o644)
-    os.write(fd, b"%d\n" % i)
-    os.fsync(fd)
-    os.close(fd)
-PY
-umount "$T/mnt"
+wrapped_journal_image "$T/data.img" "$T/mnt" || fail "no ext4 with a wrapped journal (see above)"
 _mounts=()
-sequence=$(dumpe2fs -h "$T/data.img" 2>/dev/null | sed -n 's/^Journal sequence: *//p')
-[ $((sequence)) -gt 300 ] || fail "the journal did not wrap: sequence $sequence"
 
 run_crash "$T/record.log" record --out "$T/rec" --mount-options nobarrier data= journal= data-file="$T/data.img" \
   fs-journal=internal data-model=hdd:atomic=512 journal-model=hdd:atomic=512 -- \
