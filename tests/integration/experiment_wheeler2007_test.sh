@@ -7,8 +7,7 @@
 # decoded by the server); every filesystem clean (e2fsck, xfs_repair); the report's files written; the figures
 # behind each point consistent with what the kernel did (one commit per
 # fsync for a single thread, never more commits than files for many) and
-# with the
-# model each curve ran on (the disk's device time per commit milliseconds,
+# with the model each curve ran on (the disk's device time per commit milliseconds,
 # NVRAM's microseconds). Files/s is the experiment's finding, measured in
 # full runs (docs/experiments.md), never asserted here: it is the clock's,
 # and a test shares the CPU (beside a build a lone NVRAM fsync once ran at

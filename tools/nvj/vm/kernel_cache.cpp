@@ -119,7 +119,6 @@ CachedKernel read_cached(const fs::path& folder) {
   return cached_kernel_from_json(parse_json(read_text_file(file), file.string()), folder, file.string());
 }
 
-
 std::uint64_t total_size(const std::vector<PackageRecord>& records) {
   std::uint64_t bytes = 0;
   for (const PackageRecord& r : records) bytes += r.size;
