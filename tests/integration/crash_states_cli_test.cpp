@@ -3,7 +3,8 @@
 // writes, flush and FUA write, and a fact marked between them, counted as
 // crash points and states; its JSON against the published schema; and a
 // recording that is missing, cut short or holds a malformed fact refused
-// naming what is wrong, and nvj crash check of one with no filesystem too.
+// naming what is wrong, and nvj crash check of one with no filesystem, or
+// with a --recovery-kernel that is no release, too.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -110,6 +111,12 @@ TEST_CASE("nvj crash states refuses what is no recording, naming the problem", "
   r = nvj::cli::run({NVJ_BINARY, "crash", "check", path});
   CHECK(r.status == 2);
   CHECK_THAT(r.output, Catch::Contains("no ext4, XFS or btrfs on the data export where the recording starts"));
+  // A --recovery-kernel that is no Linux release: named, before anything is read.
+  for (const char* bad : {"linux", "6", "debian:sid"}) {
+    r = nvj::cli::run({NVJ_BINARY, "crash", "check", path, "--recovery-kernel", bad});
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Catch::Contains(std::string("--recovery-kernel ") + bad + ": expected a Linux release"));
+  }
   auto bytes = nvj::test::file_bytes(path);
   const std::string cut = dir.file("cut.nvjrec");
   std::ofstream(cut, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
