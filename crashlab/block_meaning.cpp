@@ -217,6 +217,16 @@ void BlockMeanings::scan_descriptors(const RecordingIndex& index) {
   }
 }
 
+std::vector<std::uint64_t> BlockMeanings::logged_homes() const {
+  std::vector<std::uint64_t> homes;
+  if (journal_)
+    for (const auto& [log, tags] : journal_->tagged)
+      for (const Logged& l : tags) homes.push_back(l.target);
+  std::sort(homes.begin(), homes.end());
+  homes.erase(std::unique(homes.begin(), homes.end()), homes.end());
+  return homes;
+}
+
 std::string BlockMeanings::owner_label(const BlockOwner& o, std::uint64_t block) const {
   const std::uint64_t nth = block - o.start;
   switch (o.kind) {

@@ -57,6 +57,14 @@ class BlockMeanings {
   };
   std::vector<Meaning> of(std::size_t change) const;
 
+  // What was read, for the lab's other readers: the export the filesystem
+  // is on, its blocks' owners (ext4; nullptr where none were read), and
+  // every filesystem block a journal descriptor of the recording tags
+  // (sorted, each once).
+  std::uint8_t data_export() const { return data_; }
+  const fscore::ext4::BlockOwners* owners() const { return owners_.get(); }
+  std::vector<std::uint64_t> logged_homes() const;
+
  private:
   struct Logged {
     std::uint64_t sequence;  // the descriptor's change's frame

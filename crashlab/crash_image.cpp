@@ -77,6 +77,12 @@ bool CrashImage::Export::identity(std::uint64_t offset, std::uint64_t length, st
   return true;
 }
 
+void CrashImage::Export::state_identity(std::uint64_t offset, std::uint64_t length, std::vector<std::uint64_t>& key) const {
+  key.push_back(length);
+  durable_.identity(offset, length, key);
+  kept_.identity(offset, length, key);
+}
+
 std::vector<std::pair<std::uint64_t, std::uint64_t>> CrashImage::Export::covered() const {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
   for (const PieceMap* map : {&durable_, &kept_, &written_})

@@ -48,6 +48,9 @@ class CrashImage {
     // by a sequence no other write of this image ever gets. Valid while the
     // image lives.
     bool identity(std::uint64_t offset, std::uint64_t length, std::vector<std::uint64_t>& key) const override;
+    // The same words for the state as set_state() made it, before anything
+    // wrote into it (the durable contents and the kept changes only).
+    void state_identity(std::uint64_t offset, std::uint64_t length, std::vector<std::uint64_t>& key) const;
     // Kept with the state until the next set_state.
     void write(std::uint64_t offset, std::span<const std::uint8_t> bytes) override;
     // The byte ranges [start, end) something (the starting contents, a

@@ -7,13 +7,15 @@ namespace crashlab {
 
 namespace {
 
-// The error with every number (decimal, or hex after "0x") made '#'.
+// The error with every number (decimal, or hex after "0x") made '#'; the
+// digits of a word (e2fsck, ext4, crc32c) are no number.
 std::string without_numbers(const std::string& text) {
   const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  const auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
   const auto hex = [&](char c) { return digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
   std::string out;
   for (std::size_t i = 0; i < text.size();) {
-    if (!digit(text[i])) {
+    if (!digit(text[i]) || (i > 0 && letter(text[i - 1]))) {
       out += text[i++];
       continue;
     }
@@ -35,7 +37,14 @@ std::string signature_of(const StateVerdict& v) {
   if (v.verdict == Verdict::pass) return "";
   std::string out = to_string(v.verdict);
   out += ": ";
-  if (v.verdict == Verdict::unreadable || v.verdict == Verdict::needs_fsck) return out + without_numbers(v.error);
+  if (v.verdict == Verdict::unreadable || v.verdict == Verdict::needs_fsck) {
+    // A checker's findings ("e2fsck -fn exits 4: first; second; ..."): the
+    // first names the damage, the rest vary from state to state.
+    std::string error = without_numbers(v.error);
+    if (const std::size_t exits = error.find(" exits #: "); exits != std::string::npos)
+      if (const std::size_t next = error.find("; ", exits); next != std::string::npos) error.resize(next);
+    return out + error;
+  }
   std::set<std::string> kinds;
   for (const FactViolation& f : v.violations) kinds.insert(f.what + " " + f.how);
   bool first = true;

@@ -101,15 +101,18 @@ StateVerdict check_ext4_state(fscore::BlockSource& fs_source, fscore::BlockSink&
     // journal anyway?". The mount decides what the kernel shows: no replay.
     const bool kernel_replays = (info.super.feature_incompat & fscore::ext4::incompat::kRecover) != 0;
     v.journal_wiped = info.journal != fscore::ext4::JournalKind::kNone && !kernel_replays;
+    const bool external = info.journal == fscore::ext4::JournalKind::kExternal;
+    fscore::ext4::ImageAccess fs{fs_source, fs_sink};
+    std::optional<fscore::ext4::ImageAccess> journal;
+    if (external && journal_source != nullptr && journal_sink != nullptr)
+      journal.emplace(fscore::ext4::ImageAccess{*journal_source, *journal_sink});
+    // The wiped log is marked empty, as the mount leaves it (what e2fsck
+    // then sees); without the journal's device no mount takes it anyway.
+    if (v.journal_wiped && (!external || journal)) fscore::ext4::wipe_journal_like_the_kernel(fs, journal ? &*journal : nullptr);
     if (info.journal != fscore::ext4::JournalKind::kNone && kernel_replays) {
-      fscore::ext4::ImageAccess fs{fs_source, fs_sink};
-      std::optional<fscore::ext4::ImageAccess> journal;
-      if (info.journal == fscore::ext4::JournalKind::kExternal) {
-        if (journal_source == nullptr || journal_sink == nullptr)
-          throw std::runtime_error("the filesystem's journal is on another device, and there is no journal export");
-        journal.emplace(fscore::ext4::ImageAccess{*journal_source, *journal_sink});
-      }
-      const fscore::ext4::ReplayReport r =
+      if (external && !journal)
+        throw std::runtime_error("the filesystem's journal is on another device, and there is no journal export");
+      fscore::ext4::ReplayReport r =
           journal && memo != nullptr ? memo->replay.replay(fs, *journal, now, rules)
                                      : fscore::ext4::replay_journal_like_e2fsck(fs, journal ? &*journal : nullptr, now, rules);
       v.replayed = r.needed;
@@ -122,6 +125,7 @@ StateVerdict check_ext4_state(fscore::BlockSource& fs_source, fscore::BlockSink&
         refused = "transaction " + std::to_string(*r.scan.failed_commit) +
                   " is corrupt (its commit block fails its checksum): the kernel replays the transactions before it and "
                   "does not mount it; e2fsck -fy replays the same, marks the filesystem with errors and checks it whole";
+      v.replay = std::move(r);
     }
   } catch (const std::exception& e) {
     return judged(Verdict::needs_fsck, "journal", e.what());

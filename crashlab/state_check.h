@@ -4,10 +4,11 @@
 // as e2fsck would replay it (fscore::ext4::replay_journal_like_e2fsck,
 // writing into the state, never into the recording) where the kernel
 // replays it (the superblock says needs_recovery: without it the kernel
-// wipes the journal unread, and so does the fast path), the orphan list taken
-// as the mount takes it (fscore/ext4/orphans.h; left unread where errors
-// are recorded, as ext4_orphan_cleanup leaves it), then every fact the oracle
-// holds read back with fscore::ext4::TreeReader (every metadata block's
+// wipes the journal unread, marking it empty, and so does the fast path),
+// the orphan list taken as the mount takes it (fscore/ext4/orphans.h;
+// left unread where errors are recorded, as ext4_orphan_cleanup leaves
+// it), then every fact the oracle holds read back with
+// fscore::ext4::TreeReader (every metadata block's
 // checksum checked as the kernel checks it: inodes, directory and htree
 // blocks, extent tree blocks). A state no mount takes (a broken superblock,
 // a journal that cannot be replayed, a corrupt commit the kernel's rules
@@ -15,7 +16,9 @@
 // orphan list the kernel refuses, a checksum that fails) is unreadable.
 // Both are verdicts, not exceptions, and neither reads the facts: a state
 // the mount refuses breaks no promise of the workload's, it breaks the
-// filesystem's. Pure.
+// filesystem's. The whole structure is e2fsck's to judge
+// (tools/nvj/crash/structure_check.h), on the state as this leaves it.
+// Pure.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +51,9 @@ struct StateVerdict {
   bool replayed = false;                  // the journal had something to replay
   bool journal_wiped = false;             // a journal the kernel does not replay: needs_recovery is clear
   std::uint32_t replayed_blocks = 0;
+  // The replay's, where the journal was replayed: what it wrote home,
+  // from which log blocks, and into the superblocks.
+  std::optional<fscore::ext4::ReplayReport> replay;
   std::size_t orphans = 0;                // inodes the mount deletes (the orphan list's, no links left)
   bool orphans_skipped = false;           // errors recorded (ERROR_FS, the journal's s_errno): the list is not read
 };

@@ -210,4 +210,18 @@ ReplayReport replay_journal_like_e2fsck(ImageAccess fs, ImageAccess* journal, st
   return report;
 }
 
+bool wipe_journal_like_the_kernel(ImageAccess fs, ImageAccess* journal) {
+  const LocatedJournal where = locate_journal(fs.source, journal != nullptr ? &journal->source : nullptr);
+  if (where.super.start == 0) return false;
+  ImageAccess& jdev = where.fs.journal == JournalKind::kInternal ? fs : *journal;
+  auto jsb = read_1k(jdev.source, where.superblock_offset);
+  store_be<std::uint32_t>(jsb.data() + kJStart, 0);
+  if (where.super.has_csum_v2_or_v3()) {
+    store_be<std::uint32_t>(jsb.data() + kJChecksum, 0);
+    store_be<std::uint32_t>(jsb.data() + kJChecksum, crc32c(~0u, jsb.data(), jsb.size()));
+  }
+  jdev.sink.write(where.superblock_offset, jsb);
+  return true;
+}
+
 }  // namespace fscore::ext4

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "fscore/block_io.h"
 #include "fscore/ext4/image_reader.h"
@@ -65,5 +66,12 @@ struct ReplayReport {
 // e2fsck's).
 ReplayReport replay_journal_like_e2fsck(ImageAccess fs, ImageAccess* journal, std::uint32_t now,
                                         const jbd2::RecoveryRules& rules = {});
+
+// What a kernel's mount does to a journal it does not replay (needs_recovery
+// clear, the log not empty): jbd2_journal_wipe marks it empty, s_start 0 and
+// its sequence kept (the checksum made again), nothing else read or written.
+// Returns whether it wrote (s_start was not 0). Throws what locate_journal
+// throws.
+bool wipe_journal_like_the_kernel(ImageAccess fs, ImageAccess* journal);
 
 }  // namespace fscore::ext4

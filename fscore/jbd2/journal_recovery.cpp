@@ -119,6 +119,7 @@ class Walk {
             fs->write(tag.target * f_.block_size, logged_);
             if (trace_ != nullptr) trace_->wrote(tag.target);
             replay->written.push_back(tag.target);
+            replay->sources.emplace_back(static_cast<std::uint32_t>(io), tag.escaped());
             ++replay->replayed;
           }
           continue;

@@ -77,6 +77,9 @@ struct ReplayResult {
   int error = 0;                   // 0, kErrIo, kErrBadCrc, kErrCorrupted, or 22 (EINVAL: a bad revoke count)
   std::uint32_t next_tid = 0;      // the journal restarts here: end_tid + 1
   std::vector<std::uint64_t> written;  // home blocks in the order written
+  // For each of them, the log block it is a copy of, and whether its first
+  // four bytes were escaped (put back to the jbd2 magic).
+  std::vector<std::pair<std::uint32_t, bool>> sources;
 };
 
 // Sees every journal block recovery reads and every home block it writes,

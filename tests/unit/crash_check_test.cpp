@@ -13,7 +13,8 @@
 //     and the walk over a shard sees the verdicts the whole walk sees;
 //   - a walk goes in rounds: every state once, the first round spread over
 //     the recording, and it stops when told;
-//   - a budget takes a sample over every crash point and strategy.
+//   - a budget takes a sample over every crash point and strategy;
+//   - a signature drops the numbers, and a checker's findings but the first.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -26,6 +27,8 @@
 #include "crashlab/crash_check.h"
 #include "crashlab/crash_image.h"
 #include "crashlab/fact_oracle.h"
+#include "crashlab/signature.h"
+#include "fscore/ext4/journal_replay.h"
 #include "crashlab/state_sample.h"
 #include "tests/support/ext4_workload.h"
 
@@ -193,8 +196,8 @@ TEST_CASE("facts posted before the data is flushed fail where the data is droppe
 TEST_CASE("a journal whose superblock never said needs_recovery is not replayed, as the kernel wipes it unread", "[crash][check]") {
   // No flush ever (nobarrier): the mount's superblock write stays volatile,
   // and in the states that drop it the kernel's ext4_load_journal wipes
-  // the journal without replaying it; the fast path does the same, and
-  // the facts of what only the journal held break.
+  // the journal without replaying it (marked empty: s_start 0); the fast
+  // path does the same, and the facts of what only the journal held break.
   const Ext4Workload w = nvj::test::record_ext4_workload(Ext4WorkloadOptions{false, 3, false, true});
   const RecordingIndex index(w.recording);
   const CrashChecker checker(index, options_with(0, 1, 0));
@@ -208,6 +211,8 @@ TEST_CASE("a journal whose superblock never said needs_recovery is not replayed,
     CHECK(v.journal_wiped == !kept);
     if (v.journal_wiped) {
       CHECK_FALSE(v.replayed);
+      const auto& fs = c.image.exported(c.data);
+      CHECK(fscore::ext4::locate_journal(fs, &c.image.exported(*c.journal)).super.start == 0);
       ++wiped;
       wiped_failing += v.verdict != Verdict::pass;
     } else {
@@ -334,4 +339,15 @@ TEST_CASE("a budget takes a sample over every crash point and strategy, evenly",
   CHECK(points_sampled == points_all);
   for (std::size_t k = 0; k < kStrategies; ++k)
     if (whole.taken_by_strategy()[k] > 0) CHECK(sampled.taken_by_strategy()[k] > 0);
+}
+
+TEST_CASE("a signature says what failed without the numbers, and a checker's first finding only", "[crash][check]") {
+  StateVerdict v;
+  v.verdict = Verdict::unreadable;
+  v.error = "e2fsck -fn -j JOURNAL exits 4: Inode 12 ref count is 2, should be 1.  Fix? no; Block bitmap differences:  -(9--12)";
+  CHECK(signature_of(v) == "unreadable: e2fsck -fn -j JOURNAL exits #: Inode # ref count is #, should be #.  Fix? no");
+  v.error = "filesystem: inode 0x1f in ext4 block 7: checksum does not match";
+  CHECK(signature_of(v) == "unreadable: filesystem: inode # in ext4 block #: checksum does not match");
+  v.verdict = Verdict::pass;
+  CHECK(signature_of(v).empty());
 }

@@ -41,6 +41,7 @@ struct Check {
     s.verify_given = true;
     s.per_signature = per_signature;
     s.filesystem = "ext4";
+    s.structure = false;
     nvj::cli::SessionResult r = nvj::cli::run_check_session(index, checker, s);
     const nvj::cli::CheckLimits limits{r.verify, 64, max_states, per_signature, 0, 0};
     return nvj::cli::results_json("rec.nvjrec", 1000, "ext4", false, index, checker,

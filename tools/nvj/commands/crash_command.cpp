@@ -168,7 +168,9 @@ void check_torn_unit(const crashlab::StrategyOptions& strategies, const char* co
 constexpr const char* kCheckText = R"(Check the crash states of RECORDING with contents no earlier state had, by
 the fast path: the state built in place over the recording, the journal
 replayed as e2fsck replays it, and every fact marked before its crash point
-read back from the filesystem. An XFS or btrfs recording (the filesystem is
+read back from the filesystem; then e2fsck -fn on the structure the
+recovered state leaves (each recovered metadata image once; --structure
+none: the facts alone). An XFS or btrfs recording (the filesystem is
 told from the recording), or an ext4 with what the fast path does not read
 (fast commits), is checked by the kernel alone: each state mounted, its
 facts read back, then xfs_repair -n, btrfs check --readonly or e2fsck -fn.
@@ -219,6 +221,9 @@ void check_options(Command& c, CheckArgs& check) {
   c.count("--max-findings", check.max_findings, 0, ~std::uint64_t{0},
           "stop once a signature has N failing states (default 0: never)")
       .value_name("N");
+  c.choice("--structure", check.structure, {"every", "none"},
+           "e2fsck on the structure of every state the fast path reads, each recovered metadata image once "
+           "(default: every); none: the facts alone");
   c.add("--recovery-kernel", check.recovery_kernel,
         "the fast path recovers journals as Linux RELEASE does (6.1.0, 6.12.118; default: this machine's kernel)")
       .value_name("RELEASE");
@@ -460,6 +465,9 @@ CommandRun declare_crash(Command& app) {
                  "every one on ext4, 40 on XFS and btrfs, whose states the kernel checks one by one)")
       .value_name("N")
       .on_given([explore] { explore->max_states_given = true; });
+  explores.choice("--structure", explore->structure, {"every", "none"},
+                  "ext4: e2fsck on the structure of every state, each recovered metadata image once (default: every); "
+                  "none: the facts alone");
   explores.flag("--vm", explore->vm,
                 "run the workloads in a QEMU guest, one boot for all of them (as nvj vm), once per kernel");
   explores.add("--kernel", explore->kernels,

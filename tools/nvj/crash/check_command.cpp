@@ -170,9 +170,12 @@ int crash_check_main(const CheckArgs& a) {
   session.external_log = recorded.signature.external_log;
   session.mount_options = a.mount_options;
   session.scratch = [&scratch] { return scratch.path(); };
+  session.structure = a.structure == "every";
   SessionResult run = run_check_session(index, checker, session);
 
-  const CheckLimits limits{run.verify, a.sample, options.max_states, a.per_signature, a.max_findings, session.time_limit};
+  const CheckLimits limits{run.verify,        a.sample,           options.max_states,
+                           a.per_signature,   a.max_findings,     session.time_limit,
+                           run.structure ? "every" : "none"};
   Json results = results_json(a.recording, file.bytes().size(), filesystem, !fast, index, checker, shard, limits,
                               run.progress, std::move(run.states));
   if (!a.made_by.is_null()) results["recording"]["made_by"] = a.made_by;
@@ -193,6 +196,12 @@ int crash_check_main(const CheckArgs& a) {
     std::printf("ground truth (kernel mount, then e2fsck -fn): %llu states, %llu failing, %llu disagreeing with the fast path\n",
                 static_cast<unsigned long long>(c.verified), static_cast<unsigned long long>(c.verified_failing),
                 static_cast<unsigned long long>(c.disagree));
+  if (run.structure) {
+    const Json& s = results.at("coverage").at("structure");
+    std::printf("structure (e2fsck -fn on each recovered metadata image): %llu images for %llu states\n",
+                static_cast<unsigned long long>(s.at("images").get<std::uint64_t>()),
+                static_cast<unsigned long long>(s.at("images").get<std::uint64_t>() + s.at("shared").get<std::uint64_t>()));
+  }
   print_coverage(results, a.recording);
   if (!a.out.empty()) {
     if (results.contains("shard")) results["shard"]["seconds"] = json_round(run.seconds, 3);  // merge drops it

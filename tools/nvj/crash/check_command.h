@@ -41,6 +41,9 @@ struct CheckArgs {
   // (fscore::jbd2::recovery_rules_of); empty: this machine's, the kernel
   // the ground truth mounts with.
   std::string recovery_kernel;
+  // every: e2fsck on the structure of every state the fast path reads
+  // (structure_check.h); none: the facts alone.
+  std::string structure = "every";
   crashlab::CheckOptions options;
   bool no_marks = false, no_persistence = false;
   std::uint64_t every = 0;

@@ -113,6 +113,7 @@ Json coverage_json(const crashlab::CrashChecker& checker, const Json& states, co
               {"stopped", progress.stopped.empty() ? Json(nullptr) : Json(progress.stopped)},
               {"time_limit", limits.time_limit > 0 ? Json(limits.time_limit) : Json(nullptr)},
               {"rounds", progress.rounds},
+              {"structure", Json{{"images", progress.structure_images}, {"shared", progress.structure_shared}}},
               {"points", Json{{"total", checker.points().size()},
                               {"with_states", with_states},
                               {"checked", points_checked.size()}}},
@@ -250,7 +251,8 @@ Json results_json(const std::string& recording, std::uint64_t recording_bytes, c
                           {"verify", limits.verify},
                           {"sample", limits.sample},
                           {"per_signature", limits.per_signature},
-                          {"max_findings", limits.max_findings}}},
+                          {"max_findings", limits.max_findings},
+                          {"structure", limits.structure}}},
          {"enumeration", Json{{"states", e.states},
                               {"unique", e.unique},
                               {"merged_by_contents", e.fingerprints},
@@ -313,6 +315,7 @@ Json merge_results(const std::vector<Json>& shards, const std::vector<std::strin
   std::vector<Json> states;
   std::string stopped;
   unsigned rounds = crashlab::CrashChecker::kRounds;
+  std::uint64_t structure_images = 0, structure_shared = 0;
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const Json& s = shards[i];
     for (const char* key : {"options", "enumeration"})
@@ -332,6 +335,8 @@ Json merge_results(const std::vector<Json>& shards, const std::vector<std::strin
       stopped = stopped.empty() || stopped == why ? why : "several reasons";
     }
     rounds = std::min(rounds, c.at("rounds").get<unsigned>());
+    structure_images += c.at("structure").at("images").get<std::uint64_t>();
+    structure_shared += c.at("structure").at("shared").get<std::uint64_t>();
     for (const Json& state : s.at("states")) states.push_back(state);
   }
   for (std::uint64_t i = 0; i < count; ++i)
@@ -379,6 +384,7 @@ Json merge_results(const std::vector<Json>& shards, const std::vector<std::strin
   coverage["not_checked"] = coverage.at("unique").get<std::uint64_t>() - all.size();
   coverage["stopped"] = stopped.empty() ? Json(nullptr) : Json(stopped);
   coverage["rounds"] = rounds;
+  coverage["structure"] = Json{{"images", structure_images}, {"shared", structure_shared}};
   std::set<std::uint64_t> points;
   for (const Json& s : all) points.insert(s.at("point").get<std::uint64_t>());
   coverage["points"]["checked"] = points.size();

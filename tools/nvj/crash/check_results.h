@@ -67,12 +67,16 @@ struct CheckLimits {
   std::uint64_t per_signature = 0;  // failing states detailed per signature
   std::uint64_t max_findings = 0;   // the stop after so many of one signature (0: none)
   double time_limit = 0;            // seconds (0: none)
+  std::string structure = "none";   // every: e2fsck on the structure of every state the fast path reads
 };
 struct CheckProgress {
   std::uint64_t mine = 0;     // this shard's states taken
   std::uint64_t checked = 0;  // of them, checked
   std::string stopped;        // "", "time limit", "interrupted", "findings"
   unsigned rounds = 0;        // rounds complete
+  // The structure (tools/nvj/crash/structure_check.h): recovered metadata
+  // images e2fsck checked, and states whose image was one checked before.
+  std::uint64_t structure_images = 0, structure_shared = 0;
 };
 
 // The whole document. `states` are state_json's, in ordinal order;

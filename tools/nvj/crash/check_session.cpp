@@ -15,6 +15,7 @@
 #include "crashlab/hash.h"
 #include "tools/nvj/crash/ground_truth.h"
 #include "tools/nvj/crash/progress.h"
+#include "tools/nvj/crash/structure_check.h"
 #include "tools/nvj/host/interrupt.h"
 
 namespace nvj::cli {
@@ -37,6 +38,13 @@ class Session {
   Session(const crashlab::RecordingIndex& index, const crashlab::CrashChecker& checker, const SessionOptions& o)
       : index_(index), checker_(checker), o_(o), verify_(o.fast ? o.verify : "all"), entries_(checker.mine().size()) {
     for (const auto& e : index.exports()) sizes_.push_back(e.size);
+    if (o.fast && o.structure) {
+      try {
+        structure_ = std::make_unique<StructureCheck>(index, o.scratch);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "nvj crash check: no structure check (%s); the facts alone decide\n", e.what());
+      }
+    }
   }
 
   SessionResult run() {
@@ -66,6 +74,10 @@ class Session {
       return true;
     });
     progress.finish();
+    if (structure_) {  // the first pass's: the second checks some states again
+      result.progress.structure_images = structure_->checked();
+      result.progress.structure_shared = structure_->remembered();
+    }
     result.progress.mine = checker_.mine().size();
     result.progress.checked = visited;
     result.progress.rounds = stopped_at ? crashlab::CrashChecker::round_of(*stopped_at) : crashlab::CrashChecker::kRounds;
@@ -76,6 +88,7 @@ class Session {
       result.states.push_back(std::move(*e));
     }
     result.verify = verify_;
+    result.structure = structure_ != nullptr;
     result.seconds = progress.elapsed();
     return result;
   }
@@ -128,8 +141,18 @@ class Session {
     return crashlab::check_ext4_state(fs, fs, log, log, oracle, checker_.options().now, checker_.options().recovery, memo);
   }
   crashlab::StateVerdict kernel_verdict(crashlab::StateContext& c) { return kernel_verdict(c.image, c.data, c.journal, c.oracle); }
-  crashlab::StateVerdict fast_verdict(crashlab::StateContext& c) const {
-    return fast_verdict(c.image, c.data, c.journal, c.oracle, &c.memo);
+  // The fast path's verdict, with what e2fsck finds in the structure the
+  // state leaves once recovered where the state mounts and reads: damage
+  // fails a passing state (unreadable, as the kernel's ground truth says
+  // it), and is named beside a broken fact.
+  crashlab::StateVerdict fast_verdict(crashlab::StateContext& c) {
+    crashlab::StateVerdict v = fast_verdict(c.image, c.data, c.journal, c.oracle, &c.memo);
+    if (!structure_ || (v.verdict != crashlab::Verdict::pass && v.verdict != crashlab::Verdict::fail)) return v;
+    const std::string damage = structure_->damage(v, c.image, c.data, log(c));
+    if (damage.empty()) return v;
+    if (v.verdict == crashlab::Verdict::pass) v.verdict = crashlab::Verdict::unreadable;
+    v.error += (v.error.empty() ? "" : "; ") + damage;
+    return v;
   }
 
   // Every change kept on the durable contents at the end, judged by every
@@ -227,6 +250,7 @@ class Session {
   std::string verify_;
   std::vector<std::uint64_t> sizes_;
   std::unique_ptr<KernelCheck> kernel_;
+  std::unique_ptr<StructureCheck> structure_;
   std::vector<std::optional<Json>> entries_;  // by index in mine()
 };
 

@@ -2,8 +2,9 @@
 // One nvj crash check of a shard's states, in two passes.
 //
 // First every state taken, round by round (crashlab/crash_check.h): its
-// verdict (the fast path's, or for a filesystem the fast path does not read,
-// the kernel's), and the kernel's verdict too on a sample of the passing
+// verdict (the fast path's, with e2fsck's on the structure it leaves, or for
+// a filesystem the fast path does not read, the kernel's), and the kernel's
+// verdict too on a sample of the passing
 // states (--verify sample: one in --sample; all: every state). This pass
 // stops early at a time limit, at SIGINT or SIGTERM, or once one signature
 // has --max-findings failing states; what it checked by then is a sample
@@ -31,6 +32,10 @@ struct SessionOptions {
   bool fast = true;              // the fast path decides (ext4 it reads); else the kernel
   bool verify_given = false;     // --verify was given: a ground truth that cannot run is an error
   std::string verify = "sample";  // none, failing, sample, all (the kernel's checks, for the fast path)
+  // e2fsck on every state the fast path reads (structure_check.h), each
+  // recovered metadata image once; where e2fsck cannot run, the check goes
+  // on without it, saying so.
+  bool structure = true;
   std::uint64_t sample = 64;
   std::uint64_t per_signature = 3;
   std::uint64_t max_findings = 0;
@@ -51,6 +56,7 @@ struct SessionResult {
   Json states = Json::array();  // state_json's, in ordinal order
   CheckProgress progress;
   std::string verify;  // what the kernel did check (none where it could not run)
+  bool structure = false;  // e2fsck checked the fast path's states (progress.structure_* say how many)
   double seconds = 0;
 };
 

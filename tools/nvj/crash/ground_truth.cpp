@@ -221,7 +221,7 @@ StateVerdict KernelCheck::check(crashlab::CrashImage& image, std::uint8_t data, 
   if (r.status != 0) {  // damage e2fsck finds is named even where a fact broke too
     if (v.verdict == Verdict::pass) v.verdict = Verdict::unreadable;
     v.error += (v.error.empty() ? "" : "; ") + quote({fsck.begin(), fsck.end() - 1}) + " exits " + std::to_string(r.status) + ": " +
-               first_lines(r.output, 6);
+               checker_findings(r.output, 6);
   }
   return v;
 }

@@ -128,6 +128,7 @@ struct ExploreTally {
                 {"mount_options", a.mount_options},
                 {"parameters", parameters},
                 {"max_states", max_states},
+                {"structure", a.structure},
                 {"workloads_in_bound", generator.count()},
                 {"shard", Json{{"index", shard.index}, {"count", shard.count}}},
                 {"explored", done},

@@ -33,6 +33,7 @@ struct ExploreArgs {
   // sample spread over its crash points, as nvj crash check takes it.
   std::uint64_t max_states = 0;
   bool max_states_given = false;
+  std::string structure = "every";  // e2fsck on every ext4 state's structure (nvj crash check --structure)
   // Run the workloads in a QEMU guest (one boot for all of them), once per
   // kernel: bzImage files; empty: the distribution's kernel.
   bool vm = false;

@@ -185,7 +185,7 @@ int explore_merge_main(const std::vector<std::string>& inputs, const std::string
   std::vector<bool> seen(count, false);
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const Json& s = shards[i];
-    for (const char* key : {"bound", "ops", "filesystem", "mount_options", "parameters", "max_states", "workloads_in_bound", "rules"})
+    for (const char* key : {"bound", "ops", "filesystem", "mount_options", "parameters", "max_states", "structure", "workloads_in_bound", "rules"})
       if (s.at(key) != first.at(key))
         throw UsageError("nvj crash merge: " + inputs[i] + " explored with another " + key + " than " + inputs[0]);
     if (s.at("shard").at("count").get<std::uint64_t>() != count)

@@ -183,6 +183,7 @@ void check_workload(const ExploreContext& context, const Workload& w, const fs::
   check.per_signature = 1;
   check.max_states = context.max_states;
   check.max_states_given = true;
+  check.structure = a.structure;
   check.mount_options = a.mount_options;
   check.run_folder = &context.folder;
   {

@@ -2,6 +2,7 @@
 #include "tools/nvj/host/filesystem_tools.h"
 
 #include <stdexcept>
+#include <string_view>
 
 #include "tools/nvj/host/process.h"
 
@@ -34,6 +35,28 @@ std::vector<std::string> repair_command(const std::string& filesystem, const std
   if (filesystem == "ext4") argv[1] = "-fy";
   else if (filesystem == "xfs") argv.erase(argv.begin() + 1);
   return argv;
+}
+
+std::string checker_findings(const std::string& output, std::size_t lines) {
+  static constexpr std::string_view kNoise[] = {"e2fsck ", "Pass ", "Phase ", "        - ", "Opening filesystem", "Checking "};
+  std::string out;
+  std::size_t taken = 0, at = 0;
+  while (at < output.size() && taken < lines) {
+    std::size_t end = output.find('\n', at);
+    if (end == std::string::npos) end = output.size();
+    std::string_view line(output.data() + at, end - at);
+    at = end + 1;
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+    if (line.empty()) continue;
+    bool noise = false;
+    for (const std::string_view n : kNoise) noise = noise || line.substr(0, n.size()) == n;
+    // e2fsck's summary: "DEVICE: 13/65536 files (0.0% non-contiguous), ..."
+    noise = noise || line.find(" files (") != std::string_view::npos;
+    if (noise) continue;
+    out += (out.empty() ? "" : "; ") + std::string(line);
+    ++taken;
+  }
+  return out;
 }
 
 void make_filesystem(const std::string& filesystem, const std::string& data, const std::string& log,

@@ -35,4 +35,10 @@ std::vector<std::string> fsck_command(const std::string& filesystem, const std::
 // not for a first response).
 std::vector<std::string> repair_command(const std::string& filesystem, const std::string& data, const std::string& log);
 
+// What a checker's output says is wrong, for a verdict: its lines without
+// the banner, the pass and phase headers and the summary (e2fsck's "Pass
+// 1: ...", xfs_repair's "Phase 1 - ...", "        - ..."), at most the
+// first `lines`, joined by "; ".
+std::string checker_findings(const std::string& output, std::size_t lines);
+
 }  // namespace nvj::cli
