@@ -31,6 +31,20 @@ std::string without_numbers(const std::string& text) {
   return out;
 }
 
+// `text` with every name in single quotes after `from` made '#'.
+std::string without_quoted(const std::string& text, std::size_t from) {
+  std::string out = text.substr(0, from);
+  for (std::size_t i = from; i < text.size(); ++i) {
+    out += text[i];
+    if (text[i] != '\'') continue;
+    const std::size_t close = text.find('\'', i + 1);
+    if (close == std::string::npos) continue;
+    out += "#'";
+    i = close;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string signature_of(const StateVerdict& v) {
@@ -39,10 +53,14 @@ std::string signature_of(const StateVerdict& v) {
   out += ": ";
   if (v.verdict == Verdict::unreadable || v.verdict == Verdict::needs_fsck) {
     // A checker's findings ("e2fsck -fn exits 4: first; second; ..."): the
-    // first names the damage, the rest vary from state to state.
+    // first names the damage, the rest vary from state to state; so do the
+    // names it quotes and the list after a finding's "differences:  ".
     std::string error = without_numbers(v.error);
-    if (const std::size_t exits = error.find(" exits #: "); exits != std::string::npos)
+    if (const std::size_t exits = error.find(" exits #: "); exits != std::string::npos) {
       if (const std::size_t next = error.find("; ", exits); next != std::string::npos) error.resize(next);
+      if (const std::size_t list = error.find(":  ", exits + 9); list != std::string::npos) error.resize(list + 1);
+      error = without_quoted(error, exits);
+    }
     return out + error;
   }
   std::set<std::string> kinds;

@@ -346,6 +346,10 @@ TEST_CASE("a signature says what failed without the numbers, and a checker's fir
   v.verdict = Verdict::unreadable;
   v.error = "e2fsck -fn -j JOURNAL exits 4: Inode 12 ref count is 2, should be 1.  Fix? no; Block bitmap differences:  -(9--12)";
   CHECK(signature_of(v) == "unreadable: e2fsck -fn -j JOURNAL exits #: Inode # ref count is #, should be #.  Fix? no");
+  v.error = "e2fsck -fn exits 4: Entry 'foo' in /A (12) has deleted/unused inode 13.  Clear? no; Entry 'bar' in /A";
+  CHECK(signature_of(v) == "unreadable: e2fsck -fn exits #: Entry '#' in /A (#) has deleted/unused inode #.  Clear? no");
+  v.error = "e2fsck -fn exits 4: Block bitmap differences:  -(9--12) -15; Fix? no";
+  CHECK(signature_of(v) == "unreadable: e2fsck -fn exits #: Block bitmap differences:");
   v.error = "filesystem: inode 0x1f in ext4 block 7: checksum does not match";
   CHECK(signature_of(v) == "unreadable: filesystem: inode # in ext4 block #: checksum does not match");
   v.verdict = Verdict::pass;

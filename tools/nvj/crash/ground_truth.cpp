@@ -218,7 +218,7 @@ StateVerdict KernelCheck::check(crashlab::CrashImage& image, std::uint8_t data, 
   const std::vector<std::string> fsck = fsck_command(filesystem_, loops_.at(data), log);
   const RunResult r = run(fsck);
   if (v.verdict == Verdict::pass && !v.violations.empty()) v.verdict = Verdict::fail;
-  if (r.status != 0) {  // damage e2fsck finds is named even where a fact broke too
+  if (checker_finds_damage(r.status, r.output)) {  // named even where a fact broke too
     if (v.verdict == Verdict::pass) v.verdict = Verdict::unreadable;
     v.error += (v.error.empty() ? "" : "; ") + quote({fsck.begin(), fsck.end() - 1}) + " exits " + std::to_string(r.status) + ": " +
                checker_findings(r.output, 6);

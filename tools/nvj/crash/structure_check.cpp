@@ -84,7 +84,7 @@ std::string StructureCheck::check(crashlab::CrashImage& image, std::uint8_t data
   }
   const RunResult r = run(fsck_command("ext4", data_file.string(), log), {}, kTimeout);
   ++runs_;
-  if (r.status == 0) return "";
+  if (!checker_finds_damage(r.status, r.output)) return "";
   std::vector<std::string> shown{"e2fsck", "-fn"};
   shown.insert(shown.end(), shown_log.begin(), shown_log.end());
   return status_text(shown, r);

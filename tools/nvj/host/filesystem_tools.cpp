@@ -38,7 +38,8 @@ std::vector<std::string> repair_command(const std::string& filesystem, const std
 }
 
 std::string checker_findings(const std::string& output, std::size_t lines) {
-  static constexpr std::string_view kNoise[] = {"e2fsck ", "Pass ", "Phase ", "        - ", "Opening filesystem", "Checking "};
+  static constexpr std::string_view kNoise[] = {"e2fsck ", "Pass ", "Phase ", "        - ", "Opening filesystem", "Checking ",
+                                                "Superblock hint for external superblock should be "};
   std::string out;
   std::size_t taken = 0, at = 0;
   while (at < output.size() && taken < lines) {
@@ -50,13 +51,21 @@ std::string checker_findings(const std::string& output, std::size_t lines) {
     if (line.empty()) continue;
     bool noise = false;
     for (const std::string_view n : kNoise) noise = noise || line.substr(0, n.size()) == n;
-    // e2fsck's summary: "DEVICE: 13/65536 files (0.0% non-contiguous), ..."
-    noise = noise || line.find(" files (") != std::string_view::npos;
+    // e2fsck's summary: "DEVICE: 13/65536 files (0.0% non-contiguous), ...",
+    // and what it says at the end of a check that found something.
+    noise = noise || line.find(" files (") != std::string_view::npos ||
+            line.find("WARNING: Filesystem still has errors") != std::string_view::npos;
     if (noise) continue;
     out += (out.empty() ? "" : "; ") + std::string(line);
     ++taken;
   }
   return out;
+}
+
+bool checker_finds_damage(int status, const std::string& output) {
+  if (status == 0) return false;
+  if (status != 4) return true;  // 4: errors left uncorrected (-n); anything else is more
+  return !checker_findings(output, 1).empty();
 }
 
 void make_filesystem(const std::string& filesystem, const std::string& data, const std::string& log,

@@ -37,8 +37,17 @@ std::vector<std::string> repair_command(const std::string& filesystem, const std
 
 // What a checker's output says is wrong, for a verdict: its lines without
 // the banner, the pass and phase headers and the summary (e2fsck's "Pass
-// 1: ...", xfs_repair's "Phase 1 - ...", "        - ..."), at most the
-// first `lines`, joined by "; ".
+// 1: ...", xfs_repair's "Phase 1 - ...", "        - ..."), nor what says
+// nothing of the filesystem itself (e2fsck's "Superblock hint for external
+// superblock should be N": the superblock's s_journal_dev names the
+// journal's device number where it was last mounted, and e2fsck looks the
+// journal's UUID up among this machine's block devices, so a crash state
+// checked elsewhere differs), at most the first `lines`, joined by "; ".
 std::string checker_findings(const std::string& output, std::size_t lines);
+
+// Whether a checker's run (its exit status and output) finds the filesystem
+// damaged: a status but 0, unless it is 4 (errors left uncorrected) and
+// checker_findings finds nothing (e2fsck's external journal hint alone).
+bool checker_finds_damage(int status, const std::string& output);
 
 }  // namespace nvj::cli
