@@ -27,6 +27,7 @@ inline constexpr std::uint32_t kMetaBg = 0x10;
 inline constexpr std::uint32_t kExtents = 0x40;
 inline constexpr std::uint32_t k64bit = 0x80;
 inline constexpr std::uint32_t kFlexBg = 0x200;
+inline constexpr std::uint32_t kLargeDir = 0x4000;  // htrees of three levels
 }  // namespace incompat
 
 namespace ro_compat {
@@ -57,6 +58,9 @@ inline constexpr std::uint32_t kFirstIno = 11;  // lost+found gets it, like mke2
 inline constexpr std::uint16_t kBgInodeUninit = 0x1;
 inline constexpr std::uint16_t kBgBlockUninit = 0x2;
 inline constexpr std::uint16_t kBgInodeZeroed = 0x4;
+
+// Superblock flags (s_flags): names hash as unsigned chars in htrees.
+inline constexpr std::uint32_t kFlagsUnsignedHash = 0x2;
 
 // Inode flags.
 inline constexpr std::uint32_t kExtentsFl = 0x80000;

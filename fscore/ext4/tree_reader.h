@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // TreeReader: the files and directories of an ext4 image, read back by path,
 // as the crash lab's fast path checks a crash state's facts without a
-// kernel. Directories are read linearly, block by block (an htree
-// directory's index blocks read as empty entries, so the same walk finds
-// every name); file contents through extent trees or block maps, holes and
+// kernel. A name is looked up as the kernel's ext4_find_entry looks it up:
+// in an htree directory by its hash (dir_hash.h), through the index to one
+// leaf (and the next ones while a collision continues), falling back to the
+// linear walk where the kernel gives up on the index (a root or node that
+// does not hold together, a bad entry where the name is); elsewhere block
+// by block. A listing walks every block (an htree's index blocks read as
+// empty entries); file contents through extent trees or block maps, holes and
 // unwritten extents reading as zeroes. Inline data is refused. Images are
 // untrusted (a crash state may hold anything): every field is checked before
 // it is used and a broken image is a std::runtime_error saying what is
@@ -59,6 +63,14 @@ class TreeReader {
   std::vector<Extent> mapping(const Found& file, std::uint64_t file_blocks) const;
   // The inode's seed for its blocks' checksums; nullopt without metadata_csum.
   std::optional<std::uint32_t> seed_of(const Found& file) const;
+  // `name` in `directory`, as the kernel's lookup finds it.
+  std::optional<DirEntry> find(const Found& directory, std::string_view name) const;
+  // The htree lookup (ext4_dx_find_entry) in a directory whose blocks are
+  // `bytes`: the entry, nullopt when the index says it is not there, or
+  // `bad_index` set where the kernel gives up on the index (ERR_BAD_DX_DIR)
+  // and searches every block. Throws what the kernel's lookup fails with.
+  std::optional<DirEntry> find_by_hash(const Found& directory, const std::vector<std::uint8_t>& bytes,
+                                       std::string_view name, bool& bad_index) const;
 
   const BlockSource& source_;
   ImageInfo info_;

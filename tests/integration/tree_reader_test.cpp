@@ -3,17 +3,24 @@
 // mke2fs (ext4 with extents, ext3 with block maps), files written by
 // debugfs, a directory of 2000 names that e2fsck -D turns into an htree, a
 // file of unwritten (fallocated) blocks. Every file reads back as written,
-// every name is found, and what is not there is not found.
+// every name is found, and what is not there is not found. Names hash as
+// debugfs's dx_hash hashes them, and an htree lookup goes by the hash as the
+// kernel's does: a name its index points away from is not found, a root the
+// kernel gives up on is searched block by block.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cstdint>
 #include <fstream>
 #include <functional>
 #include <stdexcept>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "fscore/endian.h"
+#include "fscore/ext4/dir_hash.h"
 #include "fscore/ext4/tree_reader.h"
 #include "tests/support/file_bytes.h"
 #include "tests/support/temp_dir.h"
@@ -209,4 +216,107 @@ TEST_CASE("TreeReader refuses what the kernel and e2fsck refuse: damaged directo
   const ext4::TreeReader reader(file);
   CHECK_THROWS_WITH(reader.lookup("d/t"), Catch::Contains("which has no links"));
   CHECK(nvj::cli::run({"e2fsck", "-fn", unlinked}).status >= 4);
+}
+
+TEST_CASE("names hash as debugfs's dx_hash hashes them: every version, signed and unsigned chars, both seeds", "[tree][htree]") {
+  // debugfs (e2fsprogs' ext2fs_dirhash2) is the independent truth; the
+  // names: every length class of the three hashes' blocks, bytes past 0x7f
+  // (where signed and unsigned chars differ).
+  TempDir dir;
+  std::mt19937_64 rng(7);
+  std::vector<std::string> names;
+  for (const std::size_t length : {1u, 2u, 3u, 4u, 5u, 7u, 8u, 15u, 16u, 17u, 31u, 32u, 33u, 48u, 64u, 65u, 100u, 200u, 255u}) {
+    std::string name;
+    for (std::size_t i = 0; i < length; ++i) {
+      const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-";
+      name += rng() % 3 == 0 ? static_cast<char>(0x80 + rng() % 0x7f) : plain[rng() % (sizeof(plain) - 1)];
+    }
+    names.push_back(name);
+  }
+  const std::vector<std::string> versions = {"legacy", "half_md4", "tea", "legacy_unsigned", "half_md4_unsigned",
+                                             "tea_unsigned"};
+  const std::string seed_text = "a1b2c3d4-e5f6-0718-293a-4b5c6d7e8f90";
+  const std::array<std::uint32_t, 4> seed = {0xd4c3b2a1, 0x1807f6e5, 0x5c4b3a29, 0x908f7e6d};  // its bytes, little-endian
+  std::ofstream script(dir.file("script"));
+  for (const std::string& v : versions)
+    for (const bool seeded : {false, true})
+      for (const std::string& name : names)  // by number: debugfs names the signed ones only
+        script << "dx_hash -h " << (&v - versions.data()) << (seeded ? " -s " + seed_text : "") << " " << name << "\n";
+  script.close();
+  const auto r = nvj::cli::run({"debugfs", "-f", dir.file("script"), "/dev/null"});
+  std::istringstream lines(r.output);
+  std::string line;
+  std::size_t i = 0, compared = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("Hash of ", 0) != 0) continue;
+    const std::size_t version = i / (2 * names.size()), n = i % names.size();
+    const bool seeded = (i / names.size()) % 2 == 1;
+    ++i;
+    CAPTURE(versions.at(version), seeded, names.at(n).size());
+    const std::uint32_t expected = static_cast<std::uint32_t>(std::stoul(line.substr(line.find(" is 0x") + 4), nullptr, 16));
+    const auto got = ext4::dir_hash(static_cast<std::uint8_t>(version), seeded ? seed : std::array<std::uint32_t, 4>{},
+                                    names.at(n));
+    REQUIRE(got);
+    CHECK(*got == (expected & ~1u));
+    ++compared;
+  }
+  CHECK(compared == versions.size() * 2 * names.size());
+  CHECK_FALSE(ext4::dir_hash(6, {}, "siphash needs a key").has_value());
+}
+
+TEST_CASE("an htree name is looked up by its hash, as the kernel looks it up; a root that does not hold falls back", "[tree][htree]") {
+  // Without metadata_csum, so that the index can be changed in place: the
+  // root's entries 1 and 2 (each a leaf and the lowest hash it holds)
+  // swap their leaves. A name of entry 1's leaf is then looked for in
+  // entry 2's, and not found, as ext4_dx_find_entry does not find it; the
+  // listing (every block) still has it. A root of an unknown hash version
+  // makes the kernel give up on the index and search every block: found.
+  TempDir dir;
+  const auto tiny = random_bytes(3, 3);
+  write_file(dir.file("tiny"), tiny);
+  const std::string image = dir.file("img");
+  auto r = nvj::cli::run({"mke2fs", "-q", "-F", "-t", "ext4", "-O", "^metadata_csum", "-b", "4096", image, "64M"});
+  REQUIRE(r.status == 0);
+  std::ofstream script(dir.file("script"));
+  script << "mkdir many\n";
+  for (int i = 0; i < 2000; ++i) script << "write " << dir.file("tiny") << " many/" << many_name(i) << "\n";
+  script.close();
+  REQUIRE(nvj::cli::run({"debugfs", "-w", "-f", dir.file("script"), image}).status == 0);
+  REQUIRE(nvj::cli::run({"e2fsck", "-fyD", image}).status <= 1);
+  std::uint64_t root_block = 0;
+  std::vector<std::string> names;
+  {
+    const nvj::cli::FileImage file(image, nvj::cli::FileImage::Mode::read_only);
+    const ext4::TreeReader reader(file);
+    const auto many = reader.lookup("many");
+    REQUIRE(many);
+    REQUIRE((many->inode.flags & 0x1000) != 0);
+    for (int i = 0; i < 2000; ++i) REQUIRE(reader.lookup("many/" + many_name(i)));
+    for (const auto& x : reader.extents(*many, 4096))
+      if (x.logical == 0) root_block = x.physical;
+    for (const auto& e : reader.entries(*many)) names.push_back(e.name);
+  }
+  REQUIRE(root_block != 0);
+  std::vector<std::uint8_t> bytes = nvj::test::file_bytes(image);
+  std::uint8_t* root = bytes.data() + root_block * 4096;
+  const std::size_t entries = 24 + root[29];  // after dx_root_info, info_length bytes long
+  REQUIRE(root[30] == 0);                      // one level: the root's entries name leaves
+  REQUIRE(fscore::load_le<std::uint16_t>(root + entries + 2) >= 3);  // count
+  for (std::size_t k = 0; k < 4; ++k) std::swap(root[entries + 8 + 4 + k], root[entries + 16 + 4 + k]);
+  write_file(image, bytes);
+  std::size_t missed = 0;
+  {
+    const nvj::cli::FileImage file(image, nvj::cli::FileImage::Mode::read_only);
+    const ext4::TreeReader reader(file);
+    const auto many = reader.lookup("many");
+    CHECK(reader.entries(*many).size() == 2000);  // the listing reads every block
+    for (const std::string& name : names) missed += !reader.lookup("many/" + name).has_value();
+  }
+  CHECK(missed > 0);
+  CHECK(missed < 2000);
+  root[28] = 9;  // no hash version the kernel knows: ERR_BAD_DX_DIR, every block searched
+  write_file(image, bytes);
+  const nvj::cli::FileImage file(image, nvj::cli::FileImage::Mode::read_only);
+  const ext4::TreeReader reader(file);
+  for (const std::string& name : names) REQUIRE(reader.lookup("many/" + name));
 }
