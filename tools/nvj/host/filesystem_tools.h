@@ -50,4 +50,12 @@ std::string checker_findings(const std::string& output, std::size_t lines);
 // checker_findings finds nothing (e2fsck's external journal hint alone).
 bool checker_finds_damage(int status, const std::string& output);
 
+// What a repairing e2fsck run (-y) fixed beyond what a mount does anyway,
+// as checker_findings gives it ("" for nothing): less the orphan list's
+// release ("Clearing orphaned inode ...", "Truncating ..."), the
+// superblock's free block and inode counts (a mount counts them again) and
+// "FILE SYSTEM WAS MODIFIED". A run that fixes the external journal hint
+// goes on to a whole check, whose findings these then are.
+std::string repair_findings(const std::string& output, std::size_t lines);
+
 }  // namespace nvj::cli
