@@ -7,10 +7,12 @@
 // it (its journal replayed or wiped), is written to sparse files, its
 // orphan list released as a mount releases it (e2fsck -E journal_only -y,
 // which does that and nothing more unless the superblock itself needs a
-// repair), then checked with e2fsck -fn, as the kernel's ground truth checks
-// what its mount left (ground_truth.h). States that leave the same metadata
-// (crashlab/metadata_key.h: most of a workload's states differ only in
-// file data) are checked once, their verdict remembered by the key.
+// repair: what it fixed beyond that is damage, repair_findings in
+// host/filesystem_tools.h), then checked with e2fsck -fn, as the kernel's
+// ground truth checks what its mount left (ground_truth.h). States that
+// leave the same metadata (crashlab/metadata_key.h: most of a workload's
+// states differ only in file data) are checked once, their verdict
+// remembered by the key.
 //
 // Files and e2fsck only: no root, no loop device, no mount. The files are
 // made at the first state checked, under the scratch folder, and removed
