@@ -4,7 +4,7 @@
 #   - the enumeration: seq-1 lists at least 300 workloads (ACE's seq-1:
 #     328), every name its own; seq-2's count; --workload N names one, a
 #     list several in its order;
-#   - a quarter of seq-1 (--shard 0/4), every operation among it, on one
+#   - a sixth of seq-1 (--shard 0/6), every operation among it, on one
 #     server and one attach, each workload from the kept base: exit 0, no
 #     finding, every workload's states checked, the closing line, explore.json
 #     valid, nothing left behind;
@@ -38,26 +38,27 @@ echo "seq-1: $n1 workloads, seq-2: $n2"
 line=$("$NVJ" crash explore --list --workload 100)
 [ "$line" = "$(sed -n 101p "$T/seq1.list")" ] || fail "--workload 100 lists '$line'"
 
-# A quarter of seq-1, on the defaults: nothing fails.
-run_explore "$T/quarter.log" --shard 0/4 --out "$T/quarter"
-[ "$STATUS" = 0 ] || fail "a quarter of seq-1 exited $STATUS"
-q=$(( (n1 + 3) / 4 ))
-grep -Eq "^$q workloads, [0-9]+ states checked in [0-9.]+ s, 0 findings$" "$T/quarter.log" ||
+# A sixth of seq-1, on the defaults (e2fsck on every state's structure): nothing fails.
+run_explore "$T/sixth.log" --shard 0/6 --out "$T/sixth"
+[ "$STATUS" = 0 ] || fail "a sixth of seq-1 exited $STATUS"
+q=$(( (n1 + 5) / 6 ))
+grep -Eq "^$q workloads, [0-9]+ states checked in [0-9.]+ s, 0 findings$" "$T/sixth.log" ||
   fail "no closing line for $q workloads and 0 findings"
-check_json crash-explore "$T/quarter/explore.json"
-python3 - "$T/quarter/explore.json" <<'PY' || fail "the quarter's explore.json is not what it should be"
+check_json crash-explore "$T/sixth/explore.json"
+python3 - "$T/sixth/explore.json" <<'PY' || fail "the sixth's explore.json is not what it should be"
 import json, sys
 r = json.load(open(sys.argv[1]))
 w = r["workloads"]
-assert r["shard"] == {"index": 0, "count": 4} and len(w) == r["explored"], (r["shard"], len(w))
-assert [x["ordinal"] for x in w] == list(range(0, r["workloads_in_bound"], 4))
+assert r["shard"] == {"index": 0, "count": 6} and len(w) == r["explored"], (r["shard"], len(w))
+assert r["structure"] == "every", r["structure"]
+assert [x["ordinal"] for x in w] == list(range(0, r["workloads_in_bound"], 6))
 assert all(x["states"] > 0 and x["failing"] == 0 and x["error"] is None for x in w)
 assert r["states"] == sum(x["states"] for x in w)
 kinds = {x["name"].split("(")[0] for x in w}
 assert len(kinds) >= 20, sorted(kinds)
 assert all(len(rule["source"]) > 10 for rule in r["rules"])
 PY
-ls "$T/quarter/workloads/0/recording.nvjrec" "$T/quarter/workloads/0/results.json" >/dev/null ||
+ls "$T/sixth/workloads/0/recording.nvjrec" "$T/sixth/workloads/0/results.json" >/dev/null ||
   fail "a workload's recording and results are missing"
 
 # A planted fault: nobarrier.
@@ -104,9 +105,9 @@ run_crash "$T/repro-clean.log" run -- sh "$repro"
 grep -q "fact file A/foo size 8192" "$repro" || fail "the reproducer posts no file fact"
 
 # The other layouts the lab serves.
-run_explore "$T/internal.log" --shard 1/8 --out "$T/internal" fs-journal=internal:16M
+run_explore "$T/internal.log" --shard 1/12 --out "$T/internal" fs-journal=internal:16M
 [ "$STATUS" = 0 ] || fail "seq-1 with an internal journal exited $STATUS"
-run_explore "$T/journal.log" --shard 2/8 --mount-options data=journal --out "$T/journal"
+run_explore "$T/journal.log" --shard 2/12 --mount-options data=journal --out "$T/journal"
 [ "$STATUS" = 0 ] || fail "seq-1 with data=journal exited $STATUS"
 
 # XFS (its log on the NVRAM export) and btrfs: the kernel checks a sample of

@@ -196,12 +196,10 @@ int crash_check_main(const CheckArgs& a) {
     std::printf("ground truth (kernel mount, then e2fsck -fn): %llu states, %llu failing, %llu disagreeing with the fast path\n",
                 static_cast<unsigned long long>(c.verified), static_cast<unsigned long long>(c.verified_failing),
                 static_cast<unsigned long long>(c.disagree));
-  if (run.structure) {
-    const Json& s = results.at("coverage").at("structure");
+  if (run.structure)
     std::printf("structure (e2fsck -fn on each recovered metadata image): %llu images for %llu states\n",
-                static_cast<unsigned long long>(s.at("images").get<std::uint64_t>()),
-                static_cast<unsigned long long>(s.at("images").get<std::uint64_t>() + s.at("shared").get<std::uint64_t>()));
-  }
+                static_cast<unsigned long long>(run.progress.structure_images),
+                static_cast<unsigned long long>(run.progress.structure_images + run.progress.structure_shared));
   print_coverage(results, a.recording);
   if (!a.out.empty()) {
     if (results.contains("shard")) results["shard"]["seconds"] = json_round(run.seconds, 3);  // merge drops it

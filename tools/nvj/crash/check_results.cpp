@@ -113,7 +113,6 @@ Json coverage_json(const crashlab::CrashChecker& checker, const Json& states, co
               {"stopped", progress.stopped.empty() ? Json(nullptr) : Json(progress.stopped)},
               {"time_limit", limits.time_limit > 0 ? Json(limits.time_limit) : Json(nullptr)},
               {"rounds", progress.rounds},
-              {"structure", Json{{"images", progress.structure_images}, {"shared", progress.structure_shared}}},
               {"points", Json{{"total", checker.points().size()},
                               {"with_states", with_states},
                               {"checked", points_checked.size()}}},
@@ -315,7 +314,6 @@ Json merge_results(const std::vector<Json>& shards, const std::vector<std::strin
   std::vector<Json> states;
   std::string stopped;
   unsigned rounds = crashlab::CrashChecker::kRounds;
-  std::uint64_t structure_images = 0, structure_shared = 0;
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const Json& s = shards[i];
     for (const char* key : {"options", "enumeration"})
@@ -335,8 +333,6 @@ Json merge_results(const std::vector<Json>& shards, const std::vector<std::strin
       stopped = stopped.empty() || stopped == why ? why : "several reasons";
     }
     rounds = std::min(rounds, c.at("rounds").get<unsigned>());
-    structure_images += c.at("structure").at("images").get<std::uint64_t>();
-    structure_shared += c.at("structure").at("shared").get<std::uint64_t>();
     for (const Json& state : s.at("states")) states.push_back(state);
   }
   for (std::uint64_t i = 0; i < count; ++i)
@@ -384,7 +380,6 @@ Json merge_results(const std::vector<Json>& shards, const std::vector<std::strin
   coverage["not_checked"] = coverage.at("unique").get<std::uint64_t>() - all.size();
   coverage["stopped"] = stopped.empty() ? Json(nullptr) : Json(stopped);
   coverage["rounds"] = rounds;
-  coverage["structure"] = Json{{"images", structure_images}, {"shared", structure_shared}};
   std::set<std::uint64_t> points;
   for (const Json& s : all) points.insert(s.at("point").get<std::uint64_t>());
   coverage["points"]["checked"] = points.size();

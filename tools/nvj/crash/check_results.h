@@ -76,6 +76,7 @@ struct CheckProgress {
   unsigned rounds = 0;        // rounds complete
   // The structure (tools/nvj/crash/structure_check.h): recovered metadata
   // images e2fsck checked, and states whose image was one checked before.
+  // Not in results.json: a shard's differ from the whole run's.
   std::uint64_t structure_images = 0, structure_shared = 0;
 };
 

@@ -71,7 +71,8 @@ std::string StructureCheck::check(crashlab::CrashImage& image, std::uint8_t data
   // unless the superblock's own checks repaired something: it then checks
   // and repairs everything, and what it fixed beyond what a mount does is
   // the damage. (The external journal's hint alone makes it do so where
-  // this machine has a device with the journal's UUID: another lab's.)
+  // this machine has a device with the journal's UUID: the ground
+  // truth's loop device of this very state's journal, or another lab's.)
   if (fscore::ext4::read_image(image.exported(data)).super.last_orphan != 0) {
     std::vector<std::string> release{"e2fsck", "-y", "-E", "journal_only"};
     if (journal) release.insert(release.end(), {"-j", log});
