@@ -71,6 +71,8 @@ TEST_CASE("e2fsck's external journal hint is no damage, alone or before what a w
       "data.img: 13/65536 files (0.0% non-contiguous), 16495/262144 blocks\n";
   CHECK_FALSE(nvj::cli::checker_finds_damage(4, hint_only));
   CHECK(nvj::cli::checker_finds_damage(8, hint_only));  // an operational error is never let through
+  CHECK(nvj::cli::checker_findings("e2fsck 1.47.0 (5-Feb-2023)\ne2fsck: Group descriptors look bad... trying backup blocks...\n", 6) ==
+        "e2fsck: Group descriptors look bad... trying backup blocks...");  // the banner goes, e2fsck's own words stay
   const std::string orphan_then_whole =
       "e2fsck 1.47.0 (5-Feb-2023)\nSuperblock hint for external superblock should be 0x701.  Fix? yes\n\n"
       "Clearing orphaned inode 32820 (uid=0, gid=0, mode=0100644, size=10418)\n"

@@ -46,6 +46,23 @@ void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes)
 
 std::string many_name(int i) { return "a-rather-long-name-so-that-the-directory-needs-blocks-" + std::to_string(i); }
 
+// An ext4 without metadata_csum (blocks of `block_size`, `size` in all)
+// whose directory "many" got `names` files holding `bytes`, those from
+// `kept` on removed again.
+std::string many_image(const TempDir& dir, const std::vector<std::uint8_t>& bytes, const std::string& block_size,
+                       const std::string& size, int names, int kept) {
+  write_file(dir.file("tiny"), bytes);
+  const std::string image = dir.file("img");
+  REQUIRE(nvj::cli::run({"mke2fs", "-q", "-F", "-t", "ext4", "-O", "^metadata_csum", "-b", block_size, image, size}).status == 0);
+  std::ofstream script(dir.file("script"));
+  script << "mkdir many\n";
+  for (int i = 0; i < names; ++i) script << "write " << dir.file("tiny") << " many/" << many_name(i) << "\n";
+  for (int i = kept; i < names; ++i) script << "rm many/" << many_name(i) << "\n";
+  script.close();
+  REQUIRE(nvj::cli::run({"debugfs", "-w", "-f", dir.file("script"), image}).status == 0);
+  return image;
+}
+
 }  // namespace
 
 TEST_CASE("TreeReader reads back what e2fsprogs wrote: extents, block maps, htree, unwritten blocks", "[tree]") {
@@ -109,18 +126,8 @@ TEST_CASE("TreeReader reads 64 KiB blocks: a record length of 0 is the whole blo
   // block, 65536 bytes, which 16 bits cannot hold (e2fsprogs writes 0).
   TempDir dir;
   const auto tiny = random_bytes(3, 3);
-  write_file(dir.file("tiny"), tiny);
-  const std::string image = dir.file("img");
-  auto r = nvj::cli::run({"mke2fs", "-q", "-F", "-t", "ext4", "-O", "^metadata_csum", "-b", "65536", image, "256M"});
-  REQUIRE(r.status == 0);
-  std::ofstream script(dir.file("script"));
-  script << "mkdir many\n";
-  for (int i = 0; i < 1200; ++i) script << "write " << dir.file("tiny") << " many/" << many_name(i) << "\n";
-  for (int i = 900; i < 1200; ++i) script << "rm many/" << many_name(i) << "\n";
-  script.close();
-  r = nvj::cli::run({"debugfs", "-w", "-f", dir.file("script"), image});
-  REQUIRE(r.status == 0);
-  r = nvj::cli::run({"e2fsck", "-fn", image});
+  const std::string image = many_image(dir, tiny, "65536", "256M", 1200, 900);
+  const auto r = nvj::cli::run({"e2fsck", "-fn", image});
   INFO(r.output);
   REQUIRE(r.status == 0);
   const nvj::cli::FileImage file(image, nvj::cli::FileImage::Mode::read_only);
@@ -272,16 +279,7 @@ TEST_CASE("an htree name is looked up by its hash, as the kernel looks it up; a 
   // listing (every block) still has it. A root of an unknown hash version
   // makes the kernel give up on the index and search every block: found.
   TempDir dir;
-  const auto tiny = random_bytes(3, 3);
-  write_file(dir.file("tiny"), tiny);
-  const std::string image = dir.file("img");
-  auto r = nvj::cli::run({"mke2fs", "-q", "-F", "-t", "ext4", "-O", "^metadata_csum", "-b", "4096", image, "64M"});
-  REQUIRE(r.status == 0);
-  std::ofstream script(dir.file("script"));
-  script << "mkdir many\n";
-  for (int i = 0; i < 2000; ++i) script << "write " << dir.file("tiny") << " many/" << many_name(i) << "\n";
-  script.close();
-  REQUIRE(nvj::cli::run({"debugfs", "-w", "-f", dir.file("script"), image}).status == 0);
+  const std::string image = many_image(dir, random_bytes(3, 3), "4096", "64M", 2000, 2000);
   REQUIRE(nvj::cli::run({"e2fsck", "-fyD", image}).status <= 1);
   std::uint64_t root_block = 0;
   std::vector<std::string> names;

@@ -38,7 +38,7 @@ std::vector<std::string> repair_command(const std::string& filesystem, const std
 }
 
 std::string checker_findings(const std::string& output, std::size_t lines) {
-  static constexpr std::string_view kNoise[] = {"e2fsck ", "Pass ", "Phase ", "        - ", "Opening filesystem", "Checking ",
+  static constexpr std::string_view kNoise[] = {"e2fsck 1.", "Pass ", "Phase ", "        - ", "Opening filesystem", "Checking ",
                                                 "Superblock hint for external superblock should be "};
   std::string out;
   std::size_t taken = 0, at = 0;
