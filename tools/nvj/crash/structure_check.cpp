@@ -18,8 +18,9 @@ constexpr std::uint64_t kMostKeyWords = std::uint64_t{32} << 20;
 // A run of e2fsck on a damaged image that takes longer is stopped (an error).
 constexpr std::chrono::seconds kTimeout{300};
 
-std::string status_text(const std::vector<std::string>& shown, const RunResult& r) {
-  return quote(shown) + " exits " + std::to_string(r.status) + ": " + checker_findings(r.output, 6);
+// "e2fsck -fn exits 4: FINDINGS" (the shown command, not the scratch files).
+std::string status_text(const std::vector<std::string>& shown, int status, const std::string& findings) {
+  return quote(shown) + " exits " + std::to_string(status) + ": " + findings;
 }
 
 }  // namespace
@@ -83,8 +84,7 @@ std::string StructureCheck::check(crashlab::CrashImage& image, std::uint8_t data
     if ((r.status & ~1) != 0 || !fixed.empty()) {  // 1: something fixed
       std::vector<std::string> shown{"e2fsck", "-y", "-E", "journal_only"};
       shown.insert(shown.end(), shown_log.begin(), shown_log.end());
-      return quote(shown) + " exits " + std::to_string(r.status) + ": " + (fixed.empty() ? checker_findings(r.output, 6) : fixed) +
-             " (releasing the orphan list)";
+      return status_text(shown, r.status, fixed.empty() ? checker_findings(r.output, 6) : fixed) + " (releasing the orphan list)";
     }
   }
   const RunResult r = run(fsck_command("ext4", data_file.string(), log), {}, kTimeout);
@@ -92,7 +92,7 @@ std::string StructureCheck::check(crashlab::CrashImage& image, std::uint8_t data
   if (!checker_finds_damage(r.status, r.output)) return "";
   std::vector<std::string> shown{"e2fsck", "-fn"};
   shown.insert(shown.end(), shown_log.begin(), shown_log.end());
-  return status_text(shown, r);
+  return status_text(shown, r.status, checker_findings(r.output, 6));
 }
 
 }  // namespace nvj::cli

@@ -37,28 +37,41 @@ std::vector<std::string> repair_command(const std::string& filesystem, const std
   return argv;
 }
 
+namespace {
+
+// Calls `visit` with each line of `text`, without its newline, until it
+// returns false.
+template <typename Visit>
+void each_line(const std::string& text, Visit&& visit) {
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    if (!visit(std::string_view(text.data() + at, end - at))) return;
+    at = end + 1;
+  }
+}
+
+}  // namespace
+
 std::string checker_findings(const std::string& output, std::size_t lines) {
   static constexpr std::string_view kNoise[] = {"e2fsck 1.", "Pass ", "Phase ", "        - ", "Opening filesystem", "Checking ",
                                                 "Superblock hint for external superblock should be "};
   std::string out;
-  std::size_t taken = 0, at = 0;
-  while (at < output.size() && taken < lines) {
-    std::size_t end = output.find('\n', at);
-    if (end == std::string::npos) end = output.size();
-    std::string_view line(output.data() + at, end - at);
-    at = end + 1;
+  std::size_t taken = 0;
+  if (lines == 0) return out;
+  each_line(output, [&](std::string_view line) {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
-    if (line.empty()) continue;
+    if (line.empty()) return true;
     bool noise = false;
     for (const std::string_view n : kNoise) noise = noise || line.substr(0, n.size()) == n;
     // e2fsck's summary: "DEVICE: 13/65536 files (0.0% non-contiguous), ...",
     // and what it says at the end of a check that found something.
     noise = noise || line.find(" files (") != std::string_view::npos ||
             line.find("WARNING: Filesystem still has errors") != std::string_view::npos;
-    if (noise) continue;
+    if (noise) return true;
     out += (out.empty() ? "" : "; ") + std::string(line);
-    ++taken;
-  }
+    return ++taken < lines;
+  });
   return out;
 }
 
@@ -73,18 +86,15 @@ std::string repair_findings(const std::string& output, std::size_t lines) {
                                                    "Free blocks count wrong (", "Free inodes count wrong ("};
   std::string kept;
   bool prompt_of_dropped = false;  // "Fix? yes" on the line after a dropped finding goes with it
-  for (std::size_t at = 0; at < output.size();) {
-    std::size_t end = output.find('\n', at);
-    if (end == std::string::npos) end = output.size();
-    const std::string_view line(output.data() + at, end - at);
-    at = end + 1;
+  each_line(output, [&](std::string_view line) {
     const bool prompt = line.ends_with("? yes") && line.find(' ') == line.rfind(' ');
-    if (prompt && prompt_of_dropped) continue;
+    if (prompt && prompt_of_dropped) return true;
     bool expected = line.find("***** FILE SYSTEM WAS MODIFIED *****") != std::string_view::npos;
     for (const std::string_view e : kExpected) expected = expected || line.starts_with(e);
     prompt_of_dropped = expected || (prompt_of_dropped && line.empty());
     if (!expected) kept += std::string(line) + "\n";
-  }
+    return true;
+  });
   return checker_findings(kept, lines);
 }
 
