@@ -4,7 +4,8 @@
 // crash points and states; its JSON against the published schema; and a
 // recording that is missing, cut short or holds a malformed fact refused
 // naming what is wrong, and nvj crash check of one with no filesystem, or
-// with a --recovery-kernel that is no release, too.
+// with a --recovery-kernel that is no release, and a --structure that is
+// neither every nor none, too.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -117,6 +118,13 @@ TEST_CASE("nvj crash states refuses what is no recording, naming the problem", "
     CHECK(r.status == 2);
     CHECK_THAT(r.output, Catch::Contains(std::string("--recovery-kernel ") + bad + ": expected a Linux release"));
   }
+  // A --structure that is neither every nor none: named, for check and explore.
+  r = nvj::cli::run({NVJ_BINARY, "crash", "check", path, "--structure", "some"});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("--structure=some: expected every or none"));
+  r = nvj::cli::run({NVJ_BINARY, "crash", "explore", "--structure", "some", "--out", dir.file("explored")});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("--structure=some: expected every or none"));
   auto bytes = nvj::test::file_bytes(path);
   const std::string cut = dir.file("cut.nvjrec");
   std::ofstream(cut, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
