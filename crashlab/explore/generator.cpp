@@ -85,7 +85,10 @@ std::vector<Op> variants(OpKind k) {
   return out;
 }
 
-// What the steps so far have left, as far as dependencies go.
+// What the steps so far have left, as far as dependencies go: names lead to
+// inodes, so that a hard link shares what is done to the file under either
+// name, and a rename of one link over another of the same file does nothing
+// (rename(2): both names stay).
 struct Node {
   bool symlink = false;
   bool filled = false;  // at least 8 KiB written by fill
@@ -121,10 +124,10 @@ class Tree {
   }
   void need_file(const std::string& f, bool filled, bool xattr = false) {
     need_dir(parent_of(f));
-    if (dirs_.count(f) != 0 || (files_.count(f) != 0 && files_.at(f).symlink)) need_absent(f);
+    if (dirs_.count(f) != 0 || (files_.count(f) != 0 && node(f).symlink)) need_absent(f);
     if (files_.count(f) == 0) setup({OpKind::creat, f, ""});
-    if (filled && !files_.at(f).filled) setup({OpKind::fill, f, ""});
-    if (xattr && !files_.at(f).xattr) setup({OpKind::setxattr, f, ""});
+    if (filled && !node(f).filled) setup({OpKind::fill, f, ""});
+    if (xattr && !node(f).xattr) setup({OpKind::setxattr, f, ""});
   }
 
   void prepare(const Op& op) {
@@ -168,21 +171,22 @@ class Tree {
 
   void apply(const Op& op) {
     switch (op.kind) {
-      case OpKind::creat: files_[op.path] = Node{}; break;
+      case OpKind::creat: files_[op.path] = new_inode(Node{}); break;
       case OpKind::mkdir: dirs_.insert(op.path); break;
-      case OpKind::fill: files_[op.path].filled = true; break;
-      case OpKind::truncate_shrink: files_[op.path].filled = false; break;
-      case OpKind::link: files_[op.second] = files_[op.path]; break;
+      case OpKind::fill: node(op.path).filled = true; break;
+      case OpKind::truncate_shrink: node(op.path).filled = false; break;
+      case OpKind::link: files_[op.second] = files_.at(op.path); break;
       case OpKind::unlink: files_.erase(op.path); break;
       case OpKind::rmdir: dirs_.erase(op.path); break;
       case OpKind::rename_new:
       case OpKind::rename_over:
-        files_[op.second] = files_[op.path];
+        if (files_.count(op.second) != 0 && files_.at(op.second) == files_.at(op.path)) break;  // one file: no change
+        files_[op.second] = files_.at(op.path);
         files_.erase(op.path);
         break;
       case OpKind::rename_dir: {
         const std::string from = op.path + "/";
-        std::map<std::string, Node> files;
+        std::map<std::string, std::size_t> files;
         for (const auto& [p, n] : files_) files[p.rfind(from, 0) == 0 ? op.second + "/" + p.substr(from.size()) : p] = n;
         files_ = std::move(files);
         std::set<std::string> dirs;
@@ -191,9 +195,9 @@ class Tree {
         dirs_ = std::move(dirs);
         break;
       }
-      case OpKind::symlink: files_[op.path] = Node{true, false, false}; break;
-      case OpKind::setxattr: files_[op.path].xattr = true; break;
-      case OpKind::removexattr: files_[op.path].xattr = false; break;
+      case OpKind::symlink: files_[op.path] = new_inode(Node{true, false, false}); break;
+      case OpKind::setxattr: node(op.path).xattr = true; break;
+      case OpKind::removexattr: node(op.path).xattr = false; break;
       default: break;  // the other data operations leave a filled file filled
     }
   }
@@ -204,9 +208,16 @@ class Tree {
   }
 
  private:
+  Node& node(const std::string& f) { return inodes_.at(files_.at(f)); }
+  std::size_t new_inode(const Node& n) {
+    inodes_.push_back(n);
+    return inodes_.size() - 1;
+  }
+
   std::vector<Step>& out_;
   std::set<std::string> dirs_;
-  std::map<std::string, Node> files_;
+  std::map<std::string, std::size_t> files_;  // name: its inode, an index into inodes_
+  std::vector<Node> inodes_;
 };
 
 }  // namespace

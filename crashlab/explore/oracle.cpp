@@ -100,6 +100,7 @@ const std::vector<std::string>& all_names() {
 
 std::vector<RuledFact> Oracle::before(const Op& op, const LiveTree& live) {
   std::vector<RuledFact> out;
+  same_file_rename_ = false;
   const auto add = [&](FactKind kind, const std::string& path, const std::string& second = "") {
     out.push_back({fact(kind, path, second), ""});
     if (kind == FactKind::remove) renamed_to_.erase(path);  // nothing is said of it any more
@@ -163,11 +164,15 @@ std::vector<RuledFact> Oracle::before(const Op& op, const LiveTree& live) {
       durable_.erase(op.path);
       break;
     case OpKind::rename_new:
-    case OpKind::rename_over:
+    case OpKind::rename_over: {
+      const auto from = live.find(op.path), to = live.find(op.second);
+      same_file_rename_ = from != live.end() && to != live.end() && from->second.ino == to->second.ino;
+      if (same_file_rename_) break;  // vfs_rename: source and target one inode, nothing done
       inode_changes(op.second, op.second);  // what it replaces loses a link
       moved();
       durable_.erase(op.second);
       break;
+    }
     case OpKind::rename_dir:
       for (const auto& [path, e] : live)
         if (under(path, op.path)) {
@@ -248,8 +253,8 @@ std::vector<RuledFact> Oracle::after(const Step& step, const LiveTree& live) {
     dir_synced(target, live, kFsyncDir, out);
     // Replace by rename: the name made durable holds the new data.
     const Op& op = step.op;
-    if (options_.auto_da_alloc && op.kind == OpKind::rename_over && parent_of(op.second) == target &&
-        durable_.count(op.second) != 0) {
+    if (options_.auto_da_alloc && op.kind == OpKind::rename_over && !same_file_rename_ &&
+        parent_of(op.second) == target && durable_.count(op.second) != 0) {
       const auto renamed = live.find(op.second);
       if (renamed != live.end() && renamed->second.type == LiveEntry::Type::file &&
           rewritten_.count(renamed->second.ino) == 0)

@@ -83,6 +83,10 @@ class Oracle {
   // Inodes whose content changed since it was last durable by writes other
   // than appends (or a truncation): the replace-by-rename rule leaves them out.
   std::set<std::uint64_t> rewritten_;
+  // The operation before() saw is a rename of one link of a file over
+  // another of the same file: rename(2) returns before the filesystem is
+  // asked, so nothing changes and no rule of the rename applies.
+  bool same_file_rename_ = false;
 };
 
 }  // namespace crashlab::explore
