@@ -172,20 +172,21 @@ void run_op(const fs::path& root, const Op& op) {
 
 }  // namespace
 
-void run_step(const fs::path& root, const Step& step) {
+void run_step(const fs::path& root, const Step& step, PersistCalls calls) {
   run_op(root, step.op);
   const std::string what = describe_persist(step) + " after " + describe(step.op);
+  const bool make = calls == PersistCalls::make;
   switch (step.persist) {
     case Persist::none:
       return;
     case Persist::sync:
-      ::sync();
+      if (make) ::sync();
       return;
     case Persist::fsync:
     case Persist::fdatasync: {
       const fs::path p = step.persist_path == "." ? root : root / step.persist_path;
       UniqueFd fd = open_or_fail(p, O_RDONLY, what);
-      check(step.persist == Persist::fsync ? ::fsync(fd.get()) : ::fdatasync(fd.get()), what);
+      if (make) check(step.persist == Persist::fsync ? ::fsync(fd.get()) : ::fdatasync(fd.get()), what);
       return;
     }
   }

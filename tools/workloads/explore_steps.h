@@ -18,8 +18,16 @@
 
 namespace nvj::workloads {
 
+// What run_step does of a step's persistence call: makes it, as a workload
+// does; or only opens the name it is made on (a missing one still fails),
+// for a caller that reads the tree the steps leave and crashes nothing,
+// where the call changes nothing and sync(2) or fsync(2) would wait on every
+// writer of the machine.
+enum class PersistCalls { make, open_only };
+
 // The step's operation, then its persistence call.
-void run_step(const std::filesystem::path& root, const crashlab::explore::Step& step);
+void run_step(const std::filesystem::path& root, const crashlab::explore::Step& step,
+              PersistCalls calls = PersistCalls::make);
 
 // Every name under `root` (lost+found left out), files read whole.
 crashlab::explore::LiveTree live_tree(const std::filesystem::path& root);
