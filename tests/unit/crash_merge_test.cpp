@@ -10,6 +10,7 @@
 // options, shards given twice or missing are refused.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,7 +29,8 @@ struct Check {
   std::uint64_t per_signature = 2;
   std::uint64_t max_states = 0;
 
-  Json run(std::uint64_t shard, std::uint64_t shards) const {
+  // The check's results.json: its text, and as merge reads it.
+  std::string text(std::uint64_t shard, std::uint64_t shards) const {
     crashlab::CheckOptions o;
     o.shard = shard;
     o.shards = shards;
@@ -44,9 +46,14 @@ struct Check {
     s.structure = false;
     nvj::cli::SessionResult r = nvj::cli::run_check_session(index, checker, s);
     const nvj::cli::CheckLimits limits{r.verify, 64, max_states, per_signature, 0, 0};
-    return nvj::cli::results_json("rec.nvjrec", 1000, "ext4", false, index, checker,
-                                  nvj::cli::Shard{shard, shards, shards > 1 ? "--shard" : ""}, limits, r.progress,
-                                  std::move(r.states));
+    const nvj::cli::Results results =
+        nvj::cli::results_of("rec.nvjrec", 1000, "ext4", false, index, checker,
+                             nvj::cli::Shard{shard, shards, shards > 1 ? "--shard" : ""}, limits, r.progress,
+                             std::move(r.states));
+    return results.text();
+  }
+  Json run(std::uint64_t shard, std::uint64_t shards) const {
+    return nvj::parse_json(text(shard, shards), "results.json");
   }
 };
 
@@ -64,7 +71,12 @@ TEST_CASE("shards merged are the whole check, byte for byte, details of the firs
   for (const std::uint64_t budget : {std::uint64_t{0}, std::uint64_t{300}}) {
     CAPTURE(budget);
     const Check check{index, 2, budget};
-    const Json whole = check.run(0, 1);
+    const std::string whole_text = check.text(0, 1);
+    const Json whole = nvj::parse_json(whole_text, "results.json");
+    // One state a line.
+    CHECK(static_cast<std::size_t>(std::count(whole_text.begin(), whole_text.end(), '\n')) >
+          whole.at("states").size());
+    CHECK(whole_text.find("\n  {\"ordinal\":0,\"position\":") != std::string::npos);
     REQUIRE(whole.at("verdicts").at("fail").get<std::uint64_t>() > 20);
     const std::uint64_t signatures = whole.at("signatures").size();
     CHECK(with(whole, "cause") == with(whole, "kept_changes"));
@@ -80,8 +92,8 @@ TEST_CASE("shards merged are the whole check, byte for byte, details of the firs
         names.push_back("s" + std::to_string(i));
       }
       CHECK(detailed > with(whole, "kept_changes"));  // each shard detailed its own first ones
-      const Json merged = nvj::cli::merge_results(shards, names);
-      CHECK(nvj::to_json_text(merged, 1) == nvj::to_json_text(whole, 1));
+      const nvj::cli::Results merged = nvj::cli::merge_results(shards, names);
+      CHECK(merged.text() == whole_text);
       // Refused: a shard missing, given twice, of other options.
       std::vector<Json> missing(shards.begin(), shards.end() - 1);
       CHECK_THROWS_WITH(nvj::cli::merge_results(missing, names), Catch::Contains("is missing"));

@@ -56,8 +56,8 @@ TEST_CASE("a check stops after so many findings of one signature, or at its time
   CHECK(five.progress.checked < mine);
   CHECK(five.progress.rounds < crashlab::CrashChecker::kRounds);
   std::map<std::string, std::uint64_t> by_signature;
-  for (const nvj::Json& s : five.states)
-    if (const std::string sig = nvj::cli::entry_signature(s); !sig.empty()) ++by_signature[sig];
+  for (const nvj::cli::StateRecord& s : five.states)
+    if (const std::string sig = nvj::cli::entry_signature(s.entry()); !sig.empty()) ++by_signature[sig];
   std::uint64_t most = 0;
   for (const auto& [sig, n] : by_signature) most = std::max(most, n);
   CHECK(most == 5);  // it stopped at the fifth
@@ -77,14 +77,23 @@ TEST_CASE("the first failing states of each signature are described in full, the
   const nvj::cli::SessionResult r = session(checker, index, 0, 0, 2);
   std::map<std::string, std::uint64_t> seen;
   std::uint64_t failing = 0;
-  for (const nvj::Json& s : r.states) {  // in ordinal order
+  std::uint64_t last = 0;
+  for (const nvj::cli::StateRecord& record : r.states) {  // in ordinal order
+    CHECK((failing == 0 || record.ordinal > last));
+    last = record.ordinal;
+    const nvj::Json s = record.entry();
+    CHECK(s.at("ordinal") == record.ordinal);
     const std::string sig = nvj::cli::entry_signature(s);
+    CHECK(sig == record.signature);
     if (sig.empty()) {
       CHECK(s.at("verdict") == "pass");
+      CHECK_FALSE(s.contains("signature"));
       continue;
     }
+    CHECK(s.at("signature") == sig);
     ++failing;
     const bool first_two = seen[sig]++ < 2;
+    CHECK(record.detailed == first_two);
     CHECK(s.contains("kept_changes") == first_two);
     CHECK(s.contains("cause") == first_two);
     for (const nvj::Json& v : s.at("violations")) {
@@ -114,9 +123,9 @@ TEST_CASE("with the structure check, e2fsck passes every state of an honest work
     const nvj::cli::SessionResult r = nvj::cli::run_check_session(index, checker, s);
     REQUIRE(r.structure);
     CHECK(r.progress.checked == checker.mine().size());
-    for (const nvj::Json& state : r.states) {
-      CAPTURE(state.dump());
-      CHECK(state.at("verdict") == "pass");
+    for (const nvj::cli::StateRecord& state : r.states) {
+      CAPTURE(state.line);
+      CHECK(state.verdict == crashlab::Verdict::pass);
     }
     CHECK(r.progress.structure_images > 1);
     CHECK(r.progress.structure_images + r.progress.structure_shared == r.progress.checked);

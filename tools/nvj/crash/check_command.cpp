@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <set>
@@ -40,8 +41,13 @@ namespace {
 // results.json).
 constexpr std::uint64_t kShownFailures = 10;
 
-void write_results(const std::string& dir, const Json& results) {
-  write_report_file(dir, "results.json", to_json_text(results, 1) + "\n");
+void write_results(const std::string& dir, const Results& results) {
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path path = std::filesystem::path(dir) / "results.json";
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  write_results_text(out, results.document, results.states);
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
 // A folder for the ground truth's files: the one given, or a new one in
@@ -97,14 +103,15 @@ Recorded recorded_filesystem(const crashlab::RecordingIndex& index, const std::s
 
 // Failing states for stdout: the detailed ones first (the first of each
 // signature), then the others, in ordinal order; at most kShownFailures.
-void show_failures(const Json& states, std::uint64_t failing, const std::string& out) {
+void show_failures(const std::vector<StateRecord>& states, std::uint64_t failing, const std::string& out) {
   std::uint64_t shown = 0;
   for (const bool detailed : {true, false})
-    for (const Json& s : states)
-      if (s.contains("signature") && s.contains("kept_changes") == detailed && shown < kShownFailures) {
-        describe_failure(s);
-        ++shown;
-      }
+    for (const StateRecord& s : states) {
+      if (shown == kShownFailures) break;
+      if (!s.failing() || s.detailed != detailed) continue;
+      describe_failure(s.entry());
+      ++shown;
+    }
   if (failing > shown)
     std::printf("(%llu more failing states%s)\n", static_cast<unsigned long long>(failing - shown),
                 out.empty() ? ": --out DIR writes them all" : " in results.json");
@@ -176,10 +183,11 @@ int crash_check_main(const CheckArgs& a) {
   const CheckLimits limits{run.verify,        a.sample,           options.max_states,
                            a.per_signature,   a.max_findings,     session.time_limit,
                            run.structure ? "every" : "none"};
-  Json results = results_json(a.recording, file.bytes().size(), filesystem, !fast, index, checker, shard, limits,
-                              run.progress, std::move(run.states));
-  if (!a.made_by.is_null()) results["recording"]["made_by"] = a.made_by;
-  results["final_state"] = run.final_state;
+  Results results = results_of(a.recording, file.bytes().size(), filesystem, !fast, index, checker, shard, limits,
+                               run.progress, std::move(run.states));
+  Json& document = results.document;
+  if (!a.made_by.is_null()) document["recording"]["made_by"] = a.made_by;
+  document["final_state"] = run.final_state;
   if (run.final_state.at("verdict") != "pass") {
     std::printf("the final state (every write kept, as a clean unmount leaves it) is %s: the facts are wrong (the "
                 "oracle's error, or a workload that said what it did not do), and the crash states judged by them say "
@@ -189,9 +197,9 @@ int crash_check_main(const CheckArgs& a) {
     if (run.final_state.contains("violations"))
       for (const Json& v : run.final_state["violations"]) std::printf("  %s\n", violation_text(v).c_str());
   }
-  const VerdictCount c = count_verdicts(results);
-  show_failures(results.at("states"), c.failing, a.out);
-  print_signatures(results);
+  const VerdictCount c = count_verdicts(results.states);
+  show_failures(results.states, c.failing, a.out);
+  print_signatures(document);
   if (c.verified > 0 && fast)
     std::printf("ground truth (kernel mount, then e2fsck -fn): %llu states, %llu failing, %llu disagreeing with the fast path\n",
                 static_cast<unsigned long long>(c.verified), static_cast<unsigned long long>(c.verified_failing),
@@ -200,11 +208,11 @@ int crash_check_main(const CheckArgs& a) {
     std::printf("structure (e2fsck -fn on each recovered metadata image): %llu images for %llu states\n",
                 static_cast<unsigned long long>(run.progress.structure_images),
                 static_cast<unsigned long long>(run.progress.structure_images + run.progress.structure_shared));
-  print_coverage(results, a.recording);
+  print_coverage(document, a.recording);
   if (!a.out.empty()) {
-    if (results.contains("shard")) results["shard"]["seconds"] = json_round(run.seconds, 3);  // merge drops it
+    if (document.contains("shard")) document["shard"]["seconds"] = json_round(run.seconds, 3);  // merge drops it
     write_results(a.out, results);
-    if (!results.contains("shard")) write_crash_report(results, a.out);  // a shard's waits for the merge
+    if (!document.contains("shard")) write_crash_report(results, a.out);  // a shard's waits for the merge
   }
   summary_line(c.checked, run.seconds, c.failing);
   if (run.progress.stopped == "interrupted") {
@@ -262,13 +270,13 @@ int crash_merge_main(const MergeArgs& a) {
     shards.push_back(read_results(input));
     names.push_back(std::filesystem::is_directory(input) ? input + "/results.json" : input);
   }
-  const Json merged = merge_results(shards, names);
+  const Results merged = merge_results(shards, names);
   write_results(a.out, merged);
   write_crash_report(merged, a.out);
-  const VerdictCount c = count_verdicts(merged);
+  const VerdictCount c = count_verdicts(merged.states);
   std::printf("merged %zu shards into %s\n", shards.size(), (std::filesystem::path(a.out) / "results.json").c_str());
-  print_signatures(merged);
-  print_coverage(merged, merged.at("recording").at("path").get<std::string>());
+  print_signatures(merged.document);
+  print_coverage(merged.document, merged.document.at("recording").at("path").get<std::string>());
   // Shards run side by side: the run took as long as the slowest.
   double slowest = 0, summed = 0;
   for (const Json& s : shards) {

@@ -61,37 +61,46 @@ constexpr const char* kDetails[] = {"kept_changes", "dropped_changes", "cause"};
 
 bool detailed(const Json& entry) { return entry.contains("kept_changes"); }
 
-// The signatures of the document's failing states, in order of their first
-// state, each with how many states and how many detailed; and each failing
-// entry's "signature" set.
-Json signatures_of(Json& states) {
+// The signatures of the failing states, in order of their first state,
+// each with how many states and how many detailed.
+Json signatures_of(const std::vector<StateRecord>& states) {
   std::map<std::string, std::size_t> at;  // signature -> index in the list
+  std::vector<std::uint64_t> count, details;
   Json list = Json::array();
-  for (Json& s : states) {
-    const std::string sig = entry_signature(s);
-    if (sig.empty()) continue;
-    s["signature"] = sig;
-    auto [it, added] = at.try_emplace(sig, list.size());
-    if (added)
-      list.push_back(Json{{"signature", sig}, {"states", 0}, {"first", s.at("ordinal")}, {"detailed", 0}});
-    Json& entry = list[it->second];
-    entry["states"] = entry["states"].get<std::uint64_t>() + 1;
-    if (detailed(s)) entry["detailed"] = entry["detailed"].get<std::uint64_t>() + 1;
+  for (const StateRecord& s : states) {
+    if (!s.failing()) continue;
+    auto [it, added] = at.try_emplace(s.signature, list.size());
+    if (added) {
+      list.push_back(Json{{"signature", s.signature}, {"states", 0}, {"first", s.ordinal}, {"detailed", 0}});
+      count.push_back(0);
+      details.push_back(0);
+    }
+    ++count[it->second];
+    details[it->second] += s.detailed;
+  }
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    list[i]["states"] = count[i];
+    list[i]["detailed"] = details[i];
   }
   return list;
 }
 
 // Per strategy: unique, taken, checked; and the points.
-Json coverage_json(const crashlab::CrashChecker& checker, const Json& states, const CheckLimits& limits,
-                   const CheckProgress& progress) {
+// The strategies' "checked" and the points checked, of `states`.
+void count_checked(const std::vector<StateRecord>& states, Json& strategies, Json& points) {
   std::array<std::uint64_t, crashlab::kStrategies> checked_by{};
   std::set<std::uint64_t> points_checked;
-  for (const Json& s : states) {
-    const std::string name = s.at("strategy").get<std::string>();
-    for (std::size_t k = 0; k < crashlab::kStrategies; ++k)
-      if (name == crashlab::to_string(static_cast<crashlab::Strategy>(k))) ++checked_by[k];
-    points_checked.insert(s.at("point").get<std::uint64_t>());
+  for (const StateRecord& s : states) {
+    ++checked_by[static_cast<std::size_t>(s.strategy)];
+    points_checked.insert(s.point);
   }
+  for (std::size_t k = 0; k < crashlab::kStrategies; ++k)
+    strategies[crashlab::to_string(static_cast<crashlab::Strategy>(k))]["checked"] = checked_by[k];
+  points["checked"] = points_checked.size();
+}
+
+Json coverage_json(const crashlab::CrashChecker& checker, const std::vector<StateRecord>& states,
+                   const CheckLimits& limits, const CheckProgress& progress) {
   const crashlab::SamplePlan& plan = checker.plan();
   std::uint64_t with_states = 0;
   for (std::size_t p = 0; p < checker.points().size(); ++p) {
@@ -102,9 +111,9 @@ Json coverage_json(const crashlab::CrashChecker& checker, const Json& states, co
   Json strategies = Json::object();
   for (std::size_t k = 0; k < crashlab::kStrategies; ++k)
     strategies[crashlab::to_string(static_cast<crashlab::Strategy>(k))] =
-        Json{{"unique", checker.count().by_strategy[k].unique},
-             {"taken", checker.taken_by_strategy()[k]},
-             {"checked", checked_by[k]}};
+        Json{{"unique", checker.count().by_strategy[k].unique}, {"taken", checker.taken_by_strategy()[k]}, {"checked", 0}};
+  Json points{{"total", checker.points().size()}, {"with_states", with_states}, {"checked", 0}};
+  count_checked(states, strategies, points);
   return Json{{"unique", plan.unique},
               {"taken", plan.selected},
               {"checked", states.size()},
@@ -113,9 +122,7 @@ Json coverage_json(const crashlab::CrashChecker& checker, const Json& states, co
               {"stopped", progress.stopped.empty() ? Json(nullptr) : Json(progress.stopped)},
               {"time_limit", limits.time_limit > 0 ? Json(limits.time_limit) : Json(nullptr)},
               {"rounds", progress.rounds},
-              {"points", Json{{"total", checker.points().size()},
-                              {"with_states", with_states},
-                              {"checked", points_checked.size()}}},
+              {"points", points},
               {"strategies", strategies}};
 }
 
@@ -217,9 +224,10 @@ void add_state_changes(Json& j, const RecordingIndex& index, const CrashPoint& p
   j["dropped_changes"] = dropped;
 }
 
-Json results_json(const std::string& recording, std::uint64_t recording_bytes, const std::string& filesystem,
-                  bool by_kernel, const RecordingIndex& index, const crashlab::CrashChecker& checker,
-                  const Shard& shard, const CheckLimits& limits, const CheckProgress& progress, Json states) {
+Results results_of(const std::string& recording, std::uint64_t recording_bytes, const std::string& filesystem,
+                   bool by_kernel, const RecordingIndex& index, const crashlab::CrashChecker& checker,
+                   const Shard& shard, const CheckLimits& limits, const CheckProgress& progress,
+                   std::vector<StateRecord> states) {
   const crashlab::CheckOptions& o = checker.options();
   const crashlab::Enumeration& e = checker.count();
   Json strategies = Json::object();
@@ -261,32 +269,25 @@ Json results_json(const std::string& recording, std::uint64_t recording_bytes, c
     j["shard"] = Json{{"index", shard.index}, {"count", shard.count}, {"states", progress.mine}};
   j["coverage"] = coverage_json(checker, states, limits, progress);
   j["signatures"] = signatures_of(states);
-  j["states"] = std::move(states);
-  j["verdicts"] = verdicts_json(count_verdicts(j));
-  return j;
+  j["states"] = Json::array();
+  j["verdicts"] = verdicts_json(count_verdicts(states));
+  return Results{std::move(j), std::move(states)};
 }
 
-VerdictCount count_verdicts(const Json& results) {
+VerdictCount count_verdicts(const std::vector<StateRecord>& states) {
   VerdictCount c;
-  for (const Json& s : results.at("states")) {
+  for (const StateRecord& s : states) {
     ++c.checked;
-    const crashlab::Verdict v =
-        crashlab::verdict_named(s.at("verdict").get<std::string>()).value_or(crashlab::Verdict::unreadable);
-    switch (v) {
+    switch (s.verdict) {
       case crashlab::Verdict::pass: ++c.pass; break;
       case crashlab::Verdict::fail: ++c.fail; break;
       case crashlab::Verdict::needs_fsck: ++c.needs_fsck; break;
       case crashlab::Verdict::unreadable: ++c.unreadable; break;
     }
-    bool failing = v != crashlab::Verdict::pass;
-    if (s.contains("ground_truth")) {
-      ++c.verified;
-      const bool truth_fails = s["ground_truth"].at("verdict") != "pass";
-      c.verified_failing += truth_fails;
-      c.disagree += !s.at("agree").get<bool>();
-      failing = failing || truth_fails;
-    }
-    c.failing += failing;
+    c.verified += s.verified;
+    c.verified_failing += s.truth_failing;
+    c.disagree += s.verified && !s.agree;
+    c.failing += s.verdict != crashlab::Verdict::pass || s.truth_failing;
   }
   return c;
 }
@@ -301,7 +302,7 @@ Json read_results(const std::string& path) {
   return parse_json(text.str(), p.string());
 }
 
-Json merge_results(const std::vector<Json>& shards, const std::vector<std::string>& names) {
+Results merge_results(const std::vector<Json>& shards, const std::vector<std::string>& names) {
   if (shards.empty()) throw std::runtime_error("no results to merge");
   const Json& first = shards.front();
   const auto shard_of = [&](std::size_t i) {
@@ -372,26 +373,21 @@ Json merge_results(const std::vector<Json>& shards, const std::vector<std::strin
       state.erase("agree");
     }
   }
+  std::vector<StateRecord> all;
+  all.reserve(states.size());
+  for (Json& s : states) all.push_back(record_state(std::move(s)));
   Json merged = first;
   merged.erase("shard");
-  Json all(std::move(states));
   Json& coverage = merged["coverage"];
   coverage["checked"] = all.size();
   coverage["not_checked"] = coverage.at("unique").get<std::uint64_t>() - all.size();
   coverage["stopped"] = stopped.empty() ? Json(nullptr) : Json(stopped);
   coverage["rounds"] = rounds;
-  std::set<std::uint64_t> points;
-  for (const Json& s : all) points.insert(s.at("point").get<std::uint64_t>());
-  coverage["points"]["checked"] = points.size();
-  for (auto& [name, n] : coverage["strategies"].items()) {
-    std::uint64_t checked = 0;
-    for (const Json& s : all) checked += s.at("strategy") == name;
-    n["checked"] = checked;
-  }
+  count_checked(all, coverage["strategies"], coverage["points"]);
   merged["signatures"] = signatures_of(all);
-  merged["states"] = std::move(all);
-  merged["verdicts"] = verdicts_json(count_verdicts(merged));
-  return merged;
+  merged["states"] = Json::array();
+  merged["verdicts"] = verdicts_json(count_verdicts(all));
+  return Results{std::move(merged), std::move(all)};
 }
 
 }  // namespace nvj::cli

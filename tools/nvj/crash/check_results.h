@@ -19,6 +19,7 @@
 #include "crashlab/crash_check.h"
 #include "crashlab/recording_index.h"
 #include "tools/nvj/crash/shard.h"
+#include "tools/nvj/crash/state_record.h"
 
 namespace nvj::cli {
 
@@ -80,13 +81,22 @@ struct CheckProgress {
   std::uint64_t structure_images = 0, structure_shared = 0;
 };
 
-// The whole document. `states` are state_json's, in ordinal order;
-// `filesystem` is the one on the data export (ext4: the states' verdicts
-// are the fast path's; xfs, btrfs, or an ext4 the fast path does not read:
-// the kernel's, `by_kernel`).
-Json results_json(const std::string& recording, std::uint64_t recording_bytes, const std::string& filesystem,
-                  bool by_kernel, const crashlab::RecordingIndex& index, const crashlab::CrashChecker& checker,
-                  const Shard& shard, const CheckLimits& limits, const CheckProgress& progress, Json states);
+// A results.json in memory: the document, whose "states" is an empty list,
+// and the states' records in ordinal order; text() is the file.
+struct Results {
+  Json document;
+  std::vector<StateRecord> states;
+  std::string text() const { return results_text(document, states); }
+};
+
+// The whole document. `states` are the records of state_json's entries,
+// in ordinal order; `filesystem` is the one on the data export (ext4: the
+// states' verdicts are the fast path's; xfs, btrfs, or an ext4 the fast
+// path does not read: the kernel's, `by_kernel`).
+Results results_of(const std::string& recording, std::uint64_t recording_bytes, const std::string& filesystem,
+                   bool by_kernel, const crashlab::RecordingIndex& index, const crashlab::CrashChecker& checker,
+                   const Shard& shard, const CheckLimits& limits, const CheckProgress& progress,
+                   std::vector<StateRecord> states);
 
 // The shards' documents joined: they must come from the same recording and
 // options and be shards of one count, each once; every state taken must be
@@ -94,7 +104,7 @@ Json results_json(const std::string& recording, std::uint64_t recording_bytes, c
 // did not check are counted as not checked). Only the first per_signature
 // failing states of each signature keep their details. A
 // std::runtime_error naming the first thing that does not fit.
-Json merge_results(const std::vector<Json>& shards, const std::vector<std::string>& names);
+Results merge_results(const std::vector<Json>& shards, const std::vector<std::string>& names);
 
 // A results.json read back: `path` is the file or the folder holding it.
 // Throws naming the file when it cannot be read or is not JSON.
@@ -108,7 +118,7 @@ struct VerdictCount {
   // States that break something, by either check.
   std::uint64_t failing = 0;
 };
-VerdictCount count_verdicts(const Json& results);
+VerdictCount count_verdicts(const std::vector<StateRecord>& states);
 // results.json's "verdicts".
 Json verdicts_json(const VerdictCount& count);
 

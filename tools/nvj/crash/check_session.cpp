@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "tools/nvj/crash/check_session.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -61,9 +62,9 @@ class Session {
         stopped_at = i;
         return false;
       }
-      Json& entry = entries_[i].emplace(check_state(c));
+      const StateRecord& record = entries_[i].emplace(keep(i, check_state(c)));
       ++visited;
-      const std::string sig = entry_signature(entry);
+      const std::string& sig = record.signature;
       if (!sig.empty()) ++failing;
       progress.update(visited, failing);
       if (!sig.empty() && o_.max_findings > 0 && ++findings[sig] >= o_.max_findings) {
@@ -82,11 +83,9 @@ class Session {
     result.progress.checked = visited;
     result.progress.rounds = stopped_at ? crashlab::CrashChecker::round_of(*stopped_at) : crashlab::CrashChecker::kRounds;
     detail_first_of_each_signature();
-    for (auto& e : entries_) {
-      if (!e) continue;
-      if (!e->contains("kept_changes")) slim_entry(*e);
-      result.states.push_back(std::move(*e));
-    }
+    result.states.reserve(visited);
+    for (auto& e : entries_)
+      if (e) result.states.push_back(std::move(*e));
     result.verify = verify_;
     result.structure = structure_ != nullptr;
     result.seconds = progress.elapsed();
@@ -196,21 +195,37 @@ class Session {
     j["agree"] = verdicts_agree(fast, truth);
   }
 
+  // The record of state `i`'s entry, slimmed (slim_entry). A failing one
+  // among the first per_signature of its signature by ordinal so far is
+  // also kept whole, for the second pass.
+  StateRecord keep(std::size_t i, Json entry) {
+    if (const std::string sig = entry_signature(entry); !sig.empty() && o_.per_signature > 0) {
+      auto& first = whole_[sig];
+      if (first.size() < o_.per_signature || first.rbegin()->first > i) {
+        first.emplace(i, entry);
+        if (first.size() > o_.per_signature) first.erase(std::prev(first.end()));
+      }
+    }
+    slim_entry(entry);
+    return record_state(std::move(entry));
+  }
+
   // The second pass: the first failing states of each signature in full.
   void detail_first_of_each_signature() {
-    std::map<std::string, std::uint64_t> taken;
     std::vector<std::size_t> which;
-    for (std::size_t i = 0; i < entries_.size(); ++i) {
-      if (!entries_[i]) continue;
-      const std::string sig = entry_signature(*entries_[i]);
-      if (!sig.empty() && taken[sig]++ < o_.per_signature) which.push_back(i);
-    }
+    for (const auto& [sig, first] : whole_)
+      for (const auto& [i, entry] : first) which.push_back(i);
+    std::sort(which.begin(), which.end());
     if (which.empty() || interrupted()) return;
     std::fprintf(stderr, "nvj crash check: the first %llu failing states of each of %zu signature%s in full: %zu states\n",
-                 static_cast<unsigned long long>(o_.per_signature), taken.size(), taken.size() == 1 ? "" : "s", which.size());
+                 static_cast<unsigned long long>(o_.per_signature), whole_.size(), whole_.size() == 1 ? "" : "s",
+                 which.size());
     checker_.walk_some(which, [&](crashlab::StateContext& c) {
       if (interrupted()) return false;
-      detail(c, *entries_[index_of(c)]);
+      const std::size_t i = index_of(c);
+      Json& entry = whole_.at(entries_[i]->signature).at(i);
+      detail(c, entry);
+      entries_[i] = record_state(std::move(entry));
       return true;
     });
   }
@@ -251,7 +266,10 @@ class Session {
   std::vector<std::uint64_t> sizes_;
   std::unique_ptr<KernelCheck> kernel_;
   std::unique_ptr<StructureCheck> structure_;
-  std::vector<std::optional<Json>> entries_;  // by index in mine()
+  std::vector<std::optional<StateRecord>> entries_;  // by index in mine()
+  // Per signature, the first per_signature failing entries by index in
+  // mine() seen so far, whole (their records are slimmed).
+  std::map<std::string, std::map<std::size_t, Json>> whole_;
 };
 
 }  // namespace

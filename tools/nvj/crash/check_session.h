@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "common/json.h"
 #include "crashlab/crash_check.h"
@@ -53,7 +54,7 @@ struct SessionResult {
   // gives it: a fact broken there is the facts' own error (the oracle's, or
   // a workload's that said what it did not do), no crash's.
   Json final_state;
-  Json states = Json::array();  // state_json's, in ordinal order
+  std::vector<StateRecord> states;  // of state_json's entries, in ordinal order
   CheckProgress progress;
   std::string verify;  // what the kernel did check (none where it could not run)
   bool structure = false;  // e2fsck checked the fast path's states (progress.structure_* say how many)

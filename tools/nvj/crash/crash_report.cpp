@@ -93,8 +93,9 @@ std::string coverage_text(const Json& results) {
 
 }  // namespace
 
-void write_crash_report(const Json& results, const std::filesystem::path& dir) {
-  const VerdictCount c = count_verdicts(results);
+void write_crash_report(const Results& all, const std::filesystem::path& dir) {
+  const Json& results = all.document;
+  const VerdictCount c = count_verdicts(all.states);
   const Json& e = results.at("enumeration");
   const std::string filesystem = results.at("recording").at("filesystem").get<std::string>();
   const bool fast = filesystem == "ext4";
@@ -130,11 +131,11 @@ void write_crash_report(const Json& results, const std::filesystem::path& dir) {
   if (results.at("signatures").empty()) md += "| (none) | | | |\n";
 
   std::map<std::uint64_t, PointRow> points;
-  for (const Json& s : results.at("states")) {
-    PointRow& p = points[s.at("point").get<std::uint64_t>()];
-    p.frame = s.at("frame").get<std::uint64_t>();
-    if (!s.at("last_mark").is_null()) p.mark = s["last_mark"].get<std::string>();
-    switch (crashlab::verdict_named(s.at("verdict").get<std::string>()).value_or(crashlab::Verdict::unreadable)) {
+  for (const StateRecord& s : all.states) {
+    PointRow& p = points[s.point];
+    p.frame = s.frame;
+    if (!s.last_mark.empty()) p.mark = s.last_mark;
+    switch (s.verdict) {
       case crashlab::Verdict::pass: ++p.pass; break;
       case crashlab::Verdict::fail: ++p.fail; break;
       case crashlab::Verdict::needs_fsck: ++p.needs_fsck; break;
@@ -160,9 +161,10 @@ void write_crash_report(const Json& results, const std::filesystem::path& dir) {
         "| state | point | strategy | dropped | verdict | what broke | cause |\n|---:|---:|---|---|---|---|---|\n";
   std::size_t listed = 0;
   for (const bool detailed : {true, false})
-    for (const Json& s : results.at("states")) {
-      if (!s.contains("signature") || s.contains("kept_changes") != detailed) continue;
+    for (const StateRecord& record : all.states) {
+      if (!record.failing() || record.detailed != detailed) continue;
       if (listed++ == kListed) break;
+      const Json s = record.entry();
       std::string broke;
       const Json& v = s.contains("violations") ? s : s["ground_truth"];
       if (v.contains("error")) broke = v["error"].get<std::string>();
@@ -199,7 +201,8 @@ void write_crash_report(const Json& results, const std::filesystem::path& dir) {
 }
 
 int crash_report_main(const ReportArgs& a) {
-  const Json results = read_results(a.results);
+  Results all{read_results(a.results), {}};
+  const Json& results = all.document;
   if (results.contains("shard"))
     throw std::runtime_error(a.results + ": the results of shard " + std::to_string(results["shard"].at("index").get<std::uint64_t>()) +
                              " of " + std::to_string(results["shard"].at("count").get<std::uint64_t>()) +
@@ -209,8 +212,9 @@ int crash_report_main(const ReportArgs& a) {
                                                                  : std::filesystem::path(a.results).parent_path();
   if (dir.empty()) dir = ".";
   std::filesystem::create_directories(dir);
-  write_crash_report(results, dir);
-  const VerdictCount c = count_verdicts(results);
+  all.states = take_states(all.document);
+  write_crash_report(all, dir);
+  const VerdictCount c = count_verdicts(all.states);
   std::printf("%s: table.md, states.dat, states.png, states.svg\n", dir.c_str());
   std::printf("%llu states checked, %llu failing\n", static_cast<unsigned long long>(c.checked),
               static_cast<unsigned long long>(c.failing));

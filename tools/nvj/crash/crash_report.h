@@ -9,13 +9,13 @@
 #include <filesystem>
 #include <string>
 
-#include "common/json.h"
+#include "tools/nvj/crash/check_results.h"
 
 namespace nvj::cli {
 
 // Writes table.md, states.dat and the plots into `dir`. Throws naming what
 // is wrong (a results.json it cannot read, gnuplot failing).
-void write_crash_report(const Json& results, const std::filesystem::path& dir);
+void write_crash_report(const Results& results, const std::filesystem::path& dir);
 
 // nvj crash report: the report of a results.json written again (by a
 // newer nvj, or into another folder). A shard's results are refused: the
