@@ -41,7 +41,10 @@ Nanos MonotonicClock::spin_window(Nanos length) const {
 
 void MonotonicClock::wait_until(Nanos deadline) {
   const Nanos start = now();
-  if (start >= deadline) return;
+  if (start >= deadline) {
+    behind_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   waits_.fetch_add(1, std::memory_order_relaxed);
   if (deadline - start < kSpinBelow) {
     spin_or_sleep(deadline);
@@ -93,6 +96,7 @@ MonotonicClock::Stats MonotonicClock::stats() const {
   s.waits = waits_.load(std::memory_order_relaxed);
   s.slept = slept_.load(std::memory_order_relaxed);
   s.woke_late = woke_late_.load(std::memory_order_relaxed);
+  s.behind = behind_.load(std::memory_order_relaxed);
   s.shared = shared_.load(std::memory_order_relaxed);
   s.spun = spun_.load(std::memory_order_relaxed);
   for (std::size_t i = 0; i < windows_.size(); ++i) s.windows[i] = windows_[i].window();
@@ -100,7 +104,7 @@ MonotonicClock::Stats MonotonicClock::stats() const {
 }
 
 void MonotonicClock::reset_stats() {
-  for (auto* c : {&waits_, &slept_, &woke_late_, &shared_}) c->store(0, std::memory_order_relaxed);
+  for (auto* c : {&waits_, &slept_, &woke_late_, &shared_, &behind_}) c->store(0, std::memory_order_relaxed);
   spun_.store(0, std::memory_order_relaxed);
 }
 

@@ -52,6 +52,9 @@ class MonotonicClock final : public Clock {
     std::uint64_t waits = 0;       // calls that had to wait (deadline still ahead)
     std::uint64_t slept = 0;       // of those, the ones that slept first (none under kSpinBelow)
     std::uint64_t woke_late = 0;   // slept past the deadline: the window was too short
+    // Calls whose deadline had passed before they came: they return at once,
+    // late (the caller fell behind its deadlines).
+    std::uint64_t behind = 0;
     std::uint64_t shared = 0;      // found the spinner busy and slept to the deadline
     Nanos spun = 0;                // time spent spinning: a core's CPU time
     std::array<Nanos, kLengthClasses> windows{};  // the spin window now, per length class
@@ -67,7 +70,7 @@ class MonotonicClock final : public Clock {
 
   std::array<WaitWindow, kLengthClasses> windows_;
   std::atomic<int> spinning_{0};
-  std::atomic<std::uint64_t> waits_{0}, slept_{0}, woke_late_{0}, shared_{0};
+  std::atomic<std::uint64_t> waits_{0}, slept_{0}, woke_late_{0}, shared_{0}, behind_{0};
   std::atomic<Nanos> spun_{0};
 };
 

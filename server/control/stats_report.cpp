@@ -76,6 +76,7 @@ Json clock_json(const MonotonicClock::Stats& c) {
           {"slept", c.slept},
           {"woke_late", c.woke_late},
           {"shared", c.shared},
+          {"behind", c.behind},
           {"spun_s", json_round(seconds(static_cast<std::uint64_t>(c.spun)), 6)},
           {"spin_window_us", std::move(windows)}};
 }
@@ -195,10 +196,10 @@ std::string stats_prometheus(const Lab& lab) {
                      &DeviceStats::Snapshot::sequential);
   const MonotonicClock::Stats c = lab.clock_stats();
   family("nvjournal_clock_waits_total", "counter",
-         "Waits for a completion time, by what they did: all, slept first, woke past the deadline, or slept "
-         "because another wait was spinning.");
+         "Waits for a completion time, by what they did: all, slept first, woke past the deadline, slept "
+         "because another wait was spinning; and requests already past theirs (behind), not counted in all.");
   for (const auto& [how, n] : {std::pair{"all", c.waits}, {"slept", c.slept}, {"woke_late", c.woke_late},
-                               {"shared", c.shared}})
+                               {"shared", c.shared}, {"behind", c.behind}})
     out += fmt::format("nvjournal_clock_waits_total{{how=\"{}\"}} {}\n", how, n);
   family("nvjournal_clock_spin_seconds_total", "counter", "Time the waits spent spinning: CPU time of one core.");
   out += fmt::format("nvjournal_clock_spin_seconds_total {:.9f}\n", seconds(static_cast<std::uint64_t>(c.spun)));
@@ -236,10 +237,10 @@ std::string stats_text(const Lab& lab) {
                          s.late.count, micros(s.late.p50), micros(s.late.p99), micros(s.late.max));
   }
   const MonotonicClock::Stats c = lab.clock_stats();
-  if (c.waits > 0)
+  if (c.waits > 0 || c.behind > 0)
     out += fmt::format("clock: {} waits, {} slept first, {} woke past the deadline, {} slept while another spun; "
-                       "spun {:.3f} s of CPU\n",
-                       c.waits, c.slept, c.woke_late, c.shared, seconds(static_cast<std::uint64_t>(c.spun)));
+                       "spun {:.3f} s of CPU; {} requests already past their completion time\n",
+                       c.waits, c.slept, c.woke_late, c.shared, seconds(static_cast<std::uint64_t>(c.spun)), c.behind);
   return out;
 }
 
