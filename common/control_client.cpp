@@ -3,24 +3,11 @@
 
 #include <sys/un.h>
 
-#include <cerrno>
-
-// <utility> first: Boost 1.74's Asio uses std::exchange without including it.
-#include <utility>
-
-// GCC 12 at -O2 and above reports a "potential null pointer dereference"
-// inside Boost.Asio itself (as server/control/control_server.cpp says):
-// off for these headers only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/local/stream_protocol.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http.hpp>
-#pragma GCC diagnostic pop
 #include <cctype>
+#include <cerrno>
 #include <stdexcept>
 
+#include "common/asio_beast.h"
 #include "common/duration.h"
 
 namespace nvj {

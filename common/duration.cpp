@@ -65,4 +65,8 @@ std::string format_duration(Nanos ns) {
   return buf;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace nvj

@@ -2,6 +2,7 @@
 // Virtual time and durations as users write them: "2us", "1.5ms", "10ms".
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -27,6 +28,9 @@ Nanos parse_wall_duration(std::string_view text);
 
 // "2 us", "1.5 ms", "800 ns": for descriptions.
 std::string format_duration(Nanos ns);
+
+// Seconds on the steady clock since `start`: how long a tool's own step took.
+double seconds_since(std::chrono::steady_clock::time_point start);
 
 __extension__ using Uint128 = unsigned __int128;  // GCC and Clang; products of two 64-bit values
 

@@ -11,7 +11,6 @@ constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 constexpr std::uint64_t kTiB = std::uint64_t{1} << 40;
 constexpr std::uint32_t kFirstInode = 11;  // EXT4_GOOD_OLD_FIRST_INO
 
-std::uint64_t div_ceil(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 bool is_power_of(std::uint32_t n, std::uint32_t base) {
   while (n > 1 && n % base == 0) n /= base;

@@ -10,6 +10,9 @@
 
 namespace fscore::ext4 {
 
+// Whole blocks (groups, ...) of `b` that hold `a`: a / b rounded up.
+constexpr std::uint64_t div_ceil(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
 // What the caller asks for; zero means "choose like mke2fs".
 struct GeometryRequest {
   std::uint64_t device_bytes = 0;

@@ -15,8 +15,6 @@ constexpr std::uint64_t kMinJournalBlocks = 1024;       // JBD2_MIN_JOURNAL_BLOC
 constexpr std::uint64_t kMke2fsMaxJournalBlocks = 10240000;   // mke2fs's upper bound
 constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 
-std::uint64_t div_ceil(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
-
 GeometryRequest geometry_request(const ImageOptions& o) {
   GeometryRequest r;
   r.device_bytes = o.device_bytes;

@@ -8,27 +8,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-// <utility> first: Boost 1.74's Asio uses std::exchange without including it.
-#include <utility>
-
-// GCC 12 at -O2 and above reports a "potential null pointer dereference"
-// inside Boost.Asio itself: scheduler::compensating_work_started
-// (boost/asio/detail/impl/scheduler.ipp) inlined into the epoll reactor
-// (epoll_reactor.ipp). Off for these headers only; on for the code below.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
-#include <boost/asio/basic_socket_acceptor.hpp>
-#include <boost/asio/generic/stream_protocol.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http.hpp>
-#pragma GCC diagnostic pop
 #include <cerrno>
 #include <chrono>
 #include <stdexcept>
 #include <thread>
 
+#include "common/asio_beast.h"
 #include "common/json.h"
 #include "server/control/control_routes.h"
 #include "server/store/io_error.h"

@@ -75,3 +75,16 @@ TEST_CASE("rounded keeps a report's numbers short and numbers", "[report]") {
   CHECK(nvj::to_json_text(nvj::Json(nvj::json_round(0.00004, 4))) == "0.0");
   CHECK(nvj::to_json_text(nvj::Json(nvj::json_round(940.19512, 3))) == "940.195");
 }
+
+TEST_CASE("a Markdown table cell keeps every character on one line, pipes escaped", "[report]") {
+  CHECK(nvj::cli::markdown_cell("a|b") == "a\\|b");
+  CHECK(nvj::cli::markdown_cell("first\nsecond\r\nthird") == "first second  third");
+  const std::string long_text(500, 'x');
+  CHECK(nvj::cli::markdown_cell(long_text) == long_text);  // nothing dropped
+  // A row of two cells stays two cells.
+  const std::string row = "| " + nvj::cli::markdown_cell("x | y\nz") + " | 2 |";
+  std::size_t unescaped = 0;
+  for (std::size_t i = 0; i < row.size(); ++i) unescaped += row[i] == '|' && (i == 0 || row[i - 1] != '\\');
+  CHECK(unescaped == 3);
+  CHECK(row.find('\n') == std::string::npos);
+}

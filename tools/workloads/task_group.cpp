@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "tools/workloads/task_group.h"
 
+#include "common/duration.h"
 #include "common/errno_name.h"
 
 #include <errno.h>
@@ -188,7 +189,7 @@ TaskOutcome run_tasks(std::uint32_t n, const std::function<void(std::uint32_t, T
       kill_from(i + 1);
     }
   }
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.seconds = seconds_since(start);
   return out;
 }
 

@@ -22,11 +22,10 @@ struct PointRow {
   std::uint64_t pass = 0, fail = 0, needs_fsck = 0, unreadable = 0;
 };
 
-// A cell of a Markdown table: no '|' or line ends.
-std::string cell(std::string text) {
-  for (char& c : text)
-    if (c == '|' || c == '\n') c = ' ';
-  return text.size() > 120 ? text.substr(0, 117) + "..." : text;
+// A failing state's facts and cause in a cell: at most 120 characters, so
+// a row stays readable (results.json has every word).
+std::string short_cell(const std::string& text) {
+  return markdown_cell(text.size() > 120 ? text.substr(0, 117) + "..." : text);
 }
 
 std::string state_verdict(const Json& s) {
@@ -125,7 +124,7 @@ void write_crash_report(const Results& all, const std::filesystem::path& dir) {
 
   md += "\n## Signatures of the failing states\n\n| signature | states | first state | detailed |\n|---|---:|---:|---:|\n";
   for (const Json& g : results.at("signatures"))
-    md += "| " + cell(g.at("signature").get<std::string>()) + " | " + std::to_string(g.at("states").get<std::uint64_t>()) +
+    md += "| " + markdown_cell(g.at("signature").get<std::string>()) + " | " + std::to_string(g.at("states").get<std::uint64_t>()) +
           " | " + std::to_string(g.at("first").get<std::uint64_t>()) + " | " +
           std::to_string(g.at("detailed").get<std::uint64_t>()) + " |\n";
   if (results.at("signatures").empty()) md += "| (none) | | | |\n";
@@ -151,7 +150,7 @@ void write_crash_report(const Results& all, const std::filesystem::path& dir) {
            std::to_string(p.fail) + " " + std::to_string(p.needs_fsck) + " " + std::to_string(p.unreadable) + "\n";
     if (p.fail + p.needs_fsck + p.unreadable == 0) continue;
     ++failing_points;
-    md += "| " + std::to_string(index) + " | " + std::to_string(p.frame) + " | " + cell(p.mark) + " | " +
+    md += "| " + std::to_string(index) + " | " + std::to_string(p.frame) + " | " + markdown_cell(p.mark) + " | " +
           std::to_string(p.pass) + " | " + std::to_string(p.fail) + " | " + std::to_string(p.needs_fsck) + " | " +
           std::to_string(p.unreadable) + " |\n";
   }
@@ -178,7 +177,7 @@ void write_crash_report(const Results& all, const std::filesystem::path& dir) {
             (s.contains("torn") ? ", 1 torn (" + std::to_string(s["torn"].at("kept_bytes").get<std::uint64_t>()) + " of " +
                                       std::to_string(s["torn"].at("length").get<std::uint64_t>()) + " B)"
                                 : "") +
-            " | " + state_verdict(s) + " | " + cell(broke) + " | " + cell(cause_text(s)) + " |\n";
+            " | " + state_verdict(s) + " | " + short_cell(broke) + " | " + short_cell(cause_text(s)) + " |\n";
     }
   if (listed > kListed) md += "\n(" + std::to_string(c.failing - kListed) + " more in results.json.)\n";
   if (listed == 0) md += "| | | | | (none) | | |\n";

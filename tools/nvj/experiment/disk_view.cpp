@@ -3,6 +3,7 @@
 
 #include <chrono>
 
+#include "common/duration.h"
 #include "tools/nvj/experiment/report.h"
 #include "tools/nvj/host/process.h"
 
@@ -56,7 +57,7 @@ void cold_cache(Testbed& lab) {
 double timed(const std::vector<std::string>& argv) {
   const auto start = std::chrono::steady_clock::now();
   run_checked(argv);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return seconds_since(start);
 }
 
 }  // namespace nvj::cli

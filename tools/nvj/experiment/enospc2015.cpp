@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "common/duration.h"
 #include "tools/nvj/experiment/experiment.h"
 #include "tools/nvj/experiment/report.h"
 #include "tools/nvj/experiment/source_tree.h"
@@ -75,10 +76,6 @@ struct Sizes {
   std::string dd_far, dd_over, untar, writers_far, writers_over;
   std::uint32_t tree_files, tree_dirs, writer_rounds;
 };
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 constexpr std::uint64_t kXfsLeast = 320ull << 20;  // mkfs.xfs takes 300 MiB at least
 

@@ -18,6 +18,18 @@ std::string fixed(double value, int decimals) {
   return b;
 }
 
+std::string markdown_cell(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    if (c == '|')
+      out += "\\|";
+    else
+      out += c == '\n' || c == '\r' ? ' ' : c;
+  }
+  return out;
+}
+
 void write_report_file(const fs::path& dir, const std::string& name, const std::string& text) {
   fs::create_directories(dir);
   write_text_file(dir / name, text);

@@ -15,6 +15,10 @@ namespace nvj::cli {
 // "12.35" for fixed(12.345, 2): numbers in tables.
 std::string fixed(double value, int decimals);
 
+// `text` as one cell of a Markdown table: '|' escaped, each line end a
+// space (a cell holds one line), nothing dropped.
+std::string markdown_cell(const std::string& text);
+
 // Writes `text` to dir/name (replacing it), throwing with the path on error.
 void write_report_file(const std::filesystem::path& dir, const std::string& name, const std::string& text);
 

@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "common/command_line.h"
+#include "common/duration.h"
 #include "common/json.h"
 #include "crashlab/explore/generator.h"
 #include "crashlab/explore/oracle.h"
@@ -160,10 +161,6 @@ struct ExploreTally {
     return findings > 0 ? 1 : 0;
   }
 };
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // The workloads on this host: one server, one attach, the base restored
 // before each.

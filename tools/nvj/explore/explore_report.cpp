@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "common/command_line.h"
+#include "tools/nvj/experiment/report.h"
 #include "tools/nvj/vm/guest_kernel.h"
 
 namespace nvj::cli {
@@ -32,11 +33,6 @@ Json read_explore(const std::string& input) {
   return parse_json(text.str(), file.string());
 }
 
-std::string cell(const std::string& text) {
-  std::string out;
-  for (const char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
-  return out;
-}
 
 }  // namespace
 
@@ -70,8 +66,8 @@ void write_explore_report(const Json& report, const fs::path& out) {
     md << "| signature | workloads | the first | its failing states | reproducer |\n|---|---|---|---|---|\n";
     for (const auto& [signature, list] : groups) {
       const Json& first = *list.front();
-      md << "| " << cell(signature) << " | " << list.size() << " | " << first.at("ordinal").get<std::uint64_t>() << ": `"
-         << cell(first.at("name").get<std::string>()) << "` | " << first.at("failing").get<std::uint64_t>() << " of "
+      md << "| " << markdown_cell(signature) << " | " << list.size() << " | " << first.at("ordinal").get<std::uint64_t>() << ": `"
+         << markdown_cell(first.at("name").get<std::string>()) << "` | " << first.at("failing").get<std::uint64_t>() << " of "
          << first.at("states").get<std::uint64_t>() << " | " << first.value("reproducer", std::string()) << " |\n";
     }
     md << "\nThe first workload of each signature, the facts its first failing states broke:\n\n";
@@ -92,7 +88,7 @@ void write_explore_report(const Json& report, const fs::path& out) {
   }
   md << "\nThe rules (docs/explore-rules.md):\n\n| rule | source |\n|---|---|\n";
   for (const Json& r : report.at("rules"))
-    md << "| " << r.at("id").get<std::string>() << " | " << cell(r.at("source").get<std::string>()) << " |\n";
+    md << "| " << r.at("id").get<std::string>() << " | " << markdown_cell(r.at("source").get<std::string>()) << " |\n";
   std::ofstream(out / "findings.md") << md.str();
 }
 
@@ -161,7 +157,7 @@ void write_kernel_table(const Json& table, const fs::path& out) {
     for (const Json& k : kernels) md << k.at("version").get<std::string>() << " | ";
     md << "\n" << rule << "\n";
     for (const std::string& n : *list) {
-      md << "| " << n << ": `" << cell(table.at("workloads").at(n).get<std::string>()) << "` | ";
+      md << "| " << n << ": `" << markdown_cell(table.at("workloads").at(n).get<std::string>()) << "` | ";
       for (const Json& k : kernels) {
         const std::string v = verdict(k, n);
         md << v;

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "common/control_client.h"
+#include "common/duration.h"
 #include "common/json.h"
 #include "common/query_escape.h"
 #include "crashlab/explore/generator.h"
@@ -112,7 +113,7 @@ GuestExplore explore_in_guest(const GuestExploreOptions& g) {
   };
   const auto start = std::chrono::steady_clock::now();
   result.status = run_vm(o);
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = seconds_since(start);
   return result;
 }
 
