@@ -32,22 +32,25 @@ std::optional<Verdict> verdict_named(std::string_view name) {
 
 namespace {
 
-constexpr std::uint16_t kErrorFs = 0x2;  // s_state: EXT4_ERROR_FS
+namespace ext4 = fscore::ext4;
 
 struct Feature {
   std::uint32_t bit;
   const char* name;
 };
 // What the fast path does not follow, by the superblock's three feature
-// words (the kernel's fs/ext4/ext4.h names them).
-constexpr Feature kCompatRefused[] = {{0x400, "fast_commit (fast commits are not replayed)"},
-                                      {0x1000, "orphan_file (the orphan file is not read)"}};
-constexpr Feature kIncompatRefused[] = {{0x1, "compression"},          {0x10, "meta_bg"},
-                                        {0x400, "ea_inode"},           {0x1000, "dirdata"},
-                                        {0x8000, "inline_data"},       {0x10000, "encrypt"},
-                                        {0x20000, "casefold"}};
-constexpr Feature kRoCompatRefused[] = {{0x200, "bigalloc"}, {0x800, "replica"}, {0x4000, "shared_blocks"},
-                                        {0x10000, "orphan_present"}};
+// words.
+constexpr Feature kCompatRefused[] = {{ext4::compat::kFastCommit, "fast_commit (fast commits are not replayed)"},
+                                      {ext4::compat::kOrphanFile, "orphan_file (the orphan file is not read)"}};
+constexpr Feature kIncompatRefused[] = {
+    {ext4::incompat::kCompression, "compression"}, {ext4::incompat::kMetaBg, "meta_bg"},
+    {ext4::incompat::kEaInode, "ea_inode"},        {ext4::incompat::kDirdata, "dirdata"},
+    {ext4::incompat::kInlineData, "inline_data"},  {ext4::incompat::kEncrypt, "encrypt"},
+    {ext4::incompat::kCasefold, "casefold"}};
+constexpr Feature kRoCompatRefused[] = {{ext4::ro_compat::kBigalloc, "bigalloc"},
+                                        {ext4::ro_compat::kReplica, "replica"},
+                                        {ext4::ro_compat::kSharedBlocks, "shared_blocks"},
+                                        {ext4::ro_compat::kOrphanPresent, "orphan_present"}};
 
 }  // namespace
 
@@ -94,7 +97,7 @@ StateVerdict check_ext4_state(fscore::BlockSource& fs_source, fscore::BlockSink&
     if (info.journal == fscore::ext4::JournalKind::kInternal) journal_errno = info.journal_super.errno_value;
     if (info.journal == fscore::ext4::JournalKind::kExternal && journal_source != nullptr)
       journal_errno = fscore::ext4::read_image(*journal_source).journal_super.errno_value;
-    errors_recorded = (info.super.state & kErrorFs) != 0 || journal_errno != 0;
+    errors_recorded = (info.super.state & ext4::state::kErrorFs) != 0 || journal_errno != 0;
     // The kernel replays the journal only when the superblock says
     // needs_recovery; without it, it wipes the journal unread
     // (ext4_load_journal: jbd2_journal_wipe), where e2fsck would ask "Run

@@ -14,12 +14,6 @@
 namespace fscore::ext4 {
 namespace {
 
-constexpr std::uint64_t kPrimarySuper = 1024;
-// Primary superblock fields e2fsck changes.
-constexpr std::size_t kWtime = 0x30, kState = 0x3A, kGroupNr = 0x5A, kIncompat = 0x60, kRoCompat = 0x64,
-                      kLastOrphan = 0xE8, kKbytesWritten = 0x178, kChecksum = 0x3FC;
-constexpr std::uint16_t kStateValid = 0x1, kStateError = 0x2;
-constexpr std::uint32_t kRoCompatMetadataCsum = 0x400;
 // Journal superblock fields.
 constexpr std::size_t kJSequence = 0x18, kJStart = 0x1C, kJChecksum = 0xFC;
 
@@ -171,7 +165,7 @@ ReplayReport replay_journal_like_e2fsck(ImageAccess fs, ImageAccess* journal, st
     cache.touch(jsb_block, true);
     cache.touch(jsb_block, false);
   }
-  const auto before = read_1k(fs.source, kPrimarySuper);
+  const auto before = read_1k(fs.source, kSuperOffset);
 
   report.scan = jbd2::scan_journal(log, where.super, &cache, rules);
   report.result = jbd2::replay_journal(log, where.super, report.scan, fs.sink, where.fs.blocks, &cache);
@@ -190,23 +184,23 @@ ReplayReport replay_journal_like_e2fsck(ImageAccess fs, ImageAccess* journal, st
   jdev.sink.write(where.superblock_offset, jsb);
 
   // The primary superblock, as replayed.
-  auto sb = read_1k(fs.source, kPrimarySuper);
-  store_le<std::uint32_t>(sb.data() + kWtime, now);
-  store_le<std::uint32_t>(sb.data() + kIncompat, load_le<std::uint32_t>(sb.data() + kIncompat) & ~incompat::kRecover);
-  std::uint16_t state = load_le<std::uint16_t>(sb.data() + kState);
-  if (error != 0) state = static_cast<std::uint16_t>(state & ~kStateValid);
-  if (report.scan.failed_commit) state = static_cast<std::uint16_t>(state | kStateError);
-  store_le<std::uint16_t>(sb.data() + kState, state);
-  if (load_le<std::uint64_t>(before.data() + kKbytesWritten) != 0) {
+  auto super = read_1k(fs.source, kSuperOffset);
+  store_le<std::uint32_t>(super.data() + sb::kWtime, now);
+  store_le<std::uint32_t>(super.data() + sb::kFeatureIncompat, load_le<std::uint32_t>(super.data() + sb::kFeatureIncompat) & ~incompat::kRecover);
+  std::uint16_t s_state = load_le<std::uint16_t>(super.data() + sb::kState);
+  if (error != 0) s_state = static_cast<std::uint16_t>(s_state & ~state::kValidFs);
+  if (report.scan.failed_commit) s_state = static_cast<std::uint16_t>(s_state | state::kErrorFs);
+  store_le<std::uint16_t>(super.data() + sb::kState, s_state);
+  if (load_le<std::uint64_t>(before.data() + sb::kKbytesWritten) != 0) {
     report.kbytes_added = raw_writes * bs / 1024;
-    store_le<std::uint64_t>(sb.data() + kKbytesWritten,
-                            load_le<std::uint64_t>(sb.data() + kKbytesWritten) + report.kbytes_added);
+    store_le<std::uint64_t>(super.data() + sb::kKbytesWritten,
+                            load_le<std::uint64_t>(super.data() + sb::kKbytesWritten) + report.kbytes_added);
   }
-  store_le<std::uint16_t>(sb.data() + kGroupNr, 0);
-  if ((load_le<std::uint32_t>(sb.data() + kRoCompat) & kRoCompatMetadataCsum) != 0)
-    store_le<std::uint32_t>(sb.data() + kChecksum, superblock_checksum(sb));
-  fs.sink.write(kPrimarySuper, sb);
-  report.orphans = load_le<std::uint32_t>(sb.data() + kLastOrphan);
+  store_le<std::uint16_t>(super.data() + sb::kBlockGroupNr, 0);
+  if ((load_le<std::uint32_t>(super.data() + sb::kFeatureRoCompat) & ro_compat::kMetadataCsum) != 0)
+    store_le<std::uint32_t>(super.data() + sb::kChecksum, superblock_checksum(super));
+  fs.sink.write(kSuperOffset, super);
+  report.orphans = load_le<std::uint32_t>(super.data() + sb::kLastOrphan);
   return report;
 }
 

@@ -13,23 +13,7 @@
 namespace fscore::ext4 {
 namespace {
 
-// Byte offsets in struct ext4_super_block.
-constexpr std::size_t kInodesCount = 0x00, kBlocksCountLo = 0x04, kRBlocksCountLo = 0x08,
-                      kFreeBlocksLo = 0x0C, kFreeInodes = 0x10, kFirstDataBlock = 0x14,
-                      kLogBlockSize = 0x18, kLogClusterSize = 0x1C, kBlocksPerGroup = 0x20,
-                      kClustersPerGroup = 0x24, kInodesPerGroup = 0x28, kMtime = 0x2C, kWtime = 0x30,
-                      kMaxMntCount = 0x36, kMagic = 0x38, kState = 0x3A, kErrors = 0x3C,
-                      kLastCheck = 0x40, kRevLevel = 0x4C, kFirstInoAt = 0x54, kInodeSize = 0x58,
-                      kBlockGroupNr = 0x5A, kFeatureCompat = 0x5C, kFeatureIncompat = 0x60,
-                      kFeatureRoCompat = 0x64, kUuid = 0x68, kVolumeName = 0x78, kJournalUuid = 0xD0,
-                      kJournalInum = 0xE0, kJournalDev = 0xE4, kLastOrphan = 0xE8, kHashSeed = 0xEC, kDefHashVersion = 0xFC,
-                      kJnlBackupType = 0xFD, kDescSize = 0xFE, kDefaultMountOpts = 0x100,
-                      kMkfsTime = 0x108, kJnlBlocks = 0x10C, kBlocksCountHi = 0x150,
-                      kRBlocksCountHi = 0x154, kFreeBlocksHi = 0x158, kMinExtraIsize = 0x15C,
-                      kWantExtraIsize = 0x15E, kFlags = 0x160, kLogGroupsPerFlex = 0x174,
-                      kChecksumType = 0x175, kChecksumSeed = 0x270, kChecksum = 0x3FC;
-
-constexpr std::uint32_t kCsumSeedFeature = 0x2000;  // incompat csum_seed
+using namespace sb;  // the field offsets
 
 std::uint32_t lo32(std::uint64_t v) { return static_cast<std::uint32_t>(v); }
 std::uint32_t hi32(std::uint64_t v) { return static_cast<std::uint32_t>(v >> 32); }
@@ -41,7 +25,7 @@ void bad_superblock(const std::string& what) { throw std::runtime_error("ext4 su
 bool Superblock::has_metadata_csum() const { return (feature_ro_compat & ro_compat::kMetadataCsum) != 0; }
 
 std::uint32_t Superblock::csum_seed() const {
-  if ((feature_incompat & kCsumSeedFeature) != 0) return checksum_seed;
+  if ((feature_incompat & incompat::kCsumSeed) != 0) return checksum_seed;
   return crc32c(~0u, uuid.data(), uuid.size());
 }
 
@@ -72,7 +56,7 @@ void encode_superblock(const Superblock& sb, std::span<std::uint8_t, 1024> out) 
   store_le<std::uint16_t>(p + kErrors, sb.errors);
   store_le<std::uint32_t>(p + kLastCheck, sb.last_check);
   store_le<std::uint32_t>(p + kRevLevel, sb.rev_level);
-  store_le<std::uint32_t>(p + kFirstInoAt, sb.first_ino);
+  store_le<std::uint32_t>(p + sb::kFirstIno, sb.first_ino);
   store_le<std::uint16_t>(p + kInodeSize, sb.inode_size);
   store_le<std::uint16_t>(p + kBlockGroupNr, sb.block_group_nr);
   store_le<std::uint32_t>(p + kFeatureCompat, sb.feature_compat);
@@ -101,7 +85,7 @@ void encode_superblock(const Superblock& sb, std::span<std::uint8_t, 1024> out) 
   store_le<std::uint32_t>(p + kFlags, sb.flags);
   p[kLogGroupsPerFlex] = sb.log_groups_per_flex;
   p[kChecksumType] = sb.checksum_type;
-  if ((sb.feature_incompat & kCsumSeedFeature) != 0) store_le<std::uint32_t>(p + kChecksumSeed, sb.checksum_seed);
+  if ((sb.feature_incompat & incompat::kCsumSeed) != 0) store_le<std::uint32_t>(p + kChecksumSeed, sb.checksum_seed);
   if (sb.has_metadata_csum()) store_le<std::uint32_t>(p + kChecksum, superblock_checksum(out));
 }
 
@@ -139,7 +123,7 @@ Superblock decode_superblock(std::span<const std::uint8_t, 1024> in) {
   sb.errors = load_le<std::uint16_t>(p + kErrors);
   sb.last_check = load_le<std::uint32_t>(p + kLastCheck);
   sb.rev_level = load_le<std::uint32_t>(p + kRevLevel);
-  sb.first_ino = load_le<std::uint32_t>(p + kFirstInoAt);
+  sb.first_ino = load_le<std::uint32_t>(p + sb::kFirstIno);
   sb.inode_size = load_le<std::uint16_t>(p + kInodeSize);
   sb.block_group_nr = load_le<std::uint16_t>(p + kBlockGroupNr);
   std::memcpy(sb.uuid.data(), p + kUuid, 16);
