@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# nvj demo, the README's main job, end to end on a small workload: it prints
+# nvj demo, the older short tour, end to end on a small workload: it prints
 # the summary with a clean e2fsck, exits 0 and leaves nothing behind. Bad
 # options are usage errors.
 source "$(dirname "$0")/lib.sh"

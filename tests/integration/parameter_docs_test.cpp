@@ -253,3 +253,29 @@ TEST_CASE("each nvj command's options are the ones its section of the manual nam
     }
   }
 }
+
+TEST_CASE("nvj --help's line for crash lists every subcommand of nvj crash, and nothing else", "[parameters]") {
+  nvj::cli::CommandLine nvj("nvj", "", "0");
+  nvj::cli::add_commands(nvj);
+  const auto usage = nvj::cli::run({NVJ_BINARY, "--help"}, {}, std::chrono::seconds(30));
+  REQUIRE(usage.status == 0);
+  std::string listing = usage.output.substr(usage.output.find("\nCommands:\n"));
+  for (char& c : listing)
+    if (c == '\n') c = ' ';
+  const std::size_t at = listing.find("  crash ");
+  REQUIRE(at != std::string::npos);
+  const std::size_t open = listing.find('(', at), close = listing.find(')', at);
+  REQUIRE(open < close);
+  std::string named = listing.substr(open + 1, close - open - 1);
+  std::erase(named, ',');
+  Words listed;
+  std::istringstream words(named);
+  for (std::string w; words >> w;) listed.insert(w);
+  const std::optional<nvj::cli::Command> crash = nvj.command("crash");
+  REQUIRE(crash.has_value());
+  Words declared;
+  for (const nvj::cli::Command& sub : crash->subcommands()) declared.insert(sub.name());
+  INFO("nvj --help lists: " << joined(listed) << "; nvj crash has: " << joined(declared));
+  REQUIRE(declared.size() >= 11);
+  CHECK(listed == declared);
+}

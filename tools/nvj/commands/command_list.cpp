@@ -6,13 +6,16 @@
 namespace nvj::cli {
 
 void add_commands(CommandLine& nvj) {
-  nvj.add("demo", "the main job end to end: server, attach, ext4, fs_mark, summary", declare_demo);
+  nvj.add("demo", "a short tour: server, attach, ext4, fs_mark, summary (./run demo runs morton2001)", declare_demo);
   nvj.add("mkfs", "build an ext4 image (internal or external journal), without mke2fs", declare_mkfs);
   nvj.add("journal", "a journal offline (inspect, replay like e2fsck) or live (top)", declare_journal);
   nvj.add("attach", "attach a running server's exports to block devices on this host", declare_attach);
   nvj.add("detach", "undo an attach", declare_detach);
   nvj.add("stats", "a running server's statistics, from its control socket", declare_stats);
-  nvj.add("crash", "the crash lab: record a workload, check its crash states (run, states, check, image, merge)", declare_crash);
+  nvj.add("crash",
+          "the crash lab: record a workload, check its crash states, explore (states, check, run, record, report, "
+          "image, frames, explore, import, export, merge)",
+          declare_crash);
   nvj.add("bench", "latency and IOPS of one export, through libnbd", declare_bench);
   nvj.add("experiment", "a classic experiment end to end: tables and plots", declare_experiment);
   nvj.add("vm", "run a command in a QEMU guest on the exports (--crash: power cut, replay)", declare_vm);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// nvj demo: the main job end to end on defaults. Start the server (which
+// nvj demo: a short tour end to end on defaults. Start the server (which
 // builds ext4 with its journal on the NVRAM journal export), attach its
 // exports, mount the filesystem
 // with full data journalling, run fs_mark, check the filesystem, print what
@@ -27,7 +27,7 @@ namespace nvj::cli {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kDemoText = R"(The main job, end to end: start nbdkit with the nvjournal plugin (a data disk
+constexpr const char* kDemoText = R"(A short tour, end to end: start nbdkit with the nvjournal plugin (a data disk
 and an NVRAM journal device, with ext4 built on them by the server, its
 journal on the journal device), attach both exports to this host, mount the
 filesystem as it is with data=journal, run
