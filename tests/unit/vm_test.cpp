@@ -129,6 +129,14 @@ TEST_CASE("the guest runs the command's words exactly as given", "[vm]") {
   CHECK_THAT(guest_init_script(), Catch::StartsWith("#!/bin/busybox sh\n"));
 }
 
+TEST_CASE("the guest's /init is tools/nvj/vm/guest_init.sh, byte for byte", "[vm]") {
+  std::ifstream in(std::string(NVJ_SOURCE_DIR) + "/tools/nvj/vm/guest_init.sh", std::ios::binary);
+  REQUIRE(in);
+  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(guest_init_script() == file);
+  CHECK(file.size() > 4000);
+}
+
 TEST_CASE("the console splits into boot messages, markers and the command's output", "[vm]") {
   GuestConsole console("t0k3n");
   std::vector<ConsoleLine> lines;

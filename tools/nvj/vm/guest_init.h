@@ -51,7 +51,8 @@ std::string shell_quote(const std::string& text);
 // A script that runs argv exactly as given: "exec 'a' 'b c'\n".
 std::string shell_script(const std::vector<std::string>& argv);
 
-// /init: the same for every run.
+// /init: the same for every run, tools/nvj/vm/guest_init.sh as it was when
+// nvj was built (embedded by tools/nvj/CMakeLists.txt).
 std::string guest_init_script();
 
 // /nvj/config: shell assignments /init sources.
