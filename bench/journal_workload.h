@@ -26,7 +26,7 @@
 
 #include "fscore/endian.h"
 #include "fscore/jbd2/journal_superblock.h"
-#include "fscore/jbd2/log_builder.h"
+#include "tests/support/jbd2_log_builder.h"
 
 namespace nvj::bench {
 

@@ -37,7 +37,7 @@
 #include "fscore/block_io.h"
 #include "fscore/crc32c.h"
 #include "fscore/xfs/log_follower.h"
-#include "fscore/xfs/record_builder.h"
+#include "tests/support/xfs_record_builder.h"
 
 namespace {
 

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "fscore/xfs/record_builder.h"
+#include "tests/support/xfs_record_builder.h"
 
 namespace {
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "fscore/endian.h"
-#include "fscore/jbd2/log_builder.h"
+#include "tests/support/jbd2_log_builder.h"
 #include "tests/fuzz/fuzz_loop.h"
 #include "tests/fuzz/journal_decoder_fuzz.h"
 

@@ -21,7 +21,7 @@
 
 #include "fscore/endian.h"
 #include "fscore/jbd2/journal_log.h"
-#include "fscore/jbd2/log_builder.h"
+#include "tests/support/jbd2_log_builder.h"
 #include "tests/fuzz/fuzz_loop.h"
 #include "tests/fuzz/journal_inspect_fuzz.h"
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "fscore/endian.h"
-#include "fscore/xfs/record_builder.h"
+#include "tests/support/xfs_record_builder.h"
 #include "tests/fuzz/fuzz_loop.h"
 #include "tests/fuzz/xfs_log_fuzz.h"
 

@@ -14,8 +14,8 @@
 
 #include "fscore/endian.h"
 #include "fscore/jbd2/journal_superblock.h"
-#include "fscore/jbd2/log_builder.h"
-#include "fscore/xfs/record_builder.h"
+#include "tests/support/jbd2_log_builder.h"
+#include "tests/support/xfs_record_builder.h"
 #include "server_fixture.h"
 #include "tests/support/json_schema.h"
 #include "tools/nvj/host/text_file.h"

@@ -15,7 +15,7 @@
 #include "fscore/ext4/superblock.h"
 #include "fscore/ext4/tree_reader.h"
 #include "fscore/jbd2/journal_superblock.h"
-#include "fscore/jbd2/log_builder.h"
+#include "tests/support/jbd2_log_builder.h"
 #include "fscore/record/fact.h"
 #include "fscore/record/frame_encoder.h"
 #include "tests/support/sparse_image.h"

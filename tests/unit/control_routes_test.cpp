@@ -11,7 +11,7 @@
 
 #include "common/json.h"
 #include "fscore/jbd2/journal_superblock.h"
-#include "fscore/jbd2/log_builder.h"
+#include "tests/support/jbd2_log_builder.h"
 #include "server/control/control_routes.h"
 #include "server/control/stats_report.h"
 #include "server/lab/lab.h"

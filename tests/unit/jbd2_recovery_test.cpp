@@ -7,7 +7,7 @@
 
 #include "fscore/endian.h"
 #include "fscore/jbd2/journal_recovery.h"
-#include "fscore/jbd2/log_builder.h"
+#include "tests/support/jbd2_log_builder.h"
 #include "tests/support/sparse_image.h"
 
 namespace {

@@ -16,7 +16,7 @@
 
 #include "fscore/xfs/log_follower.h"
 #include "fscore/xfs/log_scan.h"
-#include "fscore/xfs/record_builder.h"
+#include "tests/support/xfs_record_builder.h"
 
 using namespace fscore::xfs;
 

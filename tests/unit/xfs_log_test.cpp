@@ -14,7 +14,7 @@
 #include "fscore/endian.h"
 #include "fscore/xfs/log_record.h"
 #include "fscore/xfs/log_scan.h"
-#include "fscore/xfs/record_builder.h"
+#include "tests/support/xfs_record_builder.h"
 
 using namespace fscore::xfs;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "fscore/xfs/record_builder.h"
+#include "tests/support/xfs_record_builder.h"
 
 #include <algorithm>
 #include <stdexcept>
