@@ -85,7 +85,6 @@ Json signatures_of(const std::vector<StateRecord>& states) {
   return list;
 }
 
-// Per strategy: unique, taken, checked; and the points.
 // The strategies' "checked" and the points checked, of `states`.
 void count_checked(const std::vector<StateRecord>& states, Json& strategies, Json& points) {
   std::array<std::uint64_t, crashlab::kStrategies> checked_by{};
@@ -99,6 +98,7 @@ void count_checked(const std::vector<StateRecord>& states, Json& strategies, Jso
   points["checked"] = points_checked.size();
 }
 
+// Per strategy: unique, taken, checked; and the points.
 Json coverage_json(const crashlab::CrashChecker& checker, const std::vector<StateRecord>& states,
                    const CheckLimits& limits, const CheckProgress& progress) {
   const crashlab::SamplePlan& plan = checker.plan();
