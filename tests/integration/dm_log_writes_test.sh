@@ -22,7 +22,6 @@ command -v qemu-nbd >/dev/null || skip "qemu-nbd is not installed (qemu-utils)"
 command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 is not installed"
 qemu-nbd --help 2>&1 | grep -q -- --image-opts || skip "qemu-nbd has no --image-opts"
 
-T=$(mktemp -d /tmp/nvj-dmlog-XXXXXX)
 truncate -s 128M "$T/base.img"
 mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$T/base.img"
 
