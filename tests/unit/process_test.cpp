@@ -122,3 +122,18 @@ TEST_CASE("an environment entry that is not NAME=VALUE is refused naming it", "[
                     "environment entry 'NVJ_TEST_VARIABLE' is not NAME=VALUE");
   CHECK_THROWS_AS(run({"true"}, {"=value"}), std::invalid_argument);
 }
+
+TEST_CASE("a command's output is read whole from a file no one else sees, gone even if nvj is killed", "[process]") {
+  // The child's stdout, a moment after it started: already unlinked, so a
+  // SIGKILL of nvj leaves nothing in /tmp.
+  const auto r = run({"sh", "-c", "sleep 0.2; readlink /proc/$$/fd/1"});
+  REQUIRE(r.status == 0);
+  INFO(r.output);
+  CHECK(r.output.rfind("/tmp/nvj-run-", 0) == 0);
+  CHECK(r.output.find(" (deleted)") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(r.output.substr(0, r.output.find(' '))));
+  // More than one read's worth, stdout and stderr in one stream.
+  const auto big = run({"sh", "-c", "head -c 200000 /dev/zero | tr '\\0' x; echo; echo err >&2"});
+  CHECK(big.output.size() == 200005);
+  CHECK(big.output.substr(200000) == "\nerr\n");
+}

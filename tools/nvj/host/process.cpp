@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "tools/nvj/host/process.h"
 
-#include "tools/nvj/host/text_file.h"
-
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -17,6 +15,8 @@
 #include <stdexcept>
 #include <string_view>
 #include <thread>
+
+#include "common/unique_fd.h"
 
 extern char** environ;
 
@@ -204,34 +204,54 @@ int stop(pid_t pid, std::chrono::milliseconds grace) {
   }
 }
 
+namespace {
+
+// Everything in the file `fd` is open on, from its start.
+std::string read_from_start(int fd) {
+  std::string out;
+  char buffer[65536];
+  for (off_t at = 0;;) {
+    const ssize_t n = ::pread(fd, buffer, sizeof buffer, at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw std::runtime_error(std::string("reading a command's output: ") + std::strerror(errno));
+    if (n == 0) return out;
+    out.append(buffer, static_cast<std::size_t>(n));
+    at += n;
+  }
+}
+
+}  // namespace
+
 RunResult run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
               std::chrono::milliseconds timeout) {
+  // The output goes to a file that is unlinked once the child has it open:
+  // read through our descriptor, it is gone with us, even after SIGKILL.
   char templ[] = "/tmp/nvj-run-XXXXXX";
-  const int fd = ::mkstemp(templ);
-  if (fd < 0) throw std::runtime_error(std::string("mkstemp: ") + std::strerror(errno));
-  ::close(fd);
-  RunResult result;
+  const UniqueFd output(::mkstemp(templ));
+  if (output.get() < 0) throw std::runtime_error(std::string("mkstemp: ") + std::strerror(errno));
+  pid_t pid = -1;
   try {
-    const pid_t pid = spawn(argv, SpawnOptions{templ, false, env, {}});
-    if (timeout == std::chrono::milliseconds::zero()) {
-      result.status = wait_for(pid);
-    } else {
-      const auto deadline = std::chrono::steady_clock::now() + timeout;
-      while (!reap(pid, result.status)) {
-        if (std::chrono::steady_clock::now() > deadline) {
-          stop(pid);
-          throw std::runtime_error(quote(argv) + " was still running after " +
-                                   std::to_string(timeout.count()) + " ms");
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      }
-    }
+    pid = spawn(argv, SpawnOptions{templ, false, env, {}});
   } catch (...) {
     ::unlink(templ);
     throw;
   }
-  result.output = read_text_file(templ);
   ::unlink(templ);
+  RunResult result;
+  if (timeout == std::chrono::milliseconds::zero()) {
+    result.status = wait_for(pid);
+  } else {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!reap(pid, result.status)) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        stop(pid);
+        throw std::runtime_error(quote(argv) + " was still running after " + std::to_string(timeout.count()) +
+                                 " ms");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+  result.output = read_from_start(output.get());
   return result;
 }
 
