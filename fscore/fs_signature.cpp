@@ -6,12 +6,12 @@
 #include <cstring>
 
 #include "fscore/endian.h"
+#include "fscore/ext4/features.h"
 
 namespace fscore {
 
 namespace {
 
-constexpr std::uint64_t kExt4Magic = 1024 + 56;
 constexpr std::uint64_t kXfsLogStart = 48;
 constexpr std::uint64_t kBtrfsMagic = 65536 + 0x40;
 
@@ -42,22 +42,25 @@ FsSignature identify_filesystem(const BlockSource& device) {
     s.bytes = load_be<std::uint64_t>(xfs.data() + 8) * load_be<std::uint32_t>(xfs.data() + 4);
     return s;
   }
-  std::array<std::uint8_t, 2> ext4{};
-  if (holds(device, kExt4Magic, ext4) && load_le<std::uint16_t>(ext4.data()) == 0xEF53) {
+  namespace ext4 = fscore::ext4;
+  namespace field = fscore::ext4::sb;
+  std::array<std::uint8_t, 2> magic{};
+  if (holds(device, ext4::kSuperOffset + field::kMagic, magic) &&
+      load_le<std::uint16_t>(magic.data()) == ext4::kSuperMagic) {
     s.kind = FsKind::ext4;
-    // has_journal (s_feature_compat at 0x5C) with no journal inode
-    // (s_journal_inum at 0xE0): the journal is on another device.
+    // has_journal with no journal inode: the journal is on another device.
     std::array<std::uint8_t, 4> compat{}, inum{};
-    if (holds(device, 1024 + 0x5C, compat) && holds(device, 1024 + 0xE0, inum))
-      s.external_log = (load_le<std::uint32_t>(compat.data()) & 0x4) != 0 && load_le<std::uint32_t>(inum.data()) == 0;
-    // s_blocks_count_lo (0x04), s_log_block_size (0x18), s_feature_incompat
-    // (0x60: 64bit 0x80), s_blocks_count_hi (0x150).
-    std::array<std::uint8_t, 0x154> sb{};
-    if (holds(device, 1024, sb)) {
-      std::uint64_t blocks = load_le<std::uint32_t>(sb.data() + 0x04);
-      if (load_le<std::uint32_t>(sb.data() + 0x60) & 0x80)
-        blocks |= std::uint64_t{load_le<std::uint32_t>(sb.data() + 0x150)} << 32;
-      const std::uint32_t log = load_le<std::uint32_t>(sb.data() + 0x18);
+    if (holds(device, ext4::kSuperOffset + field::kFeatureCompat, compat) &&
+        holds(device, ext4::kSuperOffset + field::kJournalInum, inum))
+      s.external_log = (load_le<std::uint32_t>(compat.data()) & ext4::compat::kHasJournal) != 0 &&
+                       load_le<std::uint32_t>(inum.data()) == 0;
+    // The size: the block count (its high word with 64bit), the block size.
+    std::array<std::uint8_t, field::kBlocksCountHi + 4> sb{};
+    if (holds(device, ext4::kSuperOffset, sb)) {
+      std::uint64_t blocks = load_le<std::uint32_t>(sb.data() + field::kBlocksCountLo);
+      if (load_le<std::uint32_t>(sb.data() + field::kFeatureIncompat) & ext4::incompat::k64bit)
+        blocks |= std::uint64_t{load_le<std::uint32_t>(sb.data() + field::kBlocksCountHi)} << 32;
+      const std::uint32_t log = load_le<std::uint32_t>(sb.data() + field::kLogBlockSize);
       if (log <= 6) s.bytes = blocks * (std::uint64_t{1024} << log);
     }
     return s;

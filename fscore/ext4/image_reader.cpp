@@ -105,7 +105,7 @@ std::vector<std::uint8_t> read_inode_bytes(const BlockSource& source, const Imag
 bool has_ext4_magic(const BlockSource& source) {
   if (source.size() < kSuperOffset + kSuperSize) return false;
   std::uint8_t magic[2];
-  source.read(kSuperOffset + 0x38, magic);
+  source.read(kSuperOffset + sb::kMagic, magic);
   return load_le<std::uint16_t>(magic) == kSuperMagic;
 }
 

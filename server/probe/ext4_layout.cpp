@@ -5,17 +5,17 @@
 #include <cstring>
 
 #include "fscore/endian.h"
+#include "fscore/ext4/features.h"
+#include "fscore/ext4/geometry.h"
 #include "fscore/ext4/group_desc.h"
 #include "fscore/ext4/superblock.h"
 
 namespace nvj {
 namespace {
 
-constexpr std::uint16_t kExt4Magic = 0xEF53;
 constexpr std::uint16_t kExtentMagic = 0xF30A;
 constexpr std::uint32_t kXattrMagic = 0xEA020000;
 constexpr std::uint8_t kDirTailFileType = 0xDE;
-constexpr std::uint32_t kIncompat64bit = 0x80;
 constexpr std::uint32_t kMaxGroups = 1u << 20;  // 128 TiB at 4 KiB: more than any store here
 
 }  // namespace
@@ -24,7 +24,7 @@ std::optional<Ext4Layout> Ext4Layout::read(Store& data) {
   if (data.size() < 2048) return std::nullopt;
   std::uint8_t raw[1024];
   data.read(raw, sizeof raw, 1024);
-  if (fscore::load_le<std::uint16_t>(raw + 0x38) != kExt4Magic) return std::nullopt;
+  if (fscore::load_le<std::uint16_t>(raw + fscore::ext4::sb::kMagic) != fscore::ext4::kSuperMagic) return std::nullopt;
   fscore::ext4::Superblock sb;
   try {
     sb = fscore::ext4::decode_superblock(std::span<const std::uint8_t, 1024>(raw));
@@ -37,16 +37,16 @@ std::optional<Ext4Layout> Ext4Layout::read(Store& data) {
   l.first_data_block_ = sb.first_data_block;
   l.blocks_per_group_ = sb.blocks_per_group;
   if (l.blocks_per_group_ == 0 || l.blocks_ <= sb.first_data_block) return std::nullopt;
-  const std::uint64_t groups = (l.blocks_ - sb.first_data_block + l.blocks_per_group_ - 1) / l.blocks_per_group_;
+  const std::uint64_t groups = fscore::ext4::div_ceil(l.blocks_ - sb.first_data_block, l.blocks_per_group_);
   if (groups > kMaxGroups) return std::nullopt;
-  const std::size_t desc_size = (sb.feature_incompat & kIncompat64bit) != 0 && sb.desc_size >= 64 ? sb.desc_size : 32;
+  const std::size_t desc_size = (sb.feature_incompat & fscore::ext4::incompat::k64bit) != 0 && sb.desc_size >= 64 ? sb.desc_size : 32;
   const std::uint64_t table = std::uint64_t{sb.first_data_block} + 1;
-  const std::uint64_t table_blocks = (groups * desc_size + l.block_size_ - 1) / l.block_size_;
+  const std::uint64_t table_blocks = fscore::ext4::div_ceil(groups * desc_size, l.block_size_);
   if ((table + table_blocks) * l.block_size_ > data.size()) return std::nullopt;
   std::vector<std::uint8_t> descs(table_blocks * l.block_size_);
   data.read(descs.data(), static_cast<std::uint32_t>(descs.size()), table * l.block_size_);
   const std::uint64_t inode_table_blocks =
-      (std::uint64_t{sb.inodes_per_group} * sb.inode_size + l.block_size_ - 1) / l.block_size_;
+      fscore::ext4::div_ceil(std::uint64_t{sb.inodes_per_group} * sb.inode_size, l.block_size_);
   // The superblock and descriptor table at the start (backups elsewhere are
   // rarely journalled and not listed).
   l.metadata_.push_back({0, table + table_blocks});
