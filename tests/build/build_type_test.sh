@@ -40,8 +40,7 @@ unset CC CXX CFLAGS CXXFLAGS CPPFLAGS LDFLAGS
 # batches of 8): the same code and warnings for 44% less CPU (gcc-release:
 # 5.2 CPU minutes against 9.3). The trees ./run builds and tests in are
 # unity builds too, so clang-debug compiles every source alone: each must
-# have the includes it needs (a fresh clang-debug build of the three
-# targets so: 313 CPU-seconds here).
+# have the includes it needs.
 unity=ON
 if [ "$config" = clang-debug ]; then unity=OFF; fi
 args=(-G Ninja -DNVJ_WERROR=ON -DNVJ_BUILD_TESTS=OFF "-DCMAKE_UNITY_BUILD=$unity")
