@@ -162,7 +162,7 @@ phases = [("planning: enumerating the states twice, the sample", r"crashlab::Cra
           ("the journal's replay into the state (or the memo's copy of it)", r"crashlab::ReplayMemo::replay"),
           ("the orphan list", r"fscore::ext4::read_orphans"),
           ("reading the filesystem and the facts back (checksums, files' CRCs)",
-           r"crashlab::FactOracle::check|fscore::ext4::TreeReader::TreeReader"),
+           r"crashlab::FactChecker::check|fscore::ext4::TreeReader::TreeReader"),
           ("results.json, the report", r"nvj::cli::results_json|nvj::cli::state_json|nvj::cli::write_crash_report|nvj::to_json_text")]
 shares = {}
 if env["CC_PERF"] == "1":

@@ -125,7 +125,7 @@ lines = [
     " are its own); `writers` is bench/crash_check.sh's recording"
     " (`nvj writers --tasks 16 --dirs 4 --chunks 64 --chunk-size 64K --fsync each`), every unique state; `mixed` is"
     " bench/lib/mixed_workload.py (4 processes of 300 random operations) under nobarrier, a sample of its states."
-    " e2fsck runs once per recovered metadata image (crashlab/metadata_key.h); the states sharing one share its verdict.",
+    " e2fsck runs once per recovered metadata image (crashlab/states/metadata_key.h); the states sharing one share its verdict.",
     "",
     f"- Command: `{env['SC_COMMAND']}`",
     f"- Date: {env['SC_DATE']}",

@@ -7,8 +7,8 @@ namespace crashlab::explore {
 
 namespace {
 
-using fscore::record::Fact;
-using fscore::record::FactKind;
+using crashlab::Fact;
+using crashlab::FactKind;
 
 const char* const kFsyncFile = "fsync-file";
 const char* const kFdatasyncFile = "fdatasync-file";

@@ -3,7 +3,7 @@
 // step, derived from the persistence calls alone by a table of rules, each
 // citing where the promise is written (docs/explore-rules.md lists them).
 // It reads the live tree the workload sees (LiveTree: taken by the runner
-// before and after each step) and answers with facts (fscore/record/fact.h)
+// before and after each step) and answers with facts (crashlab/facts/fact.h)
 // to post as marks: before an operation, the facts that void what it
 // changes; after its persistence call, what that call made durable. Only
 // promises: what a filesystem does in practice beyond them (an fsync of a
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "crashlab/explore/workload.h"
-#include "fscore/record/fact.h"
+#include "crashlab/facts/fact.h"
 
 namespace crashlab::explore {
 
@@ -49,7 +49,7 @@ const std::vector<Rule>& rules();
 const Rule& rule(const std::string& id);  // std::out_of_range for an unknown id
 
 struct RuledFact {
-  fscore::record::Fact fact;
+  crashlab::Fact fact;
   std::string rule;  // its id; "" for a fact that only voids
 };
 

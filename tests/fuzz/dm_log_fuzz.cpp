@@ -2,7 +2,7 @@
 // Fuzz target: a dm-log-writes log as nvj crash import reads it (untrusted:
 // a file from another tool). LogReader checks the super block and every
 // entry, with the count and past it; a log it reads whole is imported
-// (crashlab/log_import.h), and the recording made must read back whole
+// (crashlab/record/log_import.h), and the recording made must read back whole
 // (RecordingIndex) with as many changes, flushes and marks as the log has
 // entries of each. A log is either refused with a LogError or read and
 // imported; a crash, a sanitizer report, another exception or a broken
@@ -12,8 +12,8 @@
 #include <span>
 #include <vector>
 
-#include "crashlab/log_import.h"
-#include "crashlab/recording_index.h"
+#include "crashlab/record/log_import.h"
+#include "crashlab/index/recording_index.h"
 #include "fscore/dmlog/log_reader.h"
 #include "tests/fuzz/dm_log_fuzz.h"
 

@@ -12,9 +12,9 @@
 #include <cstdlib>
 #include <span>
 
-#include "crashlab/crash_points.h"
-#include "crashlab/crash_states.h"
-#include "crashlab/recording_index.h"
+#include "crashlab/states/crash_points.h"
+#include "crashlab/states/crash_states.h"
+#include "crashlab/index/recording_index.h"
 
 namespace nvj::fuzz::recording {
 namespace {

@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "server_fixture.h"
-#include "tools/nvj/host/text_file.h"
-#include "tools/nvj/host/text_pattern.h"
-#include "tools/nvj/host/process.h"
-#include "tools/nvj/host/server_process.h"
+#include "tools/nvj/host/files/text_file.h"
+#include "tools/nvj/host/files/text_pattern.h"
+#include "tools/nvj/host/processes/process.h"
+#include "tools/nvj/host/processes/server_process.h"
 
 namespace fs = std::filesystem;
 using nvj::test::TempDir;

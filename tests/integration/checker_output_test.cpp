@@ -14,8 +14,8 @@
 #include <string>
 
 #include "tests/support/temp_dir.h"
-#include "tools/nvj/host/filesystem_tools.h"
-#include "tools/nvj/host/process.h"
+#include "tools/nvj/host/fs_tools/filesystem_tools.h"
+#include "tools/nvj/host/processes/process.h"
 
 using nvj::test::TempDir;
 

@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "common/control_client.h"
 #include "common/json.h"
 #include "server_fixture.h"
 #include "tests/support/json_schema.h"
-#include "common/control_client.h"
-#include "tools/nvj/host/text_file.h"
-#include "tools/nvj/host/process.h"
+#include "tools/nvj/host/files/text_file.h"
+#include "tools/nvj/host/processes/process.h"
 
 using nvj::Json;
 using nvj::parse_json;

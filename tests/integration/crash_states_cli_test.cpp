@@ -17,7 +17,7 @@
 #include "server_fixture.h"
 #include "tests/support/file_bytes.h"
 #include "tests/support/json_schema.h"
-#include "tools/nvj/host/process.h"
+#include "tools/nvj/host/processes/process.h"
 
 using nvj::Json;
 using nvj::test::connect;

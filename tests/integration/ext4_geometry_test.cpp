@@ -8,8 +8,8 @@
 
 #include "fscore/ext4/geometry.h"
 #include "server_fixture.h"
-#include "tools/nvj/host/process.h"
-#include "tools/nvj/host/text_pattern.h"
+#include "tools/nvj/host/files/text_pattern.h"
+#include "tools/nvj/host/processes/process.h"
 
 using fscore::ext4::GeometryRequest;
 using fscore::ext4::plan_geometry;

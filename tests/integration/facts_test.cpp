@@ -26,18 +26,18 @@
 #include <thread>
 #include <vector>
 
+#include "common/control_client.h"
 #include "common/mark_client.h"
 #include "fscore/crc32c.h"
-#include "fscore/record/fact.h"
+#include "crashlab/facts/fact.h"
 #include "fscore/record/frame_reader.h"
 #include "server_fixture.h"
 #include "tests/support/file_bytes.h"
-#include "common/control_client.h"
-#include "tools/nvj/host/process.h"
+#include "tools/nvj/host/processes/process.h"
 #include "tools/nvj/vm/fact_relay.h"
 
-using fscore::record::Fact;
-using fscore::record::FactKind;
+using crashlab::Fact;
+using crashlab::FactKind;
 using fscore::record::FrameKind;
 using fscore::record::FrameReader;
 using nvj::test::control_json;
@@ -55,7 +55,7 @@ std::vector<Fact> recorded_facts(const std::string& path) {
   std::vector<Fact> facts;
   while (auto f = r.next())
     if (f->kind == FrameKind::mark)
-      if (auto fact = fscore::record::parse_fact(f->text)) facts.push_back(*fact);
+      if (auto fact = crashlab::parse_fact(f->text)) facts.push_back(*fact);
   return facts;
 }
 

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "common/control_client.h"
 #include "fscore/ext4/image_reader.h"
 #include "server_fixture.h"
 #include "tests/support/json_schema.h"
-#include "common/control_client.h"
-#include "tools/nvj/host/process.h"
 #include "tools/nvj/client/server_address.h"
+#include "tools/nvj/host/processes/process.h"
 
 using nvj::Json;
 using nvj::test::check_valid;

@@ -13,8 +13,8 @@
 #include "fscore/fs_signature.h"
 #include "tests/support/sparse_image.h"
 #include "tests/support/temp_dir.h"
-#include "tools/nvj/host/file_image.h"
-#include "tools/nvj/host/process.h"
+#include "tools/nvj/host/files/file_image.h"
+#include "tools/nvj/host/processes/process.h"
 
 using fscore::FsKind;
 using nvj::test::TempDir;

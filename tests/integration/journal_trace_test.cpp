@@ -14,11 +14,11 @@
 
 #include "fscore/endian.h"
 #include "fscore/jbd2/journal_superblock.h"
-#include "tests/support/jbd2_log_builder.h"
-#include "tests/support/xfs_record_builder.h"
 #include "server_fixture.h"
+#include "tests/support/jbd2_log_builder.h"
 #include "tests/support/json_schema.h"
-#include "tools/nvj/host/text_file.h"
+#include "tests/support/xfs_record_builder.h"
+#include "tools/nvj/host/files/text_file.h"
 
 using nvj::Json;
 using nvj::parse_json;

@@ -17,11 +17,11 @@
 #include <utility>
 #include <vector>
 
+#include "common/control_client.h"
 #include "common/json.h"
 #include "server_fixture.h"
-#include "common/control_client.h"
-#include "tools/nvj/host/process.h"
-#include "tools/nvj/host/text_file.h"
+#include "tools/nvj/host/files/text_file.h"
+#include "tools/nvj/host/processes/process.h"
 
 using nvj::Json;
 using nvj::test::connect;

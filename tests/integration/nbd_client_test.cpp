@@ -12,10 +12,10 @@
 #include <thread>
 #include <vector>
 
-#include "server_fixture.h"
-#include "tools/nvj/host/text_file.h"
 #include "common/clock.h"
+#include "server_fixture.h"
 #include "tools/nvj/client/server_address.h"
+#include "tools/nvj/host/files/text_file.h"
 
 using nvj::test::connect;
 using nvj::test::start_server;

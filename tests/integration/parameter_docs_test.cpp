@@ -20,11 +20,11 @@
 #include "common/command_line.h"
 #include "server_fixture.h"
 #include "tools/nvj/commands.h"
+#include "tools/nvj/host/files/text_file.h"
+#include "tools/nvj/host/files/text_pattern.h"
+#include "tools/nvj/host/processes/process.h"
+#include "tools/nvj/host/processes/server_process.h"
 #include "tools/workloads/workload_commands.h"
-#include "tools/nvj/host/process.h"
-#include "tools/nvj/host/server_process.h"
-#include "tools/nvj/host/text_file.h"
-#include "tools/nvj/host/text_pattern.h"
 
 using nvj::test::TempDir;
 

@@ -18,7 +18,7 @@
 #include "fscore/ext4/source_tree.h"
 #include "server_fixture.h"
 #include "tests/support/sparse_image.h"
-#include "tools/nvj/host/process.h"
+#include "tools/nvj/host/processes/process.h"
 
 namespace ext4 = fscore::ext4;
 

@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "common/control_client.h"
 #include "fscore/record/frame_reader.h"
 #include "fscore/record/replayed_exports.h"
 #include "server_fixture.h"
 #include "tests/support/file_bytes.h"
-#include "common/control_client.h"
-#include "tools/nvj/host/process.h"
-#include "tools/nvj/host/text_file.h"
+#include "tools/nvj/host/files/text_file.h"
+#include "tools/nvj/host/processes/process.h"
 
 using fscore::record::FrameKind;
 using fscore::record::FrameReader;

@@ -29,12 +29,12 @@
 #include <utility>
 #include <vector>
 
+#include "common/control_client.h"
 #include "common/json.h"
 #include "tests/support/temp_dir.h"
-#include "common/control_client.h"
-#include "tools/nvj/host/process.h"
-#include "tools/nvj/host/server_process.h"
-#include "tools/nvj/host/text_file.h"
+#include "tools/nvj/host/files/text_file.h"
+#include "tools/nvj/host/processes/process.h"
+#include "tools/nvj/host/processes/server_process.h"
 
 namespace nvj::test {
 

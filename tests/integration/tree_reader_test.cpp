@@ -24,8 +24,8 @@
 #include "fscore/ext4/tree_reader.h"
 #include "tests/support/file_bytes.h"
 #include "tests/support/temp_dir.h"
-#include "tools/nvj/host/file_image.h"
-#include "tools/nvj/host/process.h"
+#include "tools/nvj/host/files/file_image.h"
+#include "tools/nvj/host/processes/process.h"
 
 namespace ext4 = fscore::ext4;
 using nvj::test::TempDir;

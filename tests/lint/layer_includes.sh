@@ -12,18 +12,20 @@ cd "${1:-$(dirname "$0")/../..}"
 allowed() {
   case "$1" in
     fscore/*) echo "fscore/" ;;
-    # The explorer's workloads and oracle: a library of their own
-    # (crashlab_explore), fscore alone, which the static workload program links.
-    crashlab/explore/*) echo "crashlab/explore/ fscore/" ;;
+    # The explorer's workloads and oracle, and the fact language: a library
+    # of their own (crashlab_explore), fscore alone, which the static
+    # workload program links.
+    crashlab/explore/*) echo "crashlab/explore/ crashlab/facts/fact.h fscore/" ;;
+    crashlab/facts/fact.*) echo "crashlab/facts/fact.h fscore/" ;;
     # The crash lab's logic, pure as fscore is, over fscore's formats.
     crashlab/*) echo "crashlab/ fscore/" ;;
     common/*) echo "common/" ;;
     server/*) echo "server/ fscore/ common/" ;;
     plugins/*) echo "plugins/ server/ fscore/ common/" ;;
     # fscore is pure (no threads, clocks or host files): the static workload
-    # program links it for the facts' format and crc32c, and the explorer's
-    # workloads and oracle (crashlab/explore/) for nvj crash explore --vm.
-    tools/workloads/*) echo "tools/workloads/ crashlab/explore/ common/ fscore/" ;;
+    # program links it for crc32c, and crashlab_explore for the facts'
+    # language and the explorer's workloads and oracle (nvj crash explore --vm).
+    tools/workloads/*) echo "tools/workloads/ crashlab/explore/ crashlab/facts/fact.h common/ fscore/" ;;
     # The tools reach a running server through its control API, never its
     # internals; nvj mkfs builds images with the server's own filesystem code.
     tools/nvj/*) echo "tools/ server/lab/ server/store/ crashlab/ fscore/ common/" ;;

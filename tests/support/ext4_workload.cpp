@@ -16,7 +16,7 @@
 #include "fscore/ext4/tree_reader.h"
 #include "fscore/jbd2/journal_superblock.h"
 #include "tests/support/jbd2_log_builder.h"
-#include "fscore/record/fact.h"
+#include "crashlab/facts/fact.h"
 #include "fscore/record/frame_encoder.h"
 #include "tests/support/sparse_image.h"
 
@@ -230,7 +230,7 @@ Ext4Workload record_ext4_workload(const Ext4WorkloadOptions& o) {
     blocks.clear();
     const Bytes content = ext4_workload_file(k);
     char crc[16];
-    std::snprintf(crc, sizeof crc, "%08x", fscore::record::fact_crc32c(content.data(), content.size()));
+    std::snprintf(crc, sizeof crc, "%08x", crashlab::fact_crc32c(content.data(), content.size()));
     r.mark("fact file " + name_of(k) + " size " + std::to_string(content.size()) + " crc32c " + crc);
     now = std::move(next);
   }

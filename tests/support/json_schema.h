@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "common/json.h"
-#include "tools/nvj/host/process.h"
+#include "tools/nvj/host/processes/process.h"
 
 namespace nvj::test {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The crash lab's in-place states (crashlab/piece_map.h,
-// crash_image.h): pieces put in any order read back as if put in sequence
+// The crash lab's in-place states (crashlab/index/piece_map.h,
+// crashlab/states/crash_image.h): pieces put in any order read back as if put in sequence
 // order, and every crash state of random recordings (aligned and not) reads
 // back exactly what replaying it the obvious way gives, nothing outside the
 // ranges it says it covers; what a check writes into a state stays in that
@@ -13,8 +13,8 @@
 #include <random>
 #include <vector>
 
-#include "crashlab/crash_image.h"
-#include "crashlab/piece_map.h"
+#include "crashlab/states/crash_image.h"
+#include "crashlab/index/piece_map.h"
 #include "tests/unit/random_recording.h"
 
 using namespace fscore::record;

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "crashlab/crash_check.h"
+#include "crashlab/judge/state_walk.h"
 #include "tests/support/ext4_workload.h"
 #include "tools/nvj/crash/check_results.h"
 #include "tools/nvj/crash/check_session.h"

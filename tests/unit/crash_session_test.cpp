@@ -15,7 +15,7 @@
 #include <map>
 #include <string>
 
-#include "crashlab/crash_check.h"
+#include "crashlab/judge/state_walk.h"
 #include "tests/support/ext4_workload.h"
 #include "tests/support/temp_dir.h"
 #include "tools/nvj/crash/check_results.h"

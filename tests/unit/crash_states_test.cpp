@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "fscore/crc32c.h"
-#include "crashlab/crash_points.h"
-#include "crashlab/crash_states.h"
-#include "crashlab/state_prints.h"
+#include "crashlab/states/crash_points.h"
+#include "crashlab/states/crash_states.h"
+#include "crashlab/states/state_prints.h"
 #include "fscore/record/frame_encoder.h"
-#include "crashlab/recording_index.h"
+#include "crashlab/index/recording_index.h"
 #include "fscore/record/replayed_exports.h"
 #include "tests/unit/random_recording.h"
 

@@ -14,8 +14,8 @@
 #include "server/model/make_model.h"
 #include "server/model/model_spec.h"
 #include "server/store/memory_store.h"
-#include "tools/nvj/host/attach.h"
-#include "tools/nvj/host/block_queue.h"
+#include "tools/nvj/host/devices/attach.h"
+#include "tools/nvj/host/devices/block_queue.h"
 
 using nvj::DeviceTraits;
 

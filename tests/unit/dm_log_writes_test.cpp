@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // dm-log-writes logs (fscore/dmlog/) and the crash lab's import and export
-// of them (crashlab/log_import.h, log_export.h): the format written and
+// of them (crashlab/record/log_import.h, crashlab/record/log_export.h): the format written and
 // read back, every malformed log refused with the entry named, each kind
 // of entry as the frames a recording holds, the export's order (a write
 // acknowledged during a flush comes after it), and round trips that keep
@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "crashlab/crash_points.h"
-#include "crashlab/crash_states.h"
-#include "crashlab/log_export.h"
-#include "crashlab/log_import.h"
-#include "crashlab/recording_index.h"
+#include "crashlab/states/crash_points.h"
+#include "crashlab/states/crash_states.h"
+#include "crashlab/record/log_export.h"
+#include "crashlab/record/log_import.h"
+#include "crashlab/index/recording_index.h"
 #include "fscore/dmlog/log_reader.h"
 #include "fscore/dmlog/log_writer.h"
 #include "fscore/endian.h"

@@ -11,7 +11,7 @@
 
 #include "crashlab/explore/generator.h"
 #include "crashlab/explore/oracle.h"
-#include "crashlab/fact_oracle.h"
+#include "crashlab/facts/fact_checker.h"
 #include "tests/support/temp_dir.h"
 #include "tools/nvj/crash/ground_truth.h"
 #include "tools/workloads/explore_steps.h"
@@ -23,7 +23,7 @@ using crashlab::explore::Oracle;
 using crashlab::explore::Persist;
 using crashlab::explore::RuledFact;
 using crashlab::explore::Step;
-using fscore::record::FactKind;
+using crashlab::FactKind;
 
 namespace fs = std::filesystem;
 
@@ -54,7 +54,7 @@ struct Run {
 
 std::vector<std::string> labels(const std::vector<RuledFact>& facts) {
   std::vector<std::string> out;
-  for (const RuledFact& f : facts) out.push_back(fscore::record::format_fact(f.fact) + (f.rule.empty() ? "" : " [" + f.rule + "]"));
+  for (const RuledFact& f : facts) out.push_back(crashlab::format_fact(f.fact) + (f.rule.empty() ? "" : " [" + f.rule + "]"));
   return out;
 }
 
@@ -131,7 +131,7 @@ TEST_CASE("a rename of one link of a file over another does nothing, and the ora
   CHECK_FALSE(has(facts, FactKind::remove, "A/foo", ""));
   CHECK_FALSE(has(facts, FactKind::file, "A/bar", "ext4-auto-da-alloc-rename"));
   CHECK(has(facts, FactKind::entry, "A", "fsync-dir"));
-  crashlab::FactOracle folded;
+  crashlab::FactChecker folded;
   for (const RuledFact& f : run.posted) folded.add(f.fact);
   CHECK(folded.check(nvj::cli::DirectoryFacts(run.root)).empty());
 }
@@ -152,7 +152,7 @@ TEST_CASE("the oracle's facts hold on the tree that made them, and a removed nam
   const crashlab::explore::Generator g(1);
   for (std::uint64_t i = 0; i < g.count(); i += 3) {
     Run run;
-    crashlab::FactOracle facts;
+    crashlab::FactChecker facts;
     const auto w = g.at(i);
     for (const Step& s : w.steps)
       for (const RuledFact& f : run.step(s.op.kind, s.op.path, s.op.second, s.persist, s.persist_path)) facts.add(f.fact);
@@ -161,7 +161,7 @@ TEST_CASE("the oracle's facts hold on the tree that made them, and a removed nam
   }
   Run run;
   run.step(OpKind::mkdir, "A", "", Persist::sync);
-  crashlab::FactOracle facts;
+  crashlab::FactChecker facts;
   for (const RuledFact& f : run.posted) facts.add(f.fact);
   std::ofstream(run.root / "A" / "foo") << "back";
   const auto broken = facts.check(nvj::cli::DirectoryFacts(run.root));
@@ -185,7 +185,7 @@ TEST_CASE("a file renamed and then changed is promised under one of the rename's
     run.step(OpKind::rename_over, "A/foo", "A/bar", Persist::none);
     const auto changed = run.step(OpKind::write_append, "A/bar", "", p, p == Persist::fsync ? "A/bar" : "");
     CHECK(has(changed, FactKind::rewrite, "A/bar", ""));
-    crashlab::FactOracle facts;
+    crashlab::FactChecker facts;
     for (const RuledFact& f : run.posted) facts.add(f.fact);
     const auto broken = facts.check(nvj::cli::DirectoryFacts(run.root));
     CAPTURE(static_cast<int>(p), labels(run.posted));
@@ -205,7 +205,7 @@ TEST_CASE("the oracle's facts hold on the final tree of every workload of seq-2'
   std::uint64_t failing = 0;
   for (std::uint64_t i = 0; i < g.count(); ++i) {
     Run run;
-    crashlab::FactOracle facts;
+    crashlab::FactChecker facts;
     const auto w = g.at(i);
     for (const Step& s : w.steps)
       for (const RuledFact& f : run.step(s.op.kind, s.op.path, s.op.second, s.persist, s.persist_path)) facts.add(f.fact);
@@ -236,7 +236,7 @@ TEST_CASE("the oracle's facts hold on the final tree of a random sample of seq-2
     for (int n = 0; n < 1000; ++n) {
       const std::uint64_t i = pick(rng);
       Run run;
-      crashlab::FactOracle facts;
+      crashlab::FactChecker facts;
       const auto w = g.at(i);
       INFO("seq-" << bound << " workload " << i << ": " << w.name);
       for (const Step& s : w.steps)

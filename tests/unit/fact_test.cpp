@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Facts (fscore/record/fact.h): every kind formats to the documented line
+// Facts (crashlab/facts/fact.h): every kind formats to the documented line
 // and parses back to itself, paths with any byte survive the escaping, a
 // label that is no fact is passed over, and a malformed fact is refused
 // naming what is wrong.
@@ -7,13 +7,13 @@
 
 #include <string>
 
-#include "fscore/record/fact.h"
+#include "crashlab/facts/fact.h"
 
-using fscore::record::Fact;
-using fscore::record::FactError;
-using fscore::record::FactKind;
-using fscore::record::format_fact;
-using fscore::record::parse_fact;
+using crashlab::Fact;
+using crashlab::FactError;
+using crashlab::FactKind;
+using crashlab::format_fact;
+using crashlab::parse_fact;
 
 TEST_CASE("each kind of fact formats to its documented line and parses back", "[fact]") {
   const Fact file{FactKind::file, "d1/t25", "", 40960, 0x0badf00d};

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// nvj crash frames' timeline (crashlab/frame_timeline.h) on random
+// nvj crash frames' timeline (crashlab/reports/frame_timeline.h) on random
 // recordings: every frame of the window listed once, in order; each
 // change's fate what the crash state is made of (the model of when each
 // change became durable kept apart from the index's own reading, the
@@ -13,7 +13,7 @@
 #include <set>
 #include <vector>
 
-#include "crashlab/frame_timeline.h"
+#include "crashlab/reports/frame_timeline.h"
 #include "tests/unit/random_recording.h"
 
 using namespace crashlab;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// MetadataKeys (crashlab/metadata_key.h) on ext4 workloads recorded without
+// MetadataKeys (crashlab/states/metadata_key.h) on ext4 workloads recorded without
 // a kernel (tests/support/ext4_workload.h), against a truth of its own:
 //   - two states with one key hold the same metadata once the fast path has
 //     recovered them: every block the state's own filesystem owns as
@@ -18,12 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "crashlab/crash_check.h"
-#include "crashlab/crash_image.h"
-#include "crashlab/fact_oracle.h"
-#include "crashlab/hash.h"
-#include "crashlab/metadata_key.h"
-#include "crashlab/state_check.h"
+#include "crashlab/judge/state_walk.h"
+#include "crashlab/states/crash_image.h"
+#include "crashlab/facts/fact_checker.h"
+#include "crashlab/states/hash.h"
+#include "crashlab/states/metadata_key.h"
+#include "crashlab/judge/fast_path.h"
 #include "fscore/ext4/block_owners.h"
 #include "fscore/ext4/journal_replay.h"
 #include "tests/support/ext4_workload.h"
@@ -36,7 +36,7 @@ namespace {
 
 constexpr std::uint32_t kNow = 1700001000;
 
-StateVerdict recover(CrashImage& image, std::uint8_t data, std::optional<std::uint8_t> journal, const FactOracle& oracle) {
+StateVerdict recover(CrashImage& image, std::uint8_t data, std::optional<std::uint8_t> journal, const FactChecker& oracle) {
   auto& fs = image.exported(data);
   auto* log = journal ? &image.exported(*journal) : nullptr;
   return check_ext4_state(fs, fs, log, log, oracle, kNow, {}, nullptr);
@@ -137,7 +137,7 @@ TEST_CASE("a state without one of a file's data writes shares its key; one witho
   }
   REQUIRE(data_write);
   REQUIRE(last_journal_write);
-  const FactOracle oracle;
+  const FactChecker oracle;
   const auto key_of = [&](std::vector<std::size_t> kept, std::optional<std::size_t> without) {
     if (without) std::erase(kept, *without);
     image.set_state(kept);

@@ -16,8 +16,8 @@
 
 #include "tools/nvj/client/server_address.h"
 #include "tools/nvj/client/tls_psk.h"
-#include "tools/nvj/host/process.h"
-#include "tools/nvj/host/text_file.h"
+#include "tools/nvj/host/files/text_file.h"
+#include "tools/nvj/host/processes/process.h"
 #include "tools/nvj/vm/qemu.h"
 
 namespace fs = std::filesystem;

@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "tools/nvj/host/jbd2_info.h"
-#include "tools/nvj/host/text_pattern.h"
 #include "tools/nvj/client/server_address.h"
-#include "tools/nvj/host/undo_log.h"
+#include "tools/nvj/host/devices/undo_log.h"
+#include "tools/nvj/host/files/text_pattern.h"
+#include "tools/nvj/host/fs_tools/jbd2_info.h"
 
 namespace fs = std::filesystem;
 using namespace nvj::cli;

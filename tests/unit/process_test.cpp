@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "tools/nvj/host/process.h"
-#include "tools/nvj/host/text_file.h"
+#include "tools/nvj/host/files/text_file.h"
+#include "tools/nvj/host/processes/process.h"
 
 using nvj::cli::run;
 

@@ -11,10 +11,10 @@
 #include <random>
 #include <vector>
 
-#include "crashlab/crash_points.h"
-#include "crashlab/crash_states.h"
+#include "crashlab/states/crash_points.h"
+#include "crashlab/states/crash_states.h"
 #include "fscore/record/frame_encoder.h"
-#include "crashlab/recording_index.h"
+#include "crashlab/index/recording_index.h"
 #include "fscore/record/replayed_exports.h"
 
 namespace recording_tests {

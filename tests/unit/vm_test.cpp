@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "tests/support/temp_dir.h"
-#include "tools/nvj/host/process.h"
-#include "tools/nvj/host/text_file.h"
+#include "tools/nvj/host/files/text_file.h"
+#include "tools/nvj/host/processes/process.h"
 #include "tools/nvj/vm/cpio_writer.h"
 #include "tools/nvj/vm/guest_console.h"
 #include "tools/nvj/vm/guest_init.h"

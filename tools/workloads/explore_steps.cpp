@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "common/unique_fd.h"
-#include "fscore/record/fact.h"
+#include "crashlab/facts/fact.h"
 
 namespace nvj::workloads {
 
@@ -221,7 +221,7 @@ crashlab::explore::LiveTree live_tree(const fs::path& root) {
       if (n >= 0) {
         e.has_xattr = true;
         e.xattr_size = static_cast<std::uint64_t>(n);
-        e.xattr_crc = fscore::record::fact_crc32c(value, static_cast<std::size_t>(n));
+        e.xattr_crc = crashlab::fact_crc32c(value, static_cast<std::size_t>(n));
       }
       UniqueFd fd = open_or_fail(it->path(), O_RDONLY | O_NOFOLLOW, "read back " + path);
       std::vector<unsigned char> bytes(static_cast<std::size_t>(st.st_size));
@@ -233,7 +233,7 @@ crashlab::explore::LiveTree live_tree(const fs::path& root) {
         done += static_cast<std::size_t>(r);
       }
       e.size = bytes.size();
-      e.crc = fscore::record::fact_crc32c(bytes.data(), bytes.size());
+      e.crc = crashlab::fact_crc32c(bytes.data(), bytes.size());
     }
     out[path] = e;
   }
@@ -247,7 +247,7 @@ ExploreTrace run_workload_steps(const fs::path& root, const crashlab::explore::W
   ExploreTrace trace;
   const auto post_all = [&](const std::vector<crashlab::explore::RuledFact>& facts, std::vector<PostedFact>& into) {
     for (const auto& f : facts) {
-      into.push_back({fscore::record::format_fact(f.fact), f.rule});
+      into.push_back({crashlab::format_fact(f.fact), f.rule});
       post(into.back().label);
     }
   };

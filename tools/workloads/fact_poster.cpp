@@ -7,13 +7,13 @@
 #include <utility>
 
 #include "common/mark_client.h"
-#include "fscore/record/fact.h"
+#include "crashlab/facts/fact.h"
 
 namespace nvj::workloads {
 
 namespace fs = std::filesystem;
-using fscore::record::Fact;
-using fscore::record::FactKind;
+using crashlab::Fact;
+using crashlab::FactKind;
 
 FactPoster::FactPoster(std::string control_socket, const std::string& root) : control_(std::move(control_socket)) {
   const std::string folder = root.empty() ? default_root() : root;
@@ -39,7 +39,7 @@ std::string FactPoster::relative(const std::string& path) const {
   return text;
 }
 
-void FactPoster::post(const Fact& fact) const { post_mark(control_, fscore::record::format_fact(fact)); }
+void FactPoster::post(const Fact& fact) const { post_mark(control_, crashlab::format_fact(fact)); }
 
 void FactPoster::file(const std::string& path, std::uint64_t size, std::uint32_t crc32c) const {
   if (enabled()) post(Fact{FactKind::file, relative(path), "", size, crc32c});

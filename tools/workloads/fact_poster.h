@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// FactPoster: a workload's facts (fscore/record/fact.h) posted as marks to
+// FactPoster: a workload's facts (crashlab/facts/fact.h) posted as marks to
 // the server's control socket (common/mark_client.h), so that a recording
 // running there holds the oracle the crash lab checks crash states against.
 // Paths are made relative to the filesystem's root: the folder given, or
@@ -7,13 +7,13 @@
 // folder. Without a control socket nothing is posted.
 //
 // When to post: file, prefix and entry after the call that made them durable has
-// returned, rename, rewrite and remove before the call (fact.h).
+// returned, rename, rewrite and remove before the call (crashlab/facts/fact.h).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-namespace fscore::record {
+namespace crashlab {
 struct Fact;
 }
 
@@ -44,7 +44,7 @@ class FactPoster {
   void remove(const std::string& path) const;
 
  private:
-  void post(const fscore::record::Fact& fact) const;
+  void post(const crashlab::Fact& fact) const;
 
   std::string control_;
   std::string root_;  // absolute, normalised

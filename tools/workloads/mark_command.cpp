@@ -13,7 +13,7 @@
 
 #include "common/command_line.h"
 #include "common/mark_client.h"
-#include "fscore/record/fact.h"
+#include "crashlab/facts/fact.h"
 #include "tools/workloads/workload_commands.h"
 
 namespace nvj::workloads {
@@ -57,8 +57,8 @@ int mark_main(const MarkArgs& a) {
     throw UsageError("nvj mark: a label has at most " + std::to_string(kMaxLabel) + " bytes, not " +
                      std::to_string(label.size()));
   try {
-    fscore::record::parse_fact(label);  // a label that starts "fact " must be one
-  } catch (const fscore::record::FactError& e) {
+    crashlab::parse_fact(label);  // a label that starts "fact " must be one
+  } catch (const crashlab::FactError& e) {
     throw UsageError(std::string("nvj mark: ") + e.what());
   }
   post_mark(control, label);

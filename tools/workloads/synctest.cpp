@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "common/mark_client.h"
-#include "fscore/record/fact.h"
+#include "crashlab/facts/fact.h"
 #include "tools/workloads/fact_poster.h"
 
 namespace nvj::workloads {
@@ -138,7 +138,7 @@ void run_process(const SynctestOptions& o, const FactPoster& facts, std::uint32_
       ++operations;
     }
     if (file_durable && facts.enabled()) {
-      const std::uint32_t crc = fscore::record::fact_crc32c(content.data(), sizes[pass]);
+      const std::uint32_t crc = crashlab::fact_crc32c(content.data(), sizes[pass]);
       post([&] { facts.file(in_dir(name), sizes[pass], crc); }, "file " + name, pass);
     }
     if (::close(fd) != 0) fail("close of " + name, pass);

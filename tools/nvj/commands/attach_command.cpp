@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "common/command_line.h"
-#include "tools/nvj/host/attach.h"
 #include "tools/nvj/commands.h"
+#include "tools/nvj/host/devices/attach.h"
 
 namespace nvj::cli {
 namespace {

@@ -17,11 +17,11 @@
 
 #include "common/command_line.h"
 #include "tools/nvj/commands.h"
-#include "tools/nvj/host/fs_mark.h"
+#include "tools/nvj/host/fs_tools/jbd2_info.h"
+#include "tools/nvj/host/processes/process.h"
+#include "tools/nvj/host/processes/teardown.h"
+#include "tools/nvj/host/workloads/fs_mark.h"
 #include "tools/nvj/testbed/testbed.h"
-#include "tools/nvj/host/jbd2_info.h"
-#include "tools/nvj/host/process.h"
-#include "tools/nvj/host/teardown.h"
 
 namespace nvj::cli {
 namespace fs = std::filesystem;

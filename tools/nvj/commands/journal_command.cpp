@@ -17,17 +17,17 @@
 #include <thread>
 #include <vector>
 
+#include "common/command_line.h"
+#include "common/control_client.h"
+#include "common/json.h"
 #include "fscore/ext4/journal_replay.h"
 #include "fscore/jbd2/journal_recovery.h"
 #include "fscore/uuid.h"
 #include "fscore/xfs/log_scan.h"
 #include "fscore/xfs/superblock.h"
-#include "common/command_line.h"
-#include "common/json.h"
 #include "tools/nvj/commands.h"
-#include "common/control_client.h"
-#include "tools/nvj/host/file_image.h"
-#include "tools/nvj/host/interrupt.h"
+#include "tools/nvj/host/files/file_image.h"
+#include "tools/nvj/host/processes/interrupt.h"
 
 namespace nvj::cli {
 namespace {

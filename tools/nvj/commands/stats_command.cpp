@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "common/command_line.h"
-#include "tools/nvj/commands.h"
 #include "common/control_client.h"
-#include "tools/nvj/host/interrupt.h"
+#include "tools/nvj/commands.h"
+#include "tools/nvj/host/processes/interrupt.h"
 
 namespace nvj::cli {
 namespace {

@@ -19,8 +19,8 @@
 
 #include "common/command_line.h"
 #include "common/json.h"
-#include "crashlab/crash_image.h"
-#include "crashlab/state_check.h"
+#include "crashlab/states/crash_image.h"
+#include "crashlab/judge/fast_path.h"
 #include "fscore/fs_signature.h"
 #include "tools/nvj/crash/check_output.h"
 #include "tools/nvj/crash/check_results.h"
@@ -28,10 +28,12 @@
 #include "tools/nvj/crash/crash_report.h"
 #include "tools/nvj/crash/ground_truth.h"
 #include "tools/nvj/crash/shard.h"
+#include "tools/nvj/crash/state_options.h"
+#include "tools/nvj/crash/subcommands.h"
 #include "tools/nvj/experiment/report.h"
-#include "tools/nvj/host/interrupt.h"
-#include "tools/nvj/host/mapped_file.h"
-#include "tools/nvj/host/run_folder.h"
+#include "tools/nvj/host/files/mapped_file.h"
+#include "tools/nvj/host/processes/interrupt.h"
+#include "tools/nvj/host/processes/run_folder.h"
 
 namespace nvj::cli {
 
@@ -40,15 +42,6 @@ namespace {
 // At most this many failing states are described on stdout (all are in
 // results.json).
 constexpr std::uint64_t kShownFailures = 10;
-
-void write_results(const std::string& dir, const Results& results) {
-  std::filesystem::create_directories(dir);
-  const std::filesystem::path path = std::filesystem::path(dir) / "results.json";
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  write_results_text(out, results.document, results.states);
-  out.close();
-  if (!out) throw std::runtime_error("cannot write " + path.string());
-}
 
 // A folder for the ground truth's files: the one given, or a new one in
 // $TMPDIR (or /tmp), named in the run folder (so that a run killed leaves
@@ -223,70 +216,86 @@ int crash_check_main(const CheckArgs& a) {
   return c.failing == 0 && c.disagree == 0 ? 0 : 1;
 }
 
-int crash_image_main(const ImageArgs& a) {
-  std::set<std::uint64_t> wanted;
-  for (const std::string& text : a.states) {
-    std::uint64_t n = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-    if (ec != std::errc() || end != text.data() + text.size() || text.empty())
-      throw UsageError("nvj crash image: --state " + text + ": expected a state's ordinal, a whole number");
-    wanted.insert(n);
-  }
-  const MappedFile file(a.check.recording);
-  const crashlab::RecordingIndex index(file.bytes());
-  const crashlab::CrashChecker checker(index, enumeration_of(a.check));
-  std::vector<crashlab::SelectedState> found;
-  try {
-    found = checker.find(wanted);
-  } catch (const std::out_of_range& e) {
-    throw std::runtime_error(e.what());
-  }
-  checker.walk_states(found, [&](crashlab::StateContext& c) {
-    std::filesystem::path dir = a.out;
-    if (wanted.size() > 1) dir /= std::to_string(c.selected.ordinal);
-    std::filesystem::create_directories(dir);
-    for (std::size_t d = 0; d < c.image.count(); ++d) {
-      const std::string name = index.exports()[d].name;
-      const auto path = dir / (name + ".img");
-      write_state_file(c.image, static_cast<std::uint8_t>(d), path);
-      std::printf("%s: export %s of state %llu\n", path.c_str(), name.c_str(),
-                  static_cast<unsigned long long>(c.selected.ordinal));
-    }
-    const auto& p = c.point;
-    const std::string mark = p.last_mark == crashlab::kNoMark ? "" : ", after mark '" + index.marks()[p.last_mark].label + "'";
-    std::printf("  crash point %zu (after frame %llu%s), strategy %s, %zu of %zu volatile changes kept%s\n",
-                c.state.point, static_cast<unsigned long long>(p.sequence), mark.c_str(),
-                crashlab::to_string(c.state.strategy), c.state.kept.size(), p.volatile_changes.size(),
-                c.state.torn ? (", one more torn after " + std::to_string(c.state.torn->bytes) + " bytes").c_str() : "");
-  });
-  std::printf("the journal is not replayed: mount it (ext4 replays it) or run e2fsck on it, as after a power cut\n");
-  return 0;
+void check_options(Command& c, CheckArgs& check) {
+  enumeration_options(c, check.every, check.no_marks, check.no_persistence, check.options.strategies);
+  c.add("--shard", check.shard, "check slice I of N (default: from Slurm or Kubernetes, else all)").value_name("I/N");
+  c.add("--out", check.out, "write DIR/results.json (run: and DIR/recording.nvjrec)").value_name("DIR");
+  c.choice("--verify", check.verify, {"none", "failing", "sample", "all"},
+           "which states the ground truth checks too (default: sample)");
+  c.count("--sample", check.sample, 1, ~std::uint64_t{0}, "with --verify sample, one passing state in N (default 64)")
+      .value_name("N");
+  c.add("--scratch", check.scratch, "the ground truth's files (default: a new folder in $TMPDIR)").value_name("DIR");
+  c.count("--per-signature", check.per_signature, 0, ~std::uint64_t{0},
+          "describe, minimize and verify the first N failing states of each signature (default 3)")
+      .value_name("N");
+  c.count("--max-states", check.max_states, 0, ~std::uint64_t{0},
+          "check at most N unique states, a sample over every point and strategy (default 20000, by the kernel "
+          "alone 1000; 0: all)")
+      .value_name("N")
+      .on_given([&check] { check.max_states_given = true; });
+  c.wall_duration("--time-limit", check.time_limit_ns, "stop checking new states after TIME (90s, 10m; default: none)");
+  c.count("--max-findings", check.max_findings, 0, ~std::uint64_t{0},
+          "stop once a signature has N failing states (default 0: never)")
+      .value_name("N");
+  c.choice("--structure", check.structure, {"every", "none"},
+           "e2fsck on the structure of every state the fast path reads, each recovered metadata image once "
+           "(default: every); none: the facts alone");
+  c.add("--recovery-kernel", check.recovery_kernel,
+        "the fast path recovers journals as Linux RELEASE does (6.1.0, 6.12.118; default: this machine's kernel)")
+      .value_name("RELEASE");
 }
 
-int crash_merge_main(const MergeArgs& a) {
-  std::vector<Json> shards;
-  std::vector<std::string> names;
-  for (const std::string& input : a.inputs) {
-    shards.push_back(read_results(input));
-    names.push_back(std::filesystem::is_directory(input) ? input + "/results.json" : input);
-  }
-  const Results merged = merge_results(shards, names);
-  write_results(a.out, merged);
-  write_crash_report(merged, a.out);
-  const VerdictCount c = count_verdicts(merged.states);
-  std::printf("merged %zu shards into %s\n", shards.size(), (std::filesystem::path(a.out) / "results.json").c_str());
-  print_signatures(merged.document);
-  print_coverage(merged.document, merged.document.at("recording").at("path").get<std::string>());
-  // Shards run side by side: the run took as long as the slowest.
-  double slowest = 0, summed = 0;
-  for (const Json& s : shards) {
-    const double t = s["shard"].value("seconds", 0.0);
-    slowest = std::max(slowest, t);
-    summed += t;
-  }
-  std::printf("(the slowest shard took %.1f s, the shards %.1f s in all)\n", slowest, summed);
-  summary_line(c.checked, slowest, c.failing);
-  return c.failing == 0 && c.disagree == 0 ? 0 : 1;
+namespace {
+
+constexpr const char* kCheckText = R"(Check the crash states of RECORDING with contents no earlier state had, by
+the fast path: the state built in place over the recording, the journal
+replayed as e2fsck replays it, and every fact marked before its crash point
+read back from the filesystem; then e2fsck -fn on the structure the
+recovered state leaves (each recovered metadata image once; --structure
+none: the facts alone). An XFS or btrfs recording (the filesystem is
+told from the recording), or an ext4 with what the fast path does not read
+(fast commits), is checked by the kernel alone: each state mounted, its
+facts read back, then xfs_repair -n, btrfs check --readonly or e2fsck -fn.
+
+At most --max-states unique states are checked (default 20000 by the fast
+path, 1000 by the kernel alone; 0: every one): where there are more, a
+sample spread over every crash point and strategy. The states are checked
+in rounds of growing density (every 64th first), so that --time-limit,
+--max-findings or SIGINT and SIGTERM, which end the check early, leave a
+sample spread over the whole recording. Failing states are grouped by
+signature (what broke and how, whatever the files); the first
+--per-signature of each are described in full: the writes they kept and
+dropped, their cause minimized, and the kernel's verdict.
+
+Prints the states per strategy first, then the failing states (the first
+10), their signatures, what was not checked and how to check it, and last
+one line: N states checked in S s (R states/s), F failing. Exit status 1
+when a state fails or the check was interrupted. --out DIR writes
+results.json and the report (table.md, states.png, states.svg).
+
+A shard: --shard I/N checks the states taken in blocks of 64 whose block
+number is I modulo N. Without it, a Slurm job array's task
+(SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_COUNT) or a
+Kubernetes Indexed Job's (JOB_COMPLETION_INDEX, with NVJ_SHARD_COUNT set to
+its completions) checks its own; `nvj crash merge` joins their results.
+)";
+
+}  // namespace
+
+CrashSubcommand declare_crash_check(Command& crash) {
+  auto check = std::make_shared<CheckArgs>();
+  Command checks = crash.subcommand("check", "check a recording's crash states against its facts");
+  checks.describe(kCheckText);
+  checks.add("RECORDING", check->recording, "the recording (record=FILE)").value_name("FILE");
+  check_options(checks, *check);
+  checks.add("--mount-options", check->mount_options,
+             "the ground truth's mount options (journal_path= or logdev= is added)")
+      .value_name("OPTIONS");
+  return {checks, [check] {
+            check_torn_unit(check->options.strategies, "nvj crash check");
+            if (check->recording.empty()) throw UsageError("nvj crash check: which RECORDING?");
+            return crash_check_main(*check);
+          }};
 }
 
 }  // namespace nvj::cli

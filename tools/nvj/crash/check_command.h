@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// nvj crash check and nvj crash merge: check a recording's crash states by
-// the fast path (crashlab/crash_check.h) and, on those it fails and a
-// sample of the others, by the ground truth (ground_truth.h), a shard of
-// them or all; join shards' results (check_results.h).
+// nvj crash check: check a recording's crash states by the fast path
+// (crashlab/judge/state_walk.h) and, on those it fails and a sample of the
+// others, by the ground truth (ground_truth.h), a shard of them or all.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "common/command_line.h"
 #include "common/json.h"
-#include "crashlab/crash_check.h"
+#include "crashlab/judge/state_walk.h"
 
 namespace nvj::cli {
 
@@ -62,17 +62,10 @@ inline constexpr std::uint64_t kFastBudget = 20000;
 inline constexpr std::uint64_t kKernelBudget = 1000;
 int crash_check_main(const CheckArgs& args);
 
-struct ImageArgs {
-  CheckArgs check;        // the recording and the options that number the states
-  std::vector<std::string> states;  // their ordinals
-  std::string out;        // the folder for the images (DIR/N/ for each of several)
-};
-int crash_image_main(const ImageArgs& args);
-
-struct MergeArgs {
-  std::vector<std::string> inputs;  // shards' results.json, or folders holding one
-  std::string out;                  // the folder for the merged results.json
-};
-int crash_merge_main(const MergeArgs& args);
+// --shard, --out, --verify, --sample, --scratch, --per-signature,
+// --max-states, --time-limit, --max-findings, --structure,
+// --recovery-kernel, and the points and strategies (state_options.h): what
+// nvj crash check and run share.
+void check_options(Command& c, CheckArgs& check);
 
 }  // namespace nvj::cli

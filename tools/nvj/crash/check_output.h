@@ -10,7 +10,7 @@
 #include <string>
 
 #include "common/json.h"
-#include "crashlab/crash_check.h"
+#include "crashlab/judge/state_walk.h"
 #include "tools/nvj/crash/shard.h"
 
 namespace nvj::cli {

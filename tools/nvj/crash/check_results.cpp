@@ -9,7 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "crashlab/signature.h"
+#include "crashlab/causes/signature.h"
 
 namespace nvj::cli {
 
@@ -300,6 +300,15 @@ Json read_results(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return parse_json(text.str(), p.string());
+}
+
+void write_results(const std::string& dir, const Results& results) {
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path path = std::filesystem::path(dir) / "results.json";
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  write_results_text(out, results.document, results.states);
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
 Results merge_results(const std::vector<Json>& shards, const std::vector<std::string>& names) {

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "common/json.h"
-#include "crashlab/crash_cause.h"
-#include "crashlab/crash_check.h"
-#include "crashlab/recording_index.h"
+#include "crashlab/causes/crash_cause.h"
+#include "crashlab/judge/state_walk.h"
+#include "crashlab/index/recording_index.h"
 #include "tools/nvj/crash/shard.h"
 #include "tools/nvj/crash/state_record.h"
 
@@ -109,6 +109,9 @@ Results merge_results(const std::vector<Json>& shards, const std::vector<std::st
 // A results.json read back: `path` is the file or the folder holding it.
 // Throws naming the file when it cannot be read or is not JSON.
 Json read_results(const std::string& path);
+// DIR/results.json (DIR made if missing): one line per state
+// (write_results_text). Throws naming the file when it cannot be written.
+void write_results(const std::string& dir, const Results& results);
 
 // Verdict totals of a document's states: pass, fail, unreadable, needs_fsck
 // by the fast path; how many the ground truth checked, failed, and disagreed on.

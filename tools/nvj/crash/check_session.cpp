@@ -10,14 +10,14 @@
 #include <stdexcept>
 #include <vector>
 
-#include "crashlab/crash_cause.h"
-#include "crashlab/crash_image.h"
-#include "crashlab/fact_oracle.h"
-#include "crashlab/hash.h"
+#include "crashlab/causes/crash_cause.h"
+#include "crashlab/states/crash_image.h"
+#include "crashlab/facts/fact_checker.h"
+#include "crashlab/states/hash.h"
 #include "tools/nvj/crash/ground_truth.h"
 #include "tools/nvj/crash/progress.h"
 #include "tools/nvj/crash/structure_check.h"
-#include "tools/nvj/host/interrupt.h"
+#include "tools/nvj/host/processes/interrupt.h"
 
 namespace nvj::cli {
 
@@ -130,11 +130,11 @@ class Session {
   // The state `image` holds (its exports `data` and `journal`) by the
   // kernel, and by the fast path.
   crashlab::StateVerdict kernel_verdict(crashlab::CrashImage& image, std::uint8_t data, std::optional<std::uint8_t> journal,
-                                        const crashlab::FactOracle& oracle) {
+                                        const crashlab::FactChecker& oracle) {
     return kernel()->check(image, data, log(journal), oracle);
   }
   crashlab::StateVerdict fast_verdict(crashlab::CrashImage& image, std::uint8_t data, std::optional<std::uint8_t> journal,
-                                      const crashlab::FactOracle& oracle, crashlab::FastPathMemo* memo) const {
+                                      const crashlab::FactChecker& oracle, crashlab::FastPathMemo* memo) const {
     auto& fs = image.exported(data);
     auto* log = journal ? &image.exported(*journal) : nullptr;
     return crashlab::check_ext4_state(fs, fs, log, log, oracle, checker_.options().now, checker_.options().recovery, memo);
@@ -162,7 +162,7 @@ class Session {
     std::vector<std::size_t> all(index_.changes().size());
     std::iota(all.begin(), all.end(), std::size_t{0});
     image.set_state(all);
-    crashlab::FactOracle oracle;
+    crashlab::FactChecker oracle;
     for (const auto& f : checker_.facts())
       if (f) oracle.add(*f);
     const std::uint8_t data = image.find("data").value_or(0);

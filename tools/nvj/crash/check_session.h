@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // One nvj crash check of a shard's states, in two passes.
 //
-// First every state taken, round by round (crashlab/crash_check.h): its
+// First every state taken, round by round (crashlab/judge/state_walk.h): its
 // verdict (the fast path's, with e2fsck's on the structure it leaves, or for
 // a filesystem the fast path does not read, the kernel's), and the kernel's
 // verdict too on a sample of the passing
@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "common/json.h"
-#include "crashlab/crash_check.h"
+#include "crashlab/judge/state_walk.h"
 #include "tools/nvj/crash/check_results.h"
 
 namespace nvj::cli {

@@ -3,11 +3,13 @@
 
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
-#include "crashlab/state_check.h"
+#include "crashlab/judge/fast_path.h"
 #include "tools/nvj/crash/check_results.h"
+#include "tools/nvj/crash/subcommands.h"
 #include "tools/nvj/experiment/report.h"
 
 namespace nvj::cli {
@@ -218,6 +220,30 @@ int crash_report_main(const ReportArgs& a) {
   std::printf("%llu states checked, %llu failing\n", static_cast<unsigned long long>(c.checked),
               static_cast<unsigned long long>(c.failing));
   return 0;
+}
+
+namespace {
+
+constexpr const char* kReportText = R"(Write the report of a check again from its results.json (the file, or the
+folder holding it): table.md (the states per strategy, the crash points with
+failing states, each failing state with what broke and its minimized cause),
+states.dat and the plot of the states by verdict at each crash point
+(states.png, states.svg), into --out DIR or beside results.json. A shard's
+results are refused: nvj crash merge joins the shards and writes the report.
+)";
+
+}  // namespace
+
+CrashSubcommand declare_crash_report(Command& crash) {
+  auto report = std::make_shared<ReportArgs>();
+  Command reports = crash.subcommand("report", "write a check's report again from its results.json");
+  reports.describe(kReportText);
+  reports.add("RESULTS", report->results, "results.json, or its folder").value_name("PATH");
+  reports.add("--out", report->out, "the folder for the report (default: beside results.json)").value_name("DIR");
+  return {reports, [report] {
+            if (report->results.empty()) throw UsageError("nvj crash report: which RESULTS?");
+            return crash_report_main(*report);
+          }};
 }
 
 }  // namespace nvj::cli

@@ -3,16 +3,19 @@
 
 #include <charconv>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 
 #include "common/command_line.h"
 #include "common/json.h"
-#include "crashlab/block_meaning.h"
-#include "crashlab/crash_check.h"
-#include "crashlab/frame_timeline.h"
-#include "crashlab/recording_index.h"
-#include "tools/nvj/host/mapped_file.h"
+#include "crashlab/reports/block_meaning.h"
+#include "crashlab/judge/state_walk.h"
+#include "crashlab/reports/frame_timeline.h"
+#include "crashlab/index/recording_index.h"
+#include "tools/nvj/crash/state_options.h"
+#include "tools/nvj/crash/subcommands.h"
+#include "tools/nvj/host/files/mapped_file.h"
 
 namespace nvj::cli {
 namespace {
@@ -184,6 +187,44 @@ int crash_frames_main(const FramesArgs& a) {
   }
   if (!cut) std::printf("------- the power is cut here (crash point %zu) -------\n", point);
   return 0;
+}
+
+namespace {
+
+constexpr const char* kFramesText = R"(List what each export saw around one crash state of RECORDING (--state N,
+as nvj crash check numbers them with the same options) or one crash point
+(--point P), frame by frame in the recording's order, as replay-log lists
+a log: every write, zero and trim with FUA, its acknowledgement (durable or
+not), every flush and its completion, every mark; for each change what the
+state made of it (durable before the power went, kept, dropped, torn after
+so many bytes, or sent after the cut), and what its blocks are where the
+lab can tell: ext4's metadata by kind and the data of which file, the jbd2
+journal's descriptor, logged copies (of which home block), revoke and
+commit blocks, XFS's blocks by their magic numbers.
+)";
+
+}  // namespace
+
+CrashSubcommand declare_crash_frames(Command& crash) {
+  auto frames = std::make_shared<FramesArgs>();
+  Command frame_list = crash.subcommand("frames", "list what the exports saw around a crash state, block by block");
+  frame_list.describe(kFramesText);
+  frame_list.add("RECORDING", frames->check.recording, "the recording (record=FILE)").value_name("FILE");
+  enumeration_options(frame_list, frames->check.every, frames->check.no_marks, frames->check.no_persistence,
+                      frames->check.options.strategies);
+  frame_list.add("--state", frames->state, "the state's ordinal (results.json's \"ordinal\")").value_name("N");
+  frame_list.add("--point", frames->point, "or a crash point's number, with no state (nvj crash states counts them)")
+      .value_name("P");
+  frame_list.count("--before", frames->before, 0, ~std::uint64_t{0},
+                   "frames before the oldest volatile change (default 20)").value_name("N");
+  frame_list.count("--after", frames->after, 0, ~std::uint64_t{0}, "frames after the crash point (default 10)")
+      .value_name("N");
+  frame_list.flag("--all", frames->all, "every frame of the recording");
+  frame_list.flag("--json", frames->json, "one JSON object");
+  return {frame_list, [frames] {
+            check_torn_unit(frames->check.options.strategies, "nvj crash frames");
+            return crash_frames_main(*frames);
+          }};
 }
 
 }  // namespace nvj::cli

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // nvj crash frames: what each export saw around a crash state (or a crash
 // point) of a recording, frame by frame, with what each block written is
-// (crashlab/block_meaning.h) and what the state made of each change
-// (crashlab/frame_timeline.h), as text or JSON.
+// (crashlab/reports/block_meaning.h) and what the state made of each change
+// (crashlab/reports/frame_timeline.h), as text or JSON.
 #pragma once
 
 #include <cstdint>

@@ -14,10 +14,10 @@
 
 #include "common/unique_fd.h"
 #include "fscore/crc32c.h"
-#include "tools/nvj/host/detached_mount.h"
-#include "tools/nvj/host/filesystem_tools.h"
-#include "tools/nvj/host/loop_device.h"
-#include "tools/nvj/host/process.h"
+#include "tools/nvj/host/devices/detached_mount.h"
+#include "tools/nvj/host/devices/loop_device.h"
+#include "tools/nvj/host/fs_tools/filesystem_tools.h"
+#include "tools/nvj/host/processes/process.h"
 
 namespace nvj::cli {
 
@@ -113,7 +113,7 @@ crashlab::PathMeta DirectoryFacts::meta(const std::string& path, bool xattrs) co
     at += name.size() + 1;
     const ssize_t n = ::lgetxattr(full.c_str(), name.c_str(), value.data(), value.size());
     if (n < 0) throw sys_error("lgetxattr " + path + " " + name);
-    m.xattrs[name] = {static_cast<std::uint64_t>(n), fscore::record::fact_crc32c(value.data(), static_cast<std::size_t>(n))};
+    m.xattrs[name] = {static_cast<std::uint64_t>(n), crashlab::fact_crc32c(value.data(), static_cast<std::size_t>(n))};
   }
   return m;
 }
@@ -187,7 +187,7 @@ void KernelCheck::write_state(crashlab::CrashImage& image) {
 }
 
 StateVerdict KernelCheck::check(crashlab::CrashImage& image, std::uint8_t data, std::optional<std::uint8_t> journal,
-                                const crashlab::FactOracle& oracle) {
+                                const crashlab::FactChecker& oracle) {
   write_state(image);
   StateVerdict v;
   const std::string log = journal ? loops_.at(*journal) : "";

@@ -4,7 +4,7 @@
 // journal or log as after a real power cut), every fact read back through
 // the mount, unmounted, then the filesystem's own checker on what the
 // kernel left (e2fsck -fn, xfs_repair -n, btrfs check --readonly:
-// host/filesystem_tools.h). What the fast path (crashlab/state_check.h)
+// host/fs_tools/filesystem_tools.h). What the fast path (crashlab/judge/fast_path.h)
 // decides in process for ext4, this decides with the real kernel and
 // e2fsprogs, and the two must agree; for XFS and btrfs, which the fast path
 // does not read, it alone decides.
@@ -12,7 +12,7 @@
 // The files and loop devices are made once and reused for every state: the
 // files are emptied (holes punched) and the state written into them, the
 // loop devices' caches dropped. Each state is a detached mount
-// (host/detached_mount.h), attached to no mount namespace: no other process
+// (host/devices/detached_mount.h), attached to no mount namespace: no other process
 // can copy it and keep the filesystem mounted, mid-journal, after we let it
 // go, and we copy no one else's. The checker runs only once the kernel has
 // let go of the devices. Needs root, loop devices and the checker.
@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "crashlab/crash_image.h"
-#include "crashlab/fact_oracle.h"
-#include "crashlab/state_check.h"
+#include "crashlab/states/crash_image.h"
+#include "crashlab/facts/fact_checker.h"
+#include "crashlab/judge/fast_path.h"
 
 namespace nvj::cli {
 
@@ -56,7 +56,7 @@ class KernelCheck {
   // before the fast path writes into the state). `data` is the
   // filesystem's export, `journal` its external journal's or log's.
   crashlab::StateVerdict check(crashlab::CrashImage& image, std::uint8_t data, std::optional<std::uint8_t> journal,
-                               const crashlab::FactOracle& oracle);
+                               const crashlab::FactChecker& oracle);
 
   // The files the state was last written to, by export.
   const std::vector<std::filesystem::path>& files() const { return files_; }

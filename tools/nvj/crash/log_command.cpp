@@ -19,13 +19,14 @@
 #include <vector>
 
 #include "common/command_line.h"
-#include "crashlab/log_export.h"
-#include "crashlab/log_import.h"
-#include "crashlab/recording_index.h"
+#include "crashlab/record/log_export.h"
+#include "crashlab/record/log_import.h"
+#include "crashlab/index/recording_index.h"
 #include "fscore/dmlog/log_reader.h"
 #include "fscore/fs_signature.h"
-#include "tools/nvj/host/file_image.h"
-#include "tools/nvj/host/mapped_file.h"
+#include "tools/nvj/crash/subcommands.h"
+#include "tools/nvj/host/files/file_image.h"
+#include "tools/nvj/host/files/mapped_file.h"
 
 namespace nvj::cli {
 
@@ -274,6 +275,91 @@ int crash_export_main(const ExportArgs& a) {
                                    : "");
   }
   return 0;
+}
+
+namespace {
+
+constexpr const char* kImportText = R"(Turn a dm-log-writes log (the kernel's dm-log-writes target, QEMU's
+blklogwrites driver, what fstests' replay-log replays) into
+OUT/recording.nvjrec, which nvj crash check, states and image read: each
+write becomes a change acknowledged as it was logged (FUA: durable then),
+each FLUSH entry a flush that completes there and covers every write before
+it, each discard a trim, each mark a mark with its label (a label that is a
+fact, "fact file PATH ...", stays a fact). The entries up to the mark
+--start-mark (default: "mkfs", fstests' name for the state after mkfs, when
+every log has it) are the starting contents, at no crash point; before the
+first entry the device holds --base, the image it was logged from (QEMU's
+blklogwrites logs an image as it is), or else zeroes.
+
+What a log cannot tell: when a write was acknowledged (dm-log-writes logs a
+write once it completes, and holds it until the flush that covers it: a
+write not yet covered by a flush when the log ended is not in it, and the
+states it would have made are not checked), and, with two logs
+(--journal-log), the order between the devices: then the crash points are
+only the marks both logs share and the end. The export's size is --size,
+else what the filesystem in the log says (ext4, XFS, btrfs), else what the
+log writes, in whole MiB; --base's size when given.
+)";
+
+constexpr const char* kExportText = R"(Write a recording's exports as dm-log-writes logs, marks included, for
+replay-log and anything else that reads the format: the starting contents
+as writes, a flush and the mark --base-mark (default "mkfs"), then each
+write, zero (as zeroes) and trim (a discard) once acknowledged, in the
+order dm-log-writes logs them (one acknowledged while a flush was in flight
+after that flush), every completed flush, every mark, and the mark
+"dm-log-writes-end". Changes never acknowledged are left out, as the kernel
+logs only what completed. With one export (--export NAME, or a recording
+of one) --out is the log's file; otherwise a folder with NAME.log for each.
+)";
+
+}  // namespace
+
+CrashSubcommand declare_crash_import(Command& crash) {
+  auto import = std::make_shared<ImportArgs>();
+  Command imports = crash.subcommand("import", "turn a dm-log-writes log into a recording");
+  imports.describe(kImportText);
+  imports.add("LOG", import->log, "the data device's log").value_name("FILE");
+  imports.add("--out", import->out, "the folder for recording.nvjrec (required)").value_name("DIR");
+  imports.add("--journal-log", import->journal_log, "the journal device's log, logged on its own").value_name("FILE");
+  imports.size("--size", import->size, 512, std::uint64_t{1} << 50,
+               "the data export's size (default: the filesystem's, else what the log writes)")
+      .value_name("SIZE");
+  imports.size("--journal-size", import->journal_size, 512, std::uint64_t{1} << 50,
+               "the journal export's size (default: as --size)")
+      .value_name("SIZE");
+  imports.add("--start-mark", import->start_mark,
+              "the entries up to this mark are the starting contents (default: mkfs, when the log has it)")
+      .value_name("LABEL");
+  imports.add("--base", import->base,
+              "the data device's image when logging began (QEMU's blklogwrites logs an image as it is; default: "
+              "zeroes)")
+      .value_name("FILE");
+  imports.add("--journal-base", import->journal_base, "the journal device's image when logging began")
+      .value_name("FILE");
+  imports.flag("--no-start-mark", import->no_start_mark, "every entry is a change, from a device of zeroes");
+  imports.flag("--past-count", import->past_count,
+               "also read whole entries past the super block's count (a log whose writer stopped early)");
+  return {imports, [import] {
+            if (import->log.empty()) throw UsageError("nvj crash import: which LOG?");
+            return crash_import_main(*import);
+          }};
+}
+
+CrashSubcommand declare_crash_export(Command& crash) {
+  auto exported = std::make_shared<ExportArgs>();
+  Command exports = crash.subcommand("export", "write a recording's exports as dm-log-writes logs");
+  exports.describe(kExportText);
+  exports.add("RECORDING", exported->recording, "the recording (record=FILE)").value_name("FILE");
+  exports.choice("--format", exported->format, {"dm-log-writes"}, "the log's format (required)");
+  exports.add("--out", exported->out, "the log's file, or with several exports their folder (required)")
+      .value_name("PATH");
+  exports.add("--export", exported->only, "only this export (data, journal)").value_name("NAME");
+  exports.count("--sector-size", exported->sector_size, 512u, 1u << 20,
+                "the log's sector size, a power of two: its unit of addresses (default 512)")
+      .value_name("BYTES");
+  exports.add("--base-mark", exported->base_mark, "the mark after the starting contents (default mkfs)")
+      .value_name("LABEL");
+  return {exports, [exported] { return crash_export_main(*exported); }};
 }
 
 }  // namespace nvj::cli

@@ -2,7 +2,7 @@
 // nvj crash import and nvj crash export: dm-log-writes logs (the kernel's
 // dm-log-writes target, QEMU's blklogwrites, fstests' replay-log) into a
 // recording nvj crash check reads, and a recording out to such logs
-// (crashlab/log_import.h, crashlab/log_export.h say how each maps).
+// (crashlab/record/log_import.h, crashlab/record/log_export.h say how each maps).
 #pragma once
 
 #include <cstdint>

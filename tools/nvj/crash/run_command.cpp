@@ -14,18 +14,20 @@
 #include <stdexcept>
 
 #include "common/command_line.h"
+#include "common/control_client.h"
 #include "common/json.h"
 #include "common/query_escape.h"
-#include "common/control_client.h"
 #include "tools/nvj/crash/lab_parameters.h"
-#include "tools/nvj/host/attach.h"
-#include "tools/nvj/host/filesystem_tools.h"
-#include "tools/nvj/host/interrupt.h"
-#include "tools/nvj/host/process.h"
-#include "tools/nvj/host/run_folder.h"
-#include "tools/nvj/host/server_process.h"
-#include "tools/nvj/host/teardown.h"
-#include "tools/nvj/host/text_file.h"
+#include "tools/nvj/crash/state_options.h"
+#include "tools/nvj/crash/subcommands.h"
+#include "tools/nvj/host/devices/attach.h"
+#include "tools/nvj/host/files/text_file.h"
+#include "tools/nvj/host/fs_tools/filesystem_tools.h"
+#include "tools/nvj/host/processes/interrupt.h"
+#include "tools/nvj/host/processes/process.h"
+#include "tools/nvj/host/processes/run_folder.h"
+#include "tools/nvj/host/processes/server_process.h"
+#include "tools/nvj/host/processes/teardown.h"
 #include "tools/nvj/testbed/testbed.h"
 #include "tools/nvj/vm/guest_kernel.h"
 #include "tools/nvj/vm/vm_session.h"
@@ -240,6 +242,85 @@ int crash_run_main(RunArgs a) {
     return 1;
   }
   return checked;
+}
+
+namespace {
+
+constexpr const char* kRunText = R"(The crash lab in one command, on this host: start nbdkit with the plugin
+recording from its start (defaults: data=256M journal=32M data-model=hdd
+journal-model=nvram, ext4 with its journal on the NVRAM export; PARAM=VALUE
+replaces or adds, PARAM= drops a default; with fs-journal=internal[:SIZE]
+the journal is inside the data export and journal= goes), attach the
+exports, mount the filesystem (data=ordered unless --mount-options say
+otherwise: data=journal, nobarrier), run COMMAND with the filesystem's root
+as its working directory, NVJ_MNT naming it and NVJ_CONTROL the server's
+control socket (so that nvj writers, nvj synctest and nvj mark post their
+facts there), unmount, take it all down, then check the crash states as nvj
+crash check does. Needs root. Exit status 1 when a state fails or the
+workload does. SIGINT or SIGTERM stops the workload (or the check: its
+report says what was checked) and takes everything down; a run that was
+killed outright is cleared by the next one.
+
+With --fs xfs, an XFS made here with its log on the NVRAM export (defaults
+data=512M journal=64M fs=none; --log internal: inside the data export),
+with --fs btrfs a btrfs on the data export (fs=none): recorded from just
+after mkfs and checked by the kernel alone (mount, then xfs_repair -n or
+btrfs check --readonly on every state); with --vm too, the filesystem made
+here before the guest boots on it.
+
+With --vm, a QEMU guest (as nvj vm) mounts the filesystem at /mnt and runs
+COMMAND there, with the guest's programs (busybox, and nvj-workload:
+synctest, writers, mark); its facts reach the server over a serial line.
+)";
+
+constexpr const char* kRecordText = R"(Record a workload for the crash lab and stop there: nvj crash run without
+the check, the same options for the server, the filesystem and the
+workload. OUT/recording.nvjrec is what nvj crash check RECORDING checks
+(give it the same --mount-options). Exit status 1 when the workload fails.
+)";
+
+// What run and record share: the server, the filesystem, the workload.
+void workload_options(Command& c, RunArgs& run) {
+  c.add("PARAM", run.parameters, "the plugin's PARAM=VALUE, over the defaults").value_name("PARAM=VALUE");
+  c.add("--mount-options", run.mount_options, "the workload's mount options (journal_path= or logdev= is added)")
+      .value_name("OPTIONS");
+  c.choice("--fs", run.filesystem, {"ext4", "xfs", "btrfs"}, "the filesystem (default ext4, the server's)");
+  c.choice("--log", run.log, {"external", "internal"},
+           "with --fs xfs, its log on the journal export (default) or inside the data export");
+  c.flag("--keep-run", run.keep, "leave the run folder (the server's log) behind");
+  c.flag("--vm", run.vm, "run the workload in a QEMU guest booted on the exports (as nvj vm)");
+  c.add("--kernel", run.kernel,
+        "with --vm, the guest's kernel: a bzImage, a folder, debian:SUITE or debian:PACKAGE[=VERSION] (default: the "
+        "distribution's); several, comma-separated, run it on each (OUT/VERSION, OUT/kernels.md)")
+      .value_name("KERNEL[,KERNEL]...");
+  c.choice("--transport", run.transport, {"scsi", "nbd"},
+           "with --vm, how the guest reaches the exports: scsi (default: QEMU's NBD client) or nbd (the guest "
+           "kernel's, as nvj vm --transport)");
+  c.take_words_after_dashes(run.workload);
+}
+
+}  // namespace
+
+CrashSubcommand declare_crash_run(Command& crash) {
+  auto run = std::make_shared<RunArgs>();
+  Command runs = crash.subcommand("run", "record a workload on this host and check its crash states");
+  runs.describe(kRunText);
+  check_options(runs, run->check);
+  workload_options(runs, *run);
+  return {runs, [run] {
+            check_torn_unit(run->check.options.strategies, "nvj crash run");
+            return crash_run_main(*run);
+          }};
+}
+
+CrashSubcommand declare_crash_record(Command& crash) {
+  auto record = std::make_shared<RunArgs>();
+  record->record_only = true;
+  Command records = crash.subcommand("record", "record a workload for a later check");
+  records.describe(kRecordText);
+  records.add("--out", record->check.out, "the folder for recording.nvjrec (required)").value_name("DIR");
+  workload_options(records, *record);
+  return {records, [record] { return crash_run_main(*record); }};
 }
 
 }  // namespace nvj::cli

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "common/json.h"
-#include "crashlab/crash_states.h"
-#include "crashlab/state_check.h"
+#include "crashlab/states/crash_states.h"
+#include "crashlab/judge/fast_path.h"
 
 namespace nvj::cli {
 

@@ -6,8 +6,8 @@
 
 #include "fscore/ext4/image_reader.h"
 #include "tools/nvj/crash/ground_truth.h"
-#include "tools/nvj/host/filesystem_tools.h"
-#include "tools/nvj/host/process.h"
+#include "tools/nvj/host/fs_tools/filesystem_tools.h"
+#include "tools/nvj/host/processes/process.h"
 
 namespace nvj::cli {
 

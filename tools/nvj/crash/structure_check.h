@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The structure of every crash state the fast path reads, as e2fsck judges
-// it. The fast path (crashlab/state_check.h) reads the facts and what a
+// it. The fast path (crashlab/judge/fast_path.h) reads the facts and what a
 // mount reads on the way; e2fsck reads the whole structure (link counts,
 // block and inode bitmaps against what is in use, group summaries, extent
 // trees, attribute blocks). So each state, as the fast path's recovery left
@@ -8,9 +8,9 @@
 // orphan list released as a mount releases it (e2fsck -E journal_only -y,
 // which does that and nothing more unless the superblock itself needs a
 // repair: what it fixed beyond that is damage, repair_findings in
-// host/filesystem_tools.h), then checked with e2fsck -fn, as the kernel's
+// host/fs_tools/filesystem_tools.h), then checked with e2fsck -fn, as the kernel's
 // ground truth checks what its mount left (ground_truth.h). States that
-// leave the same metadata (crashlab/metadata_key.h: most of a workload's
+// leave the same metadata (crashlab/states/metadata_key.h: most of a workload's
 // states differ only in file data) are checked once, their verdict
 // remembered by the key.
 //
@@ -27,10 +27,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "crashlab/crash_image.h"
-#include "crashlab/hash.h"
-#include "crashlab/metadata_key.h"
-#include "crashlab/recording_index.h"
+#include "crashlab/states/crash_image.h"
+#include "crashlab/states/hash.h"
+#include "crashlab/states/metadata_key.h"
+#include "crashlab/index/recording_index.h"
 
 namespace nvj::cli {
 

@@ -5,7 +5,7 @@
 
 #include "common/duration.h"
 #include "tools/nvj/experiment/report.h"
-#include "tools/nvj/host/process.h"
+#include "tools/nvj/host/processes/process.h"
 
 namespace nvj::cli {
 

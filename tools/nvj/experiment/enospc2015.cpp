@@ -29,9 +29,9 @@
 #include "tools/nvj/experiment/experiment.h"
 #include "tools/nvj/experiment/report.h"
 #include "tools/nvj/experiment/source_tree.h"
+#include "tools/nvj/host/files/text_pattern.h"
+#include "tools/nvj/host/processes/process.h"
 #include "tools/nvj/testbed/testbed.h"
-#include "tools/nvj/host/process.h"
-#include "tools/nvj/host/text_pattern.h"
 #include "tools/workloads/progress_line.h"
 #include "tools/workloads/writers.h"
 

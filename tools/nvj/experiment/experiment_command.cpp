@@ -14,8 +14,8 @@
 
 #include "common/command_line.h"
 #include "tools/nvj/commands.h"
-#include "tools/nvj/host/interrupt.h"
 #include "tools/nvj/experiment/experiment.h"
+#include "tools/nvj/host/processes/interrupt.h"
 #include "tools/workloads/task_group.h"
 
 namespace nvj::cli {

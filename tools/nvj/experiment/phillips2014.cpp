@@ -20,8 +20,8 @@
 #include "tools/nvj/experiment/experiment.h"
 #include "tools/nvj/experiment/report.h"
 #include "tools/nvj/experiment/source_tree.h"
-#include "tools/nvj/host/filesystem_tools.h"
-#include "tools/nvj/host/process.h"
+#include "tools/nvj/host/fs_tools/filesystem_tools.h"
+#include "tools/nvj/host/processes/process.h"
 #include "tools/nvj/testbed/testbed.h"
 #include "tools/workloads/progress_line.h"
 

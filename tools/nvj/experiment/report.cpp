@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <utility>
 
-#include "tools/nvj/host/process.h"
-#include "tools/nvj/host/text_file.h"
+#include "tools/nvj/host/files/text_file.h"
+#include "tools/nvj/host/processes/process.h"
 
 namespace nvj::cli {
 namespace fs = std::filesystem;

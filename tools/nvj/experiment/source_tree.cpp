@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/nvj/host/process.h"
+#include "tools/nvj/host/processes/process.h"
 
 namespace nvj::cli {
 namespace fs = std::filesystem;

@@ -26,7 +26,7 @@
 #include "common/command_line.h"
 #include "tools/nvj/experiment/experiment.h"
 #include "tools/nvj/experiment/report.h"
-#include "tools/nvj/host/fs_mark.h"
+#include "tools/nvj/host/workloads/fs_mark.h"
 #include "tools/nvj/testbed/testbed.h"
 #include "tools/workloads/progress_line.h"
 #include "tools/workloads/synctest.h"

@@ -6,12 +6,13 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -23,12 +24,13 @@
 #include "crashlab/explore/oracle.h"
 #include "tools/nvj/crash/lab_parameters.h"
 #include "tools/nvj/crash/shard.h"
+#include "tools/nvj/crash/subcommands.h"
 #include "tools/nvj/explore/explore_report.h"
 #include "tools/nvj/explore/guest_explore.h"
 #include "tools/nvj/explore/workload_run.h"
-#include "tools/nvj/host/interrupt.h"
-#include "tools/nvj/host/process.h"
-#include "tools/nvj/host/run_folder.h"
+#include "tools/nvj/host/processes/interrupt.h"
+#include "tools/nvj/host/processes/process.h"
+#include "tools/nvj/host/processes/run_folder.h"
 #include "tools/nvj/testbed/testbed.h"
 #include "tools/nvj/vm/guest_kernel.h"
 
@@ -358,6 +360,69 @@ int crash_explore_main(const ExploreArgs& a) {
   }
   if (a.vm) return explore_in_guests(a, kernels, parameters, max_states, generator, shard, mine, out, folder);
   return explore_here(a, parameters, max_states, generator, shard, mine, out, folder);
+}
+
+namespace {
+
+constexpr const char* kExploreText = R"(Explore by itself: run every workload of a bound (seq-1: one core operation
+and a persistence call; seq-2: two; seq-3: three) over a fixed file set
+(directories A, B, A/C; files A/foo, A/bar, B/foo, B/bar, A/C/foo), each on
+the same freshly made filesystem (the server's kept base, restored between
+workloads), with the facts its persistence calls promise (each from a rule
+citing its source: docs/explore-rules.md) posted as it goes, and check every
+crash state of each workload's recording as nvj crash check does (the fast
+path; the kernel confirms the failing states). OUT/explore.json holds every
+workload, its states and its failures with the rule each broke;
+OUT/workloads/N/ its recording, results.json and check log. --list prints
+the workloads (ordinal and name) without running them. Ends with one line:
+W workloads, S states checked in T s, F findings. With --vm a QEMU guest
+runs the workloads, one boot for all of them, once per --kernel: OUT/VERSION/
+holds each kernel's exploration, OUT/kernels.md and kernels.json set the
+kernels side by side (the workloads whose verdict differs first); the
+recordings are checked on this host. Exit status 0 when no state fails, 1
+when one does, 2 for bad input.
+)";
+
+}  // namespace
+
+CrashSubcommand declare_crash_explore(Command& crash) {
+  auto explore = std::make_shared<ExploreArgs>();
+  Command explores = crash.subcommand("explore", "generate workloads and check every crash state of each");
+  explores.describe(kExploreText);
+  explores.add("PARAM", explore->parameters, "the plugin's PARAM=VALUE, over the defaults").value_name("PARAM=VALUE");
+  explores.choice("--fs", explore->filesystem, {"ext4", "xfs", "btrfs"}, "the filesystem (default ext4)");
+  explores.add("--bound", explore->bound, "seq-1 (default), seq-2 or seq-3: core operations per workload")
+      .value_name("BOUND");
+  explores.add("--ops", explore->ops, "the core operations to draw from, comma-separated (default: all)")
+      .value_name("LIST");
+  explores.add("--mount-options", explore->mount_options, "the workloads' mount options (journal_path= is added)")
+      .value_name("OPTIONS");
+  explores.add("--shard", explore->shard, "this run's share of the workloads, I/N (default: Slurm's or "
+               "Kubernetes' index, else all)").value_name("I/N");
+  explores.add("--workload", explore->workload, "only these workloads (their ordinals in --list, comma-separated)")
+      .value_name("N[,N]...");
+  explores.flag("--list", explore->list, "print the workloads, one per line, and run none");
+  explores.flag("--no-minimize", explore->no_minimize,
+                "leave failing workloads of seq-2 and seq-3 as they are (default: their core steps reduced while "
+                "they fail the same way)");
+  explores.count("--max-states", explore->max_states, 0, std::uint64_t{1} << 40,
+                 "unique crash states checked per workload at most, a sample over its crash points (default: "
+                 "every one on ext4, 40 on XFS and btrfs, whose states the kernel checks one by one)")
+      .value_name("N")
+      .on_given([explore] { explore->max_states_given = true; });
+  explores.choice("--structure", explore->structure, {"every", "none"},
+                  "ext4: e2fsck on the structure of every state, each recovered metadata image once (default: every); "
+                  "none: the facts alone");
+  explores.flag("--vm", explore->vm,
+                "run the workloads in a QEMU guest, one boot for all of them (as nvj vm), once per kernel");
+  explores.add("--kernel", explore->kernels,
+               "with --vm, the guest's kernel: a bzImage, a folder, debian:SUITE or debian:PACKAGE[=VERSION]; several, "
+               "comma-separated or repeated, for a table by kernel (default: the distribution's)")
+      .value_name("KERNEL[,KERNEL]...");
+  explores.flag("--keep-run", explore->keep, "leave the run folder (the server's log) behind");
+  explores.add("--out", explore->out, "the folder for explore.json and each workload's check (required to run)")
+      .value_name("DIR");
+  return {explores, [explore] { return crash_explore_main(*explore); }};
 }
 
 }  // namespace nvj::cli

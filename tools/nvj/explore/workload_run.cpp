@@ -19,12 +19,12 @@
 #include "common/query_escape.h"
 #include "crashlab/explore/generator.h"
 #include "crashlab/explore/oracle.h"
-#include "fscore/record/fact.h"
+#include "crashlab/facts/fact.h"
 #include "tools/nvj/crash/check_command.h"
 #include "tools/nvj/crash/check_results.h"
 #include "tools/nvj/explore/reproducer.h"
-#include "tools/nvj/host/interrupt.h"
-#include "tools/nvj/host/loop_device.h"
+#include "tools/nvj/host/devices/loop_device.h"
+#include "tools/nvj/host/processes/interrupt.h"
 
 namespace nvj::cli {
 
@@ -154,10 +154,10 @@ void check_workload(const ExploreContext& context, const Workload& w, const fs::
       for (const workloads::PostedFact& f : *facts) {
         (facts == &t.before ? script.back().before : script.back().after).push_back(f.label);
         if (f.rule.empty()) continue;
-        const std::optional<fscore::record::Fact> parsed = fscore::record::parse_fact(f.label);
+        const std::optional<crashlab::Fact> parsed = crashlab::parse_fact(f.label);
         if (!parsed) throw std::runtime_error("the trace of " + w.name + " posted " + f.label + ", which is no fact");
-        const fscore::record::Fact& fact = *parsed;
-        using fscore::record::FactKind;
+        const crashlab::Fact& fact = *parsed;
+        using crashlab::FactKind;
         // As the oracle names the path of a violation.
         const std::string path = fact.kind == FactKind::entry
                                      ? (fact.path == "." ? fact.second : fact.path + "/" + fact.second)

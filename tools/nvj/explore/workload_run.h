@@ -14,7 +14,7 @@
 #include "crashlab/explore/oracle.h"
 #include "crashlab/explore/workload.h"
 #include "tools/nvj/explore/explore_command.h"
-#include "tools/nvj/host/run_folder.h"
+#include "tools/nvj/host/processes/run_folder.h"
 #include "tools/nvj/testbed/testbed.h"
 #include "tools/workloads/explore_steps.h"
 

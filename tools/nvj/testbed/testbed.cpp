@@ -9,10 +9,10 @@
 #include <stdexcept>
 #include <thread>
 
-#include "tools/nvj/host/attach.h"
-#include "tools/nvj/host/detached_mount.h"
-#include "tools/nvj/host/filesystem_tools.h"
 #include "common/control_client.h"
+#include "tools/nvj/host/devices/attach.h"
+#include "tools/nvj/host/devices/detached_mount.h"
+#include "tools/nvj/host/fs_tools/filesystem_tools.h"
 
 namespace nvj::cli {
 namespace fs = std::filesystem;

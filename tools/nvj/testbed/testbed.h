@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "tools/nvj/host/process.h"
 #include "tools/nvj/client/server_address.h"
-#include "tools/nvj/host/server_process.h"
-#include "tools/nvj/host/teardown.h"
+#include "tools/nvj/host/processes/process.h"
+#include "tools/nvj/host/processes/server_process.h"
+#include "tools/nvj/host/processes/teardown.h"
 
 namespace nvj::cli {
 

@@ -8,8 +8,8 @@
 #include <set>
 #include <sstream>
 
-#include "tools/nvj/host/process.h"
-#include "tools/nvj/host/text_file.h"
+#include "tools/nvj/host/files/text_file.h"
+#include "tools/nvj/host/processes/process.h"
 
 namespace nvj::cli {
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <utility>
 
-#include "tools/nvj/host/text_pattern.h"
+#include "tools/nvj/host/files/text_pattern.h"
 
 namespace nvj::cli {
 namespace {

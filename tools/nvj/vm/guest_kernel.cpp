@@ -14,9 +14,9 @@
 #include <stdexcept>
 
 #include "common/command_line.h"
-#include "tools/nvj/host/process.h"
-#include "tools/nvj/host/text_file.h"
-#include "tools/nvj/host/text_pattern.h"
+#include "tools/nvj/host/files/text_file.h"
+#include "tools/nvj/host/files/text_pattern.h"
+#include "tools/nvj/host/processes/process.h"
 #include "tools/nvj/vm/debian_archive.h"
 #include "tools/nvj/vm/kernel_name.h"
 

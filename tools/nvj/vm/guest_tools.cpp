@@ -11,7 +11,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "tools/nvj/host/process.h"
+#include "tools/nvj/host/processes/process.h"
 #include "tools/nvj/vm/guest_kernel.h"
 
 namespace nvj::cli {

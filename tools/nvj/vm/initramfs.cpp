@@ -4,7 +4,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "tools/nvj/host/text_file.h"
+#include "tools/nvj/host/files/text_file.h"
 #include "tools/nvj/vm/cpio_writer.h"
 
 namespace nvj::cli {

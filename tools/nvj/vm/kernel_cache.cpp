@@ -16,8 +16,8 @@
 #include <stdexcept>
 
 #include "common/unique_fd.h"
-#include "tools/nvj/host/process.h"
-#include "tools/nvj/host/text_file.h"
+#include "tools/nvj/host/files/text_file.h"
+#include "tools/nvj/host/processes/process.h"
 #include "tools/nvj/vm/debian_archive.h"
 #include "tools/nvj/vm/guest_kernel.h"
 
