@@ -19,6 +19,8 @@
 #include "tools/nvj/host/processes/process.h"
 #include "tools/nvj/host/processes/server_process.h"
 
+namespace bad_parameters_test {
+
 namespace fs = std::filesystem;
 using nvj::test::TempDir;
 
@@ -188,3 +190,5 @@ TEST_CASE("good parameters start the server; --dump-plugin names the thread mode
   CHECK_THAT(dump.output, Catch::Contains("thread_model=parallel"));
   CHECK_THAT(dump.output, Catch::Contains("nvjournal_version="));
 }
+
+}  // namespace bad_parameters_test

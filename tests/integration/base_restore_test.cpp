@@ -13,6 +13,8 @@
 #include "server_fixture.h"
 #include "common/control_client.h"
 
+namespace base_restore_test {
+
 using nvj::Json;
 using nvj::test::connect;
 using nvj::test::control_json;
@@ -80,3 +82,5 @@ TEST_CASE("a restore puts every export back to its kept base", "[base]") {
   control_json(control, "POST", "/record/stop");
   CHECK(control_json(control, "POST", "/base/restore").at("base") == "restored");
 }
+
+}  // namespace base_restore_test

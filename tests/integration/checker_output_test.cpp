@@ -17,6 +17,8 @@
 #include "tools/nvj/host/fs_tools/filesystem_tools.h"
 #include "tools/nvj/host/processes/process.h"
 
+namespace checker_output_test {
+
 using nvj::test::TempDir;
 
 namespace {
@@ -85,3 +87,5 @@ TEST_CASE("e2fsck's external journal hint is no damage, alone or before what a w
   const std::string group_counts = orphan_then_whole + "Free blocks count wrong for group #1 (100, counted=90).\nFix? yes\n";
   CHECK(nvj::cli::repair_findings(group_counts, 6) == "Free blocks count wrong for group #1 (100, counted=90).; Fix? yes");
 }
+
+}  // namespace checker_output_test

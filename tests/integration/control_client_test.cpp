@@ -20,6 +20,8 @@
 #include "server_fixture.h"
 #include "common/control_client.h"
 
+namespace control_client_test {
+
 using nvj::control_call;
 using nvj::control_request;
 using nvj::test::TempDir;
@@ -224,3 +226,5 @@ TEST_CASE("the control client against a real server's control socket", "[control
   CHECK_THAT(error_of([&] { control_request(control, "GET", "/stats"); }),
              Catch::StartsWith(prefix + "no such file or directory"));
 }
+
+}  // namespace control_client_test

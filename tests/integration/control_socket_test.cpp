@@ -22,6 +22,8 @@
 #include "tools/nvj/host/files/text_file.h"
 #include "tools/nvj/host/processes/process.h"
 
+namespace control_socket_test {
+
 using nvj::Json;
 using nvj::parse_json;
 using nvj::test::check_valid;
@@ -280,3 +282,5 @@ TEST_CASE("nvj bench measures an export and refuses bad options", "[nvj]") {
   CHECK_THAT(r.output, Catch::Contains("server has no export named 'nosuch'"));
   CHECK(server->stop() == 0);
 }
+
+}  // namespace control_socket_test

@@ -19,6 +19,8 @@
 #include "tests/support/json_schema.h"
 #include "tools/nvj/host/processes/process.h"
 
+namespace crash_states_cli_test {
+
 using nvj::Json;
 using nvj::test::connect;
 using nvj::test::control_json;
@@ -145,3 +147,5 @@ TEST_CASE("nvj crash states refuses what is no recording, naming the problem", "
   CHECK(r.status == 1);
   CHECK_THAT(r.output, Catch::Contains("mark 1 (frame ") && Catch::Contains("an absolute path"));
 }
+
+}  // namespace crash_states_cli_test

@@ -11,6 +11,8 @@
 #include "tools/nvj/host/files/text_pattern.h"
 #include "tools/nvj/host/processes/process.h"
 
+namespace ext4_geometry_test {
+
 using fscore::ext4::GeometryRequest;
 using fscore::ext4::plan_geometry;
 using nvj::test::TempDir;
@@ -90,3 +92,5 @@ TEST_CASE("ext4 geometry refuses what ext4 cannot be", "[ext4][geometry]") {
   CHECK_FALSE(g.has_super(6));
   CHECK(g.group_blocks(g.groups - 1) <= g.blocks_per_group);
 }
+
+}  // namespace ext4_geometry_test

@@ -17,6 +17,8 @@
 #include "tools/nvj/host/files/file_image.h"
 #include "tools/nvj/host/processes/process.h"
 
+namespace fact_checker_test {
+
 using crashlab::Fact;
 using crashlab::FactKind;
 using crashlab::FactChecker;
@@ -171,3 +173,5 @@ TEST_CASE("inode facts (mode, nlink, symlink, xattr, absent) read back by the fa
   oracle.add(*parse_fact(std::string("fact xattr d/big user.big size 1000 crc32c ") + l_hex));
   CHECK_THROWS_WITH(oracle.check(fs), Catch::Contains("checksum does not match"));
 }
+
+}  // namespace fact_checker_test

@@ -36,6 +36,8 @@
 #include "tools/nvj/host/processes/process.h"
 #include "tools/nvj/vm/fact_relay.h"
 
+namespace facts_test {
+
 using crashlab::Fact;
 using crashlab::FactKind;
 using fscore::record::FrameKind;
@@ -349,3 +351,5 @@ TEST_CASE("a mark the server does not take is refused back to the guest, naming 
   CHECK(relay.relayed() == 0);
   CHECK_THAT(relay.error(), Catch::Contains("no-server.ctl"));
 }
+
+}  // namespace facts_test

@@ -17,6 +17,8 @@
 #include "tools/nvj/client/server_address.h"
 #include "tools/nvj/host/processes/process.h"
 
+namespace filesystem_test {
+
 using nvj::Json;
 using nvj::test::check_valid;
 using nvj::test::connect;
@@ -241,3 +243,5 @@ TEST_CASE("images made by mke2fs are served as they are with their journal found
     CHECK(nvj::cli::run({"e2fsck", "-fn", image}).status == 0);
   }
 }
+
+}  // namespace filesystem_test

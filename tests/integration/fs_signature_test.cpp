@@ -16,6 +16,8 @@
 #include "tools/nvj/host/files/file_image.h"
 #include "tools/nvj/host/processes/process.h"
 
+namespace fs_signature_test {
+
 using fscore::FsKind;
 using nvj::test::TempDir;
 
@@ -83,3 +85,5 @@ TEST_CASE("identify_filesystem tells ext4, XFS and btrfs apart, and where the jo
   REQUIRE(nvj::cli::run({"truncate", "-s", "100", tiny}).status == 0);
   CHECK(identify(tiny).kind == FsKind::unknown);
 }
+
+}  // namespace fs_signature_test

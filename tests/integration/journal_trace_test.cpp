@@ -20,6 +20,8 @@
 #include "tests/support/xfs_record_builder.h"
 #include "tools/nvj/host/files/text_file.h"
 
+namespace journal_trace_test {
+
 using nvj::Json;
 using nvj::parse_json;
 using nvj::test::check_valid;
@@ -231,3 +233,5 @@ TEST_CASE("GET /journal follows an XFS log written through NBD", "[journal][sche
   CHECK_THAT(j.at("recent_problems").back().get<std::string>(), Catch::Contains("no longer holds an XFS"));
   CHECK(server->stop() == 0);
 }
+
+}  // namespace journal_trace_test

@@ -23,6 +23,8 @@
 #include "tools/nvj/host/files/text_file.h"
 #include "tools/nvj/host/processes/process.h"
 
+namespace metrics_listener_test {
+
 using nvj::Json;
 using nvj::test::connect;
 using nvj::test::control_json;
@@ -203,3 +205,5 @@ TEST_CASE("a metrics= address that cannot be listened on is refused at start-up"
   }
   ::close(holder);
 }
+
+}  // namespace metrics_listener_test

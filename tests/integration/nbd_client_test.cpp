@@ -17,6 +17,8 @@
 #include "tools/nvj/client/server_address.h"
 #include "tools/nvj/host/files/text_file.h"
 
+namespace nbd_client_test {
+
 using nvj::test::connect;
 using nvj::test::start_server;
 using nvj::test::TempDir;
@@ -349,3 +351,5 @@ TEST_CASE("a request is answered no earlier than its model says", "[nbd][model]"
   }
   CHECK(server->stop() == 0);
 }
+
+}  // namespace nbd_client_test

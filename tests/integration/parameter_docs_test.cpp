@@ -26,6 +26,8 @@
 #include "tools/nvj/host/processes/server_process.h"
 #include "tools/workloads/workload_commands.h"
 
+namespace parameter_docs_test {
+
 using nvj::test::TempDir;
 
 namespace {
@@ -279,3 +281,5 @@ TEST_CASE("nvj --help's line for crash lists every subcommand of nvj crash, and 
   REQUIRE(declared.size() >= 11);
   CHECK(listed == declared);
 }
+
+}  // namespace parameter_docs_test

@@ -20,6 +20,8 @@
 #include "tests/support/sparse_image.h"
 #include "tools/nvj/host/processes/process.h"
 
+namespace populate_test {
+
 namespace ext4 = fscore::ext4;
 
 namespace {
@@ -169,3 +171,5 @@ TEST_CASE("populate builds the tree it is handed, and e2fsck and debugfs read it
   CHECK(listing.find("/link/") < listing.find("/second/"));
   CHECK(listing.find("/second/") < listing.find("/sparse/"));
 }
+
+}  // namespace populate_test

@@ -18,6 +18,8 @@
 #include "tests/support/json_schema.h"
 #include "common/control_client.h"
 
+namespace power_loss_test {
+
 using nvj::Json;
 using nvj::test::check_valid;
 using nvj::test::connect;
@@ -153,3 +155,5 @@ TEST_CASE("bad crash requests change nothing", "[power]") {
   CHECK(nvj::control_request(control, "GET", "/crash").status == 405);
   CHECK(server->stop() == 0);
 }
+
+}  // namespace power_loss_test

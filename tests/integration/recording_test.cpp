@@ -20,6 +20,8 @@
 #include "tools/nvj/host/files/text_file.h"
 #include "tools/nvj/host/processes/process.h"
 
+namespace recording_test {
+
 using fscore::record::FrameKind;
 using fscore::record::FrameReader;
 using fscore::record::ReplayedExports;
@@ -246,3 +248,5 @@ TEST_CASE("a recording outlives nbdkit's fork into the background whole", "[reco
   CHECK(c.base > 0);
   CHECK(c.marks == std::vector<std::string>{"in the child"});
 }
+
+}  // namespace recording_test

@@ -27,6 +27,8 @@
 #include "tools/nvj/host/files/file_image.h"
 #include "tools/nvj/host/processes/process.h"
 
+namespace tree_reader_test {
+
 namespace ext4 = fscore::ext4;
 using nvj::test::TempDir;
 
@@ -318,3 +320,5 @@ TEST_CASE("an htree name is looked up by its hash, as the kernel looks it up; a 
   const ext4::TreeReader reader(file);
   for (const std::string& name : names) REQUIRE(reader.lookup("many/" + name));
 }
+
+}  // namespace tree_reader_test

@@ -17,6 +17,8 @@
 #include "tests/support/file_bytes.h"
 #include "tests/support/temp_dir.h"
 
+namespace append_file_test {
+
 using nvj::AppendFile;
 using nvj::test::file_bytes;
 using nvj::test::TempDir;
@@ -91,3 +93,5 @@ TEST_CASE("whole blocks follow appends, and finish cuts the zeroes that filled t
     CHECK(file_bytes(path) == want);
   }
 }
+
+}  // namespace append_file_test

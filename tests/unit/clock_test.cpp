@@ -9,6 +9,8 @@
 #include "common/clock.h"
 #include "common/wait_window.h"
 
+namespace clock_test {
+
 using namespace nvj;
 
 namespace {
@@ -133,3 +135,5 @@ TEST_CASE("a spin window too long to let its waits sleep starts again after 32 o
   w.spun_through(100 * kMicro);
   CHECK(w.window() >= 210 * kMicro);
 }
+
+}  // namespace clock_test

@@ -14,6 +14,8 @@
 #include "tools/nvj/commands.h"
 #include "tools/workloads/workload_commands.h"
 
+namespace command_line_test {
+
 using nvj::cli::CommandLine;
 using nvj::cli::UsageError;
 
@@ -189,3 +191,5 @@ TEST_CASE("nvj's and nvj-workload's commands all declare without a clash", "[com
   CHECK_THAT(script, Catch::Contains("--pattern) COMPREPLY=($(compgen -W 'random sequential'"));
   CHECK_THAT(script, Catch::Contains("--kernel) COMPREPLY=($(compgen -f"));
 }
+
+}  // namespace command_line_test

@@ -9,6 +9,8 @@
 
 #include "server/lab/config.h"
 
+namespace config_test {
+
 using nvj::ConfigError;
 using nvj::ConfigParser;
 using Params = std::vector<std::pair<std::string, std::string>>;
@@ -118,3 +120,5 @@ TEST_CASE("metrics= takes [ADDRESS:]PORT, loopback unless an address is written"
   CHECK_THAT(error_of({{"metrics", "9630"}, {"metrics", "9631"}}),
              Catch::StartsWith("metrics=9631: 'metrics' is given twice"));
 }
+
+}  // namespace config_test

@@ -17,6 +17,8 @@
 #include "server/lab/lab.h"
 #include "tests/support/json_schema.h"
 
+namespace control_routes_test {
+
 using namespace nvj;
 using nvj::test::check_valid;
 
@@ -348,3 +350,5 @@ TEST_CASE("GET /journal without a tracer says so", "[control][jbd2]") {
   check_valid("journal", r.body);
   CHECK(parse_json(r.body, "GET /journal") == Json{{"tracing", false}});
 }
+
+}  // namespace control_routes_test

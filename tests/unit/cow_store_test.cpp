@@ -9,6 +9,8 @@
 #include "server/store/cow_store.h"
 #include "server/store/memory_store.h"
 
+namespace cow_store_test {
+
 using nvj::CowStore;
 using nvj::Extent;
 using nvj::MemoryStore;
@@ -127,3 +129,5 @@ TEST_CASE("a cow store's extents cover what it holds", "[cow_store]") {
   s.restore();
   CHECK(extents_of(s).size() == 2);
 }
+
+}  // namespace cow_store_test

@@ -17,6 +17,8 @@
 #include "crashlab/index/piece_map.h"
 #include "tests/unit/random_recording.h"
 
+namespace crash_image_test {
+
 using namespace fscore::record;
 using namespace crashlab;
 using namespace recording_tests;
@@ -181,3 +183,5 @@ TEST_CASE("a kept volatile change does not cover a later change that became dura
   image.exported(0).read(0, got);
   CHECK(std::all_of(got.begin(), got.begin() + 512, [](std::uint8_t b) { return b == 0; }));
 }
+
+}  // namespace crash_image_test

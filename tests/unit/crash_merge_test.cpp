@@ -20,6 +20,8 @@
 #include "tools/nvj/crash/check_results.h"
 #include "tools/nvj/crash/check_session.h"
 
+namespace crash_merge_test {
+
 using nvj::Json;
 
 namespace {
@@ -106,3 +108,5 @@ TEST_CASE("shards merged are the whole check, byte for byte, details of the firs
   CHECK_THROWS_WITH(nvj::cli::merge_results({Check{index, 2, 0}.run(0, 2), other}, {"s0", "s1"}),
                     Catch::Contains("s1: its options differ from s0's"));
 }
+
+}  // namespace crash_merge_test

@@ -21,6 +21,8 @@
 #include "tools/nvj/crash/check_results.h"
 #include "tools/nvj/crash/check_session.h"
 
+namespace crash_session_test {
+
 namespace {
 
 nvj::cli::SessionResult session(const crashlab::CrashChecker& checker, const crashlab::RecordingIndex& index,
@@ -133,3 +135,5 @@ TEST_CASE("with the structure check, e2fsck passes every state of an honest work
     CHECK_FALSE(std::filesystem::exists(scratch.path / "structure"));  // removed at the end
   }
 }
+
+}  // namespace crash_session_test

@@ -23,6 +23,8 @@
 #include "fscore/record/replayed_exports.h"
 #include "tests/unit/random_recording.h"
 
+namespace crash_states_test {
+
 using namespace fscore::record;
 using namespace crashlab;
 
@@ -290,3 +292,5 @@ TEST_CASE("changes off 512-byte sectors turn merging off, and every state is tri
   CHECK_FALSE(e.fingerprints);
   CHECK(e.unique == e.states);
 }
+
+}  // namespace crash_states_test

@@ -8,6 +8,8 @@
 
 #include "fscore/crc32c.h"
 
+namespace crc32c_test {
+
 using fscore::crc32c;
 using fscore::crc32c_portable;
 
@@ -58,3 +60,5 @@ TEST_CASE("crc32c_combine gives the checksum of two parts joined", "[crc32c]") {
   CHECK(fscore::crc32c_combine(standard(big.data(), 9), standard(big.data() + 9, big.size() - 9), big.size() - 9) ==
         standard(big.data(), big.size()));
 }
+
+}  // namespace crc32c_test

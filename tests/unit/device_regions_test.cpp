@@ -19,6 +19,8 @@
 #include "server/store/io_error.h"
 #include "server/store/memory_store.h"
 
+namespace device_regions_test {
+
 using namespace nvj;
 
 namespace {
@@ -330,3 +332,5 @@ TEST_CASE("a flush covers the writes acknowledged before it arrived, in every re
   dev.read(got.data(), 4 * kKiB, 8 * kKiB);
   CHECK(got == std::vector<char>(4 * kKiB, 0));
 }
+
+}  // namespace device_regions_test

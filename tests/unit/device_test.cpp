@@ -13,6 +13,8 @@
 #include "server/model/nvram_model.h"
 #include "server/store/memory_store.h"
 
+namespace device_test {
+
 namespace {
 
 // Records which durability each request asked of the store.
@@ -82,3 +84,5 @@ TEST_CASE("a device answers no earlier than its model on a manual clock", "[devi
   CHECK(s.ops[static_cast<std::size_t>(nvj::IoOp::write)].latency.max == 25'000);
   CHECK(s.ops[static_cast<std::size_t>(nvj::IoOp::read)].latency.max == 1000);
 }
+
+}  // namespace device_test

@@ -17,6 +17,8 @@
 #include "tools/nvj/host/devices/attach.h"
 #include "tools/nvj/host/devices/block_queue.h"
 
+namespace device_traits_test {
+
 using nvj::DeviceTraits;
 
 namespace {
@@ -137,3 +139,5 @@ TEST_CASE("nvj attach --scheduler: for every export, or one; only Linux's schedu
   CHECK(nvj::cli::default_scheduler(true) == "mq-deadline");
   CHECK(nvj::cli::default_scheduler(false) == "none");
 }
+
+}  // namespace device_traits_test

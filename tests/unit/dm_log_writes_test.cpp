@@ -25,6 +25,8 @@
 #include "fscore/record/frame_encoder.h"
 #include "tests/support/memory_sink.h"
 
+namespace dm_log_writes_test {
+
 namespace {
 
 using namespace fscore::dmlog;
@@ -348,3 +350,5 @@ TEST_CASE("export then import keeps every crash state of a recording sent one ch
     CHECK(m2.bytes == m.bytes);
   }
 }
+
+}  // namespace dm_log_writes_test

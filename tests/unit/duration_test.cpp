@@ -5,6 +5,8 @@
 
 #include "common/duration.h"
 
+namespace duration_test {
+
 using nvj::format_duration;
 using nvj::parse_duration;
 using nvj::transfer_time;
@@ -43,3 +45,5 @@ TEST_CASE("wall-clock times parse as seconds or with s, m, h, and bad ones say w
   CHECK_THROWS_WITH(parse_wall_duration("721h"), Catch::Contains("longer than 30 days"));
   CHECK_THROWS_WITH(parse_duration("1.2.3us"), Catch::Contains("is not a duration (bad number"));
 }
+
+}  // namespace duration_test

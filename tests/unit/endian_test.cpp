@@ -6,6 +6,8 @@
 
 #include "fscore/endian.h"
 
+namespace endian_test {
+
 TEST_CASE("little- and big-endian loads and stores mirror the disk layout", "[endian]") {
   std::array<unsigned char, 9> buf{};
   fscore::store_le<std::uint32_t>(buf.data() + 1, 0xC03B3998u);
@@ -26,3 +28,5 @@ TEST_CASE("little- and big-endian loads and stores mirror the disk layout", "[en
   CHECK(buf[0] == 0x53);
   CHECK(fscore::load_le<std::uint16_t>(buf.data()) == 0xEF53);
 }
+
+}  // namespace endian_test

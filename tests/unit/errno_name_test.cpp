@@ -6,6 +6,8 @@
 
 #include "common/errno_name.h"
 
+namespace errno_name_test {
+
 TEST_CASE("errno values have their C names and messages", "[errno]") {
   CHECK(nvj::errno_name(ENOSPC) == "ENOSPC");
   CHECK(nvj::errno_name(EDQUOT) == "EDQUOT");
@@ -13,3 +15,5 @@ TEST_CASE("errno values have their C names and messages", "[errno]") {
   CHECK(nvj::errno_name(99999) == "errno 99999");
   CHECK(nvj::errno_message(ENOSPC) == "No space left on device");
 }
+
+}  // namespace errno_name_test

@@ -13,6 +13,8 @@
 #include "common/json.h"
 #include "tools/nvj/experiment/report.h"
 
+namespace experiment_report_test {
+
 namespace fs = std::filesystem;
 using nvj::cli::JsonFigures;
 
@@ -88,3 +90,5 @@ TEST_CASE("a Markdown table cell keeps every character on one line, pipes escape
   CHECK(unescaped == 3);
   CHECK(row.find('\n') == std::string::npos);
 }
+
+}  // namespace experiment_report_test

@@ -9,6 +9,8 @@
 #include "tests/support/temp_dir.h"
 #include "tools/workloads/explore_steps.h"
 
+namespace explore_generator_test {
+
 using crashlab::explore::Generator;
 using crashlab::explore::OpKind;
 using crashlab::explore::Persist;
@@ -143,3 +145,5 @@ TEST_CASE("names lead to files: a rename of one link over another leaves both, a
   for (const Step& s : steps) creats += s.op.kind == OpKind::creat && s.op.path == "A/C/foo";
   CHECK(creats == 1);
 }
+
+}  // namespace explore_generator_test

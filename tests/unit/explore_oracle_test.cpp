@@ -16,6 +16,8 @@
 #include "tools/nvj/crash/ground_truth.h"
 #include "tools/workloads/explore_steps.h"
 
+namespace explore_oracle_test {
+
 using crashlab::explore::LiveTree;
 using crashlab::explore::Op;
 using crashlab::explore::OpKind;
@@ -254,3 +256,5 @@ TEST_CASE("the oracle's facts hold on the final tree of a random sample of seq-2
   CHECK(checked == 2000);
   CHECK(failing == 0);
 }
+
+}  // namespace explore_oracle_test

@@ -13,6 +13,8 @@
 #include "tests/support/temp_dir.h"
 #include "tools/workloads/explore_steps.h"
 
+namespace explore_trace_test {
+
 namespace fs = std::filesystem;
 using crashlab::explore::Generator;
 using crashlab::explore::OpKind;
@@ -91,3 +93,5 @@ TEST_CASE("query_unescape undoes query_escape and refuses a broken escape", "[ex
   CHECK_THROWS_AS(nvj::query_unescape("%4"), std::invalid_argument);
   CHECK_THROWS_AS(nvj::query_unescape("%zz"), std::invalid_argument);
 }
+
+}  // namespace explore_trace_test

@@ -9,6 +9,8 @@
 
 #include "fscore/ext4/block_map.h"
 
+namespace ext4_block_map_test {
+
 using fscore::ext4::BlockMap;
 using fscore::ext4::BlockRun;
 using fscore::ext4::NoSpaceError;
@@ -252,3 +254,5 @@ TEST_CASE("block map renders a large run with whole bytes and ragged edges", "[e
   CHECK(window[0] == 0x07);
   CHECK(window[1] == 0x00);
 }
+
+}  // namespace ext4_block_map_test

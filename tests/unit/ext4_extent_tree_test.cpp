@@ -11,6 +11,8 @@
 #include "fscore/ext4/extent_tree.h"
 #include "tests/support/sparse_image.h"
 
+namespace ext4_extent_tree_test {
+
 using fscore::ext4::Extent;
 using fscore::ext4::ExtentTree;
 
@@ -262,3 +264,5 @@ TEST_CASE("extent tree reading treats long lengths as unwritten extents", "[ext4
   CHECK(got[0].length == 10u);
   CHECK(got[0].physical == 500u);
 }
+
+}  // namespace ext4_extent_tree_test

@@ -16,6 +16,8 @@
 #include "fscore/ext4/superblock.h"
 #include "fscore/uuid.h"
 
+namespace ext4_format_test {
+
 using fscore::Uuid;
 using fscore::ext4::GroupDesc;
 using fscore::ext4::Inode;
@@ -465,3 +467,5 @@ TEST_CASE("ext4 device numbers use the old form when they fit a byte each", "[ex
   // new_encode_dev: minor low byte, major << 8, minor's upper bits << 12.
   CHECK(fscore::load_le<std::uint32_t>(block.data() + 4) == (0x45u | (259u << 8) | (0x12300u << 12)));
 }
+
+}  // namespace ext4_format_test

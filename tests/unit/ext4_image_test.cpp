@@ -23,6 +23,8 @@
 #include "tests/support/block_mapped_journal.h"
 #include "tests/support/sparse_image.h"
 
+namespace ext4_image_test {
+
 using fscore::Uuid;
 using fscore::ext4::Attributes;
 using fscore::ext4::ByteRange;
@@ -498,3 +500,5 @@ TEST_CASE("symlinks store fast targets in the inode and slow ones in a block", "
   CHECK(std::string(target.begin(), target.begin() + 1023) == slow_target);
   CHECK(target[1023] == 0);
 }
+
+}  // namespace ext4_image_test

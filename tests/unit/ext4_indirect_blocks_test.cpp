@@ -14,6 +14,8 @@
 #include "fscore/ext4/indirect_blocks.h"
 #include "tests/support/sparse_image.h"
 
+namespace ext4_indirect_blocks_test {
+
 using fscore::ext4::Extent;
 
 namespace {
@@ -145,3 +147,5 @@ TEST_CASE("block map memory stays bounded whatever the indirect blocks say", "[e
   CHECK(ext4::read_indirect_blocks(i_block_of(slots), dev, bs, blocks, 12 + per, 12 + per, 12 + per).size() ==
         12 + per);
 }
+
+}  // namespace ext4_indirect_blocks_test

@@ -5,6 +5,8 @@
 
 #include "server/model/extent_set.h"
 
+namespace extent_set_test {
+
 using nvj::ExtentSet;
 
 TEST_CASE("extent sets merge, split and find the elevator's next stop", "[extent_set]") {
@@ -60,3 +62,5 @@ TEST_CASE("extent sets keep each byte's tag and merge only ranges of one tag", "
   CHECK(s.bytes(3) == 300);
   CHECK(s.bytes(0) + s.bytes(1) + s.bytes(2) == 0);
 }
+
+}  // namespace extent_set_test

@@ -9,6 +9,8 @@
 
 #include "crashlab/facts/fact.h"
 
+namespace fact_test {
+
 using crashlab::Fact;
 using crashlab::FactError;
 using crashlab::FactKind;
@@ -110,3 +112,5 @@ TEST_CASE("a fact the format cannot hold is not formatted", "[fact]") {
   CHECK_THROWS_AS(format_fact(Fact{FactKind::rename, "a", "", 0, 0}), FactError);
   CHECK_THROWS_AS(format_fact(Fact{FactKind::remove, "a/./b", "", 0, 0}), FactError);
 }
+
+}  // namespace fact_test

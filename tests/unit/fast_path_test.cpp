@@ -27,6 +27,8 @@
 #include "crashlab/facts/fact.h"
 #include "tests/support/sparse_image.h"
 
+namespace fast_path_test {
+
 namespace ext4 = fscore::ext4;
 using Bytes = std::vector<std::uint8_t>;
 using nvj::test::SparseImage;
@@ -278,3 +280,5 @@ TEST_CASE("what the fast path cannot read is named up front", "[crash][state]") 
   SparseImage blank(1u << 20);
   CHECK_THAT(crashlab::fast_path_refuses(blank).value_or(""), Catch::Contains("does not read where the recording starts"));
 }
+
+}  // namespace fast_path_test

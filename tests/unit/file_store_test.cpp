@@ -15,6 +15,8 @@
 #include "tests/support/temp_dir.h"
 #include "server/store/io_error.h"
 
+namespace file_store_test {
+
 namespace fs = std::filesystem;
 using nvj::Extent;
 using nvj::FileStore;
@@ -130,3 +132,5 @@ TEST_CASE("io errors carry the errno and glibc's untranslated text", "[file_stor
   CHECK(std::string(e.what()) == "pwrite: No space left on device");
   CHECK(nvj::errno_text(99999) == "error 99999");
 }
+
+}  // namespace file_store_test

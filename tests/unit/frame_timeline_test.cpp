@@ -16,6 +16,8 @@
 #include "crashlab/reports/frame_timeline.h"
 #include "tests/unit/random_recording.h"
 
+namespace frame_timeline_test {
+
 using namespace crashlab;
 using namespace recording_tests;
 
@@ -99,3 +101,5 @@ TEST_CASE("a timeline lists every frame of its window once, each change's fate a
   CHECK(kept > 100);
   CHECK(torn > 10);
 }
+
+}  // namespace frame_timeline_test

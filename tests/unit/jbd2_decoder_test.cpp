@@ -12,6 +12,8 @@
 #include "tests/support/jbd2_log_builder.h"
 #include "tests/support/sparse_image.h"
 
+namespace jbd2_decoder_test {
+
 namespace {
 
 using namespace fscore::jbd2;
@@ -425,3 +427,5 @@ TEST_CASE("jbd2 decoder: a superblock that moves the log's first block starts ov
   CHECK(lab.events.commits.size() == 1);
   CHECK(lab.events.problems.empty());
 }
+
+}  // namespace jbd2_decoder_test

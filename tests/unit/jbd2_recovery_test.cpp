@@ -10,6 +10,8 @@
 #include "tests/support/jbd2_log_builder.h"
 #include "tests/support/sparse_image.h"
 
+namespace jbd2_recovery_test {
+
 namespace {
 
 using namespace fscore::jbd2;
@@ -193,3 +195,5 @@ TEST_CASE("jbd2 recovery: the rules of a kernel release", "[jbd2]") {
   CHECK_FALSE(recovery_rules_of("linux").partial_commit_blocks);
   CHECK_FALSE(recovery_rules_of("6").partial_commit_blocks);
 }
+
+}  // namespace jbd2_recovery_test

@@ -12,6 +12,8 @@
 #include "fscore/jbd2/journal_superblock.h"
 #include "fscore/uuid.h"
 
+namespace jbd2_superblock_test {
+
 using fscore::Uuid;
 using fscore::jbd2::JournalSuperblock;
 
@@ -160,3 +162,5 @@ TEST_CASE("jbd2 version 1 superblock ignores the version 2 fields", "[jbd2][supe
   CHECK(back.nr_users == 0u);
   CHECK(back.users.empty());
 }
+
+}  // namespace jbd2_superblock_test

@@ -12,6 +12,8 @@
 #include "server/lab/lab.h"
 #include "tests/support/json_schema.h"
 
+namespace json_schema_test {
+
 using namespace nvj;
 using nvj::test::check_schema;
 
@@ -148,3 +150,5 @@ TEST_CASE("the schema check refuses what is not strict JSON", "[schema]") {
     CHECK_THAT(v.report, Catch::Contains(why));
   }
 }
+
+}  // namespace json_schema_test

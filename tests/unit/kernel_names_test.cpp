@@ -16,6 +16,8 @@
 #include "tools/nvj/vm/kernel_cache.h"
 #include "tools/nvj/vm/kernel_name.h"
 
+namespace kernel_names_test {
+
 namespace fs = std::filesystem;
 using namespace nvj::cli;
 
@@ -191,3 +193,5 @@ TEST_CASE("a cached kernel's description reads back as it was written", "[vm][ke
   CHECK_THROWS_WITH(cached_kernel_from_json(nvj::Json::object(), k.folder, "x.json"),
                     Catch::StartsWith("x.json: not a cached kernel's description"));
 }
+
+}  // namespace kernel_names_test

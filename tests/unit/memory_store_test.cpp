@@ -8,6 +8,8 @@
 
 #include "server/store/memory_store.h"
 
+namespace memory_store_test {
+
 using nvj::Extent;
 using nvj::MemoryStore;
 
@@ -133,3 +135,5 @@ TEST_CASE("a page given back by trim reads as zero around a later partial write"
   for (std::size_t i = 0; i < 4096; ++i) REQUIRE(back[i] == (i >= 1000 && i < 1100 ? part[i - 1000] : 0));
   CHECK(s.allocated_bytes() == 4096);
 }
+
+}  // namespace memory_store_test

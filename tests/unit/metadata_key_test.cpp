@@ -28,6 +28,8 @@
 #include "fscore/ext4/journal_replay.h"
 #include "tests/support/ext4_workload.h"
 
+namespace metadata_key_test {
+
 using namespace crashlab;
 using nvj::test::Ext4Workload;
 using nvj::test::Ext4WorkloadOptions;
@@ -159,3 +161,5 @@ TEST_CASE("a state without one of a file's data writes shares its key; one witho
   REQUIRE(before_commit.verdict == Verdict::pass);
   CHECK(keys.key(earlier, before_commit) != all);
 }
+
+}  // namespace metadata_key_test

@@ -15,6 +15,8 @@
 #include "server/model/nvram_model.h"
 #include "server/model/ssd_model.h"
 
+namespace model_test {
+
 using namespace nvj;
 
 namespace {
@@ -313,3 +315,5 @@ TEST_CASE("a restarted model has the same parameters and an empty cache", "[mode
   CHECK(f.destage == 0);  // nothing was left to write home
   CHECK(m.submit(flush(), 0).destage > 0);
 }
+
+}  // namespace model_test

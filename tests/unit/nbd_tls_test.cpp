@@ -20,6 +20,8 @@
 #include "tools/nvj/host/processes/process.h"
 #include "tools/nvj/vm/qemu.h"
 
+namespace nbd_tls_test {
+
 namespace fs = std::filesystem;
 using namespace nvj::cli;
 
@@ -174,3 +176,5 @@ TEST_CASE("QEMU's NBD drives: Unix or TCP, with TLS-PSK through a tls-creds-psk 
   CHECK_THAT(line, Catch::Contains("file.server.host=localhost,file.server.port=10809,file.export=journal,"
                                    "file.tls-creds=nvj-tls"));
 }
+
+}  // namespace nbd_tls_test

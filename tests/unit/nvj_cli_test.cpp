@@ -15,6 +15,8 @@
 #include "tools/nvj/host/files/text_pattern.h"
 #include "tools/nvj/host/fs_tools/jbd2_info.h"
 
+namespace nvj_cli_test {
+
 namespace fs = std::filesystem;
 using namespace nvj::cli;
 
@@ -112,3 +114,5 @@ TEST_CASE("the undo log keeps steps in order and rewrites what is left", "[nvj]"
   CHECK_FALSE(log.exists());
   fs::remove_all(dir);
 }
+
+}  // namespace nvj_cli_test

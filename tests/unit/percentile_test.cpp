@@ -7,6 +7,8 @@
 
 #include "common/percentile.h"
 
+namespace percentile_test {
+
 TEST_CASE("the nearest rank is the smallest sample with at least p% at or below it", "[percentile]") {
   CHECK(nvj::nearest_rank(0.5, 0) == 0);
   CHECK(nvj::nearest_rank(0.5, 1) == 1);
@@ -33,3 +35,5 @@ TEST_CASE("percentiles of sorted samples", "[percentile]") {
   CHECK(nvj::percentile(two, 0.5) == 3);  // rank ceil(1.0) = 1, not an average
   CHECK(nvj::percentile(two, 0.51) == 7);
 }
+
+}  // namespace percentile_test

@@ -14,6 +14,8 @@
 #include "tools/nvj/host/files/text_file.h"
 #include "tools/nvj/host/processes/process.h"
 
+namespace process_test {
+
 using nvj::cli::run;
 
 namespace {
@@ -137,3 +139,5 @@ TEST_CASE("a command's output is read whole from a file no one else sees, gone e
   CHECK(big.output.size() == 200005);
   CHECK(big.output.substr(200000) == "\nerr\n");
 }
+
+}  // namespace process_test

@@ -27,6 +27,8 @@
 #include "tests/support/file_bytes.h"
 #include "tests/support/temp_dir.h"
 
+namespace recorder_test {
+
 using fscore::record::Frame;
 using fscore::record::FrameKind;
 using fscore::record::FrameReader;
@@ -265,3 +267,5 @@ TEST_CASE("a recording whose file stops taking bytes stops, and the devices serv
   CHECK(file.size() <= 64 * 1024);
   CHECK_THROWS_WITH(read_recording(file), Catch::Contains("truncated"));
 }
+
+}  // namespace recorder_test

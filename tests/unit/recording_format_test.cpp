@@ -15,6 +15,8 @@
 #include "fscore/record/frame_encoder.h"
 #include "fscore/record/frame_reader.h"
 
+namespace recording_format_test {
+
 using fscore::record::ExportInfo;
 using fscore::record::Frame;
 using fscore::record::FrameBuffer;
@@ -350,3 +352,5 @@ TEST_CASE("a frame buffer is aligned, keeps its bytes as it grows, and does not 
   other.swap(b);
   CHECK((b.capacity() == 0 && other.data() == kept));
 }
+
+}  // namespace recording_format_test

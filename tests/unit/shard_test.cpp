@@ -11,6 +11,8 @@
 #include "common/command_line.h"
 #include "tools/nvj/crash/shard.h"
 
+namespace shard_test {
+
 using nvj::cli::Shard;
 using nvj::cli::UsageError;
 
@@ -76,3 +78,5 @@ TEST_CASE("Kubernetes' completion index with NVJ_SHARD_COUNT, and no array at al
   CHECK(none.index == 0);
   CHECK(none.count == 1);
 }
+
+}  // namespace shard_test

@@ -6,6 +6,8 @@
 
 #include "common/size.h"
 
+namespace size_test {
+
 using nvj::format_size;
 using nvj::parse_size;
 
@@ -56,3 +58,5 @@ TEST_CASE("sizes format exactly", "[size]") {
   CHECK(format_size(1ull << 30) == "1 GiB");
   CHECK(format_size(8ull << 60) == "8 EiB");
 }
+
+}  // namespace size_test

@@ -9,6 +9,8 @@
 
 #include "tools/nvj/crash/state_record.h"
 
+namespace state_record_test {
+
 using nvj::Json;
 using nvj::cli::StateRecord;
 
@@ -79,3 +81,5 @@ TEST_CASE("results.json's text is the document with one state a line, read back 
   document["states"] = Json::array({1});
   CHECK_THROWS_AS(nvj::cli::results_text(document, states), std::logic_error);
 }
+
+}  // namespace state_record_test

@@ -32,6 +32,8 @@
 #include "crashlab/states/state_sample.h"
 #include "tests/support/ext4_workload.h"
 
+namespace state_walk_test {
+
 using namespace crashlab;
 using nvj::test::Ext4Workload;
 using nvj::test::Ext4WorkloadOptions;
@@ -355,3 +357,5 @@ TEST_CASE("a signature says what failed without the numbers, and a checker's fir
   v.verdict = Verdict::pass;
   CHECK(signature_of(v).empty());
 }
+
+}  // namespace state_walk_test

@@ -14,6 +14,8 @@
 #include "server/probe/latency_histogram.h"
 #include "server/store/memory_store.h"
 
+namespace stats_test {
+
 using namespace nvj;
 
 TEST_CASE("histogram buckets cover every value within 1/32", "[stats]") {
@@ -144,3 +146,5 @@ TEST_CASE("a device records latency, bytes, depth and the model's breakdown", "[
   CHECK(dev.stats().snapshot().ops[static_cast<std::size_t>(IoOp::write)].count == 0);
   CHECK(dev.stats().snapshot().late.count == 0);
 }
+
+}  // namespace stats_test

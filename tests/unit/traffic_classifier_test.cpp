@@ -15,6 +15,8 @@
 #include "server/probe/traffic_classifier.h"
 #include "server/store/memory_store.h"
 
+namespace traffic_classifier_test {
+
 using nvj::Traffic;
 using nvj::TrafficClassifier;
 
@@ -139,3 +141,5 @@ TEST_CASE("traffic classifier: the tail moving past a transaction stops awaiting
   CHECK(t.bytes[at(Traffic::other)] == 4096);
   CHECK(t.bytes[at(Traffic::ordered)] == 0);
 }
+
+}  // namespace traffic_classifier_test

@@ -10,6 +10,8 @@
 
 #include "fscore/uuid.h"
 
+namespace uuid_test {
+
 using fscore::Uuid;
 
 namespace {
@@ -63,3 +65,5 @@ TEST_CASE("uuid nil and version 4", "[uuid]") {
   CHECK(low[8] == 0x80);
   CHECK(fscore::format_uuid(low) == "00000000-0000-4000-8000-000000000000");
 }
+
+}  // namespace uuid_test

@@ -26,6 +26,8 @@
 #include "tools/nvj/vm/qemu.h"
 #include "tools/nvj/vm/vm_session.h"
 
+namespace vm_test {
+
 namespace fs = std::filesystem;
 using namespace nvj::cli;
 
@@ -288,3 +290,5 @@ TEST_CASE("the power cut's answer: writes lost over every export", "[vm]") {
   CHECK_FALSE(is_static_executable("/proc/self/exe"));  // the test program is linked dynamically
   CHECK_FALSE(is_static_executable("/nonexistent"));
 }
+
+}  // namespace vm_test

@@ -19,6 +19,8 @@
 #include "tools/workloads/workload_commands.h"
 #include "tools/workloads/writers.h"
 
+namespace workloads_test {
+
 namespace fs = std::filesystem;
 using namespace nvj::workloads;
 
@@ -293,3 +295,5 @@ TEST_CASE("writers --verify checks a completed run's files and names the first l
   for (int d = 0; d < 4; ++d) CHECK(fs::is_directory(few + "/d" + std::to_string(d)));
   CHECK_FALSE(fs::exists(few + "/d4"));
 }
+
+}  // namespace workloads_test

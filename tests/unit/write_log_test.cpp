@@ -8,6 +8,8 @@
 #include "server/powerloss/write_log.h"
 #include "server/store/memory_store.h"
 
+namespace write_log_test {
+
 using namespace nvj;
 
 namespace {
@@ -171,3 +173,5 @@ TEST_CASE("a write that failed does not hold the log open", "[power]") {
   }
   CHECK(log.entries() == 0);
 }
+
+}  // namespace write_log_test

@@ -18,6 +18,8 @@
 #include "fscore/xfs/log_scan.h"
 #include "tests/support/xfs_record_builder.h"
 
+namespace xfs_follower_test {
+
 using namespace fscore::xfs;
 
 namespace {
@@ -226,3 +228,5 @@ TEST_CASE("xfs follower: random logs in random pieces agree with the offline sca
     CHECK(lab.follower.head() == Lsn{cycle, block});
   }
 }
+
+}  // namespace xfs_follower_test

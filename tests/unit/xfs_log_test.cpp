@@ -16,6 +16,8 @@
 #include "fscore/xfs/log_scan.h"
 #include "tests/support/xfs_record_builder.h"
 
+namespace xfs_log_test {
+
 using namespace fscore::xfs;
 
 namespace {
@@ -199,3 +201,5 @@ TEST_CASE("the record builder makes what the kernel would write: the test's own 
   CHECK_THROWS(build_record({0, 0, {}, 0, 32768, true}, data));
   CHECK_THROWS(build_record({1, 0, {}, 0, 32768, true}, Bytes(40000)));  // 79 blocks, one header block
 }
+
+}  // namespace xfs_log_test
