@@ -111,7 +111,7 @@ grep -q "fact file A/foo size 8192" "$repro" || fail "the reproducer posts no fi
 # The other layouts the lab serves.
 run_explore "$T/internal.log" --shard 1/12 --out "$T/internal" fs-journal=internal:16M
 [ "$STATUS" = 0 ] || fail "seq-1 with an internal journal exited $STATUS"
-run_explore "$T/journal.log" --shard 2/12 --mount-options data=journal --out "$T/journal"
+run_explore "$T/journal.log" --shard 2/18 --mount-options data=journal --out "$T/journal"
 [ "$STATUS" = 0 ] || fail "seq-1 with data=journal exited $STATUS"
 
 # XFS (its log on the NVRAM export) and btrfs: the kernel checks a sample of
