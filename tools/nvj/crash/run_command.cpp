@@ -118,10 +118,8 @@ int crash_run_kernels(const RunArgs& a) {
   return interrupted() ? 1 : worst;
 }
 
-}  // namespace
-
-int crash_run_main(RunArgs a) {
-  const char* command = a.record_only ? "nvj crash record" : "nvj crash run";
+// What crash run and record refuse before anything is made.
+void check_run_args(const RunArgs& a, const char* command) {
   if (!a.kernel.empty() && !a.vm)
     throw UsageError(std::string(command) + ": --kernel is --vm's (the guest's kernel); give --vm too");
   if (!a.transport.empty() && !a.vm)
@@ -134,6 +132,87 @@ int crash_run_main(RunArgs a) {
     throw UsageError(std::string(command) + ": --log " + a.log + " is XFS's (--fs xfs); ext4's journal goes inside "
                      "with fs-journal=internal[:SIZE]");
   if (::geteuid() != 0) throw std::runtime_error(std::string(command) + " needs root: it attaches block devices and mounts them");
+}
+
+void stop_if_interrupted() {
+  if (interrupted()) throw std::runtime_error("interrupted");
+}
+
+// The workload run and recorded in a QEMU guest booted on the exports (nvj
+// vm): its exit status. XFS and btrfs are made here first, on a server of
+// their own (`vm_server`, stopped by `teardown` if not before).
+int record_in_guest(RunArgs& a, const fs::path& run_dir, const std::vector<std::string>& params,
+                    const fs::path& recording, Teardown& teardown, std::unique_ptr<ServerProcess>& vm_server) {
+  VmOptions o;
+  o.mount_options = a.mount_options;
+  o.filesystem = a.filesystem;
+  o.internal_log = a.log == "internal";
+  if (a.filesystem == "ext4")
+    o.parameters = params;
+  else
+    start_server_with_filesystem(run_dir, params, a.filesystem, a.log, recording, teardown, vm_server, o.control);
+  if (vm_server) o.server = vm_server->socket();
+  o.kernel = a.kernel;
+  o.resolved_kernel = a.resolved_kernel;
+  o.on_kernel = [&a, &o](const GuestKernel& k) {
+    a.check.made_by = Json{{"guest", Json{{"kernel", guest_kernel_json(k)}, {"transport", o.transport}}}};
+    std::printf("== the guest's kernel: %s\n", describe_kernel(k).c_str());
+    std::fflush(stdout);
+  };
+  if (!a.transport.empty()) o.transport = a.transport;
+  o.command = a.workload;
+  std::printf("== booting a guest on the exports to run %s (nvj vm)\n", quote(a.workload).c_str());
+  std::fflush(stdout);
+  const int status = run_vm(o);
+  stop_if_interrupted();
+  std::printf("== the workload exited with status %d; the guest unmounted and powered off\n", status);
+  if (vm_server) {
+    control_call(o.control, "POST", "/record/stop");
+    if (const int stopped = vm_server->stop(); stopped != 0)
+      throw std::runtime_error("nbdkit exited with status " + std::to_string(stopped) + ": " + vm_server->log());
+  }
+  return status;
+}
+
+// The workload run and recorded on this host, in the filesystem a Testbed
+// mounted (XFS and btrfs made on the attached exports, recorded from just
+// after mkfs): its exit status. The lab is down when it returns.
+int record_on_host(const RunArgs& a, const fs::path& run_dir, const std::vector<std::string>& params,
+                   const fs::path& recording) {
+  TestbedOptions o{run_dir, params, a.mount_options, [&](const std::string& what) {
+                     stop_if_interrupted();
+                     std::printf("== %s\n", what.c_str());
+                     std::fflush(stdout);
+                   }};
+  o.filesystem = a.filesystem;
+  if (a.filesystem == "xfs" && a.log == "internal") o.exports = {"data"};
+  if (a.filesystem != "ext4")
+    o.before_mount = [&recording](const Testbed& lab) {
+      std::printf("== recording from here on into %s\n", recording.c_str());
+      lab.post("/record/start?file=" + query_escape(recording.string()));
+    };
+  Testbed lab(std::move(o));
+  std::printf("== running %s in %s\n", quote(a.workload).c_str(), lab.mount_point().c_str());
+  std::fflush(stdout);
+  SpawnOptions options;
+  options.directory = lab.mount_point().string();
+  options.env = {"NVJ_MNT=" + lab.mount_point().string(), "NVJ_CONTROL=" + lab.control()};
+  options.new_group = true;  // stopped, children and all, when we are interrupted
+  const int status = wait_or_stop(spawn(a.workload, options), interrupted);
+  if (interrupted()) std::printf("== interrupted: the workload was stopped (status %d); taking the lab down\n", status);
+  stop_if_interrupted();
+  std::printf("== the workload exited with status %d; unmounting\n", status);
+  lab.unmount();
+  lab.post("/record/stop");
+  if (!lab.teardown()) throw std::runtime_error("taking the lab down failed (see above)");
+  return status;
+}
+
+}  // namespace
+
+int crash_run_main(RunArgs a) {
+  const char* command = a.record_only ? "nvj crash record" : "nvj crash run";
+  check_run_args(a, command);
   // Several kernels: checked as above before any is fetched, then one run each.
   if (a.vm && !a.resolved_kernel && a.kernel.find(',') != std::string::npos) return crash_run_kernels(a);
   // The kernel named is found (or fetched) before anything is made: a name
@@ -141,11 +220,7 @@ int crash_run_main(RunArgs a) {
   if (a.vm && !a.kernel.empty() && !a.resolved_kernel) a.resolved_kernel = named_kernel(a.kernel, "", command);
   std::vector<std::string> params =
       parameters_over_defaults(a.filesystem, a.parameters, command, " (the workload goes after --)");
-  const bool ext4 = a.filesystem == "ext4";
   catch_interrupts();
-  const auto stop_if_interrupted = [] {
-    if (interrupted()) throw std::runtime_error("interrupted");
-  };
 
   RunFolder folder("crash");
   if (a.keep) folder.keep();
@@ -159,67 +234,11 @@ int crash_run_main(RunArgs a) {
     throw std::runtime_error(recording.string() + " exists: a recording is never overwritten (another --out DIR?)");
   // ext4 is there before the server serves, so the recording starts with
   // it; XFS and btrfs are made on the attached exports, and the recording
-  // starts after mkfs (before_mount below), so that it starts with them.
-  if (ext4) params.push_back("record=" + recording.string());
+  // starts after mkfs (before_mount), so that it starts with them.
+  if (a.filesystem == "ext4") params.push_back("record=" + recording.string());
 
-  int status = 0;
-  if (a.vm) {
-    VmOptions o;
-    o.mount_options = a.mount_options;
-    o.filesystem = a.filesystem;
-    o.internal_log = a.log == "internal";
-    if (ext4)
-      o.parameters = params;
-    else
-      start_server_with_filesystem(run_dir, params, a.filesystem, a.log, recording, teardown, vm_server, o.control);
-    if (vm_server) o.server = vm_server->socket();
-    o.kernel = a.kernel;
-    o.resolved_kernel = a.resolved_kernel;
-    o.on_kernel = [&a, &o](const GuestKernel& k) {
-      a.check.made_by = Json{{"guest", Json{{"kernel", guest_kernel_json(k)}, {"transport", o.transport}}}};
-      std::printf("== the guest's kernel: %s\n", describe_kernel(k).c_str());
-      std::fflush(stdout);
-    };
-    if (!a.transport.empty()) o.transport = a.transport;
-    o.command = a.workload;
-    std::printf("== booting a guest on the exports to run %s (nvj vm)\n", quote(a.workload).c_str());
-    std::fflush(stdout);
-    status = run_vm(o);
-    stop_if_interrupted();
-    std::printf("== the workload exited with status %d; the guest unmounted and powered off\n", status);
-    if (vm_server) {
-      control_call(o.control, "POST", "/record/stop");
-      if (const int stopped = vm_server->stop(); stopped != 0)
-        throw std::runtime_error("nbdkit exited with status " + std::to_string(stopped) + ": " + vm_server->log());
-    }
-  } else {
-    TestbedOptions o{run_dir, params, a.mount_options, [&](const std::string& what) {
-                       stop_if_interrupted();
-                       std::printf("== %s\n", what.c_str());
-                       std::fflush(stdout);
-                     }};
-    o.filesystem = a.filesystem;
-    if (a.filesystem == "xfs" && a.log == "internal") o.exports = {"data"};
-    if (!ext4)
-      o.before_mount = [&recording](const Testbed& lab) {
-        std::printf("== recording from here on into %s\n", recording.c_str());
-        lab.post("/record/start?file=" + query_escape(recording.string()));
-      };
-    Testbed lab(std::move(o));
-    std::printf("== running %s in %s\n", quote(a.workload).c_str(), lab.mount_point().c_str());
-    std::fflush(stdout);
-    SpawnOptions options;
-    options.directory = lab.mount_point().string();
-    options.env = {"NVJ_MNT=" + lab.mount_point().string(), "NVJ_CONTROL=" + lab.control()};
-    options.new_group = true;  // stopped, children and all, when we are interrupted
-    status = wait_or_stop(spawn(a.workload, options), interrupted);
-    if (interrupted()) std::printf("== interrupted: the workload was stopped (status %d); taking the lab down\n", status);
-    stop_if_interrupted();
-    std::printf("== the workload exited with status %d; unmounting\n", status);
-    lab.unmount();
-    lab.post("/record/stop");
-    if (!lab.teardown()) throw std::runtime_error("taking the lab down failed (see above)");
-  }
+  const int status = a.vm ? record_in_guest(a, run_dir, params, recording, teardown, vm_server)
+                          : record_on_host(a, run_dir, params, recording);
   std::printf("== the recording: %s (%llu bytes)\n", recording.c_str(),
               static_cast<unsigned long long>(fs::file_size(recording)));
   if (a.record_only) {
