@@ -94,9 +94,11 @@ std::string coverage_text(const Json& results) {
 
 }  // namespace
 
-void write_crash_report(const Results& all, const std::filesystem::path& dir) {
-  const Json& results = all.document;
-  const VerdictCount c = count_verdicts(all.states);
+namespace {
+
+// The opening: what was checked and how, the verdicts, then the coverage
+// and the states per strategy.
+std::string summary_section(const Json& results, const VerdictCount& c) {
   const Json& e = results.at("enumeration");
   const std::string filesystem = results.at("recording").at("filesystem").get<std::string>();
   const bool fast = filesystem == "ext4";
@@ -123,16 +125,24 @@ void write_crash_report(const Results& all, const std::filesystem::path& dir) {
           std::to_string(n.at("unique").get<std::uint64_t>()) + " | " +
           std::to_string(by.at(name).at("taken").get<std::uint64_t>()) + " | " +
           std::to_string(by.at(name).at("checked").get<std::uint64_t>()) + " |\n";
+  return md;
+}
 
-  md += "\n## Signatures of the failing states\n\n| signature | states | first state | detailed |\n|---|---:|---:|---:|\n";
+std::string signatures_section(const Json& results) {
+  std::string md =
+      "\n## Signatures of the failing states\n\n| signature | states | first state | detailed |\n|---|---:|---:|---:|\n";
   for (const Json& g : results.at("signatures"))
     md += "| " + markdown_cell(g.at("signature").get<std::string>()) + " | " + std::to_string(g.at("states").get<std::uint64_t>()) +
           " | " + std::to_string(g.at("first").get<std::uint64_t>()) + " | " +
           std::to_string(g.at("detailed").get<std::uint64_t>()) + " |\n";
   if (results.at("signatures").empty()) md += "| (none) | | | |\n";
+  return md;
+}
 
+// The verdicts at each crash point, by its number.
+std::map<std::uint64_t, PointRow> point_rows(const std::vector<StateRecord>& states) {
   std::map<std::uint64_t, PointRow> points;
-  for (const StateRecord& s : all.states) {
+  for (const StateRecord& s : states) {
     PointRow& p = points[s.point];
     p.frame = s.frame;
     if (!s.last_mark.empty()) p.mark = s.last_mark;
@@ -143,13 +153,24 @@ void write_crash_report(const Results& all, const std::filesystem::path& dir) {
       case crashlab::Verdict::unreadable: ++p.unreadable; break;
     }
   }
+  return points;
+}
+
+// states.dat, every point, for the plot.
+std::string points_data(const std::map<std::uint64_t, PointRow>& points) {
   std::string dat = "# point frame pass fail needs_fsck unreadable\n";
-  md += "\n## Crash points with failing states\n\n| point | after frame | last mark | pass | fail | needs fsck | unreadable |\n"
-        "|---:|---:|---|---:|---:|---:|---:|\n";
-  std::size_t failing_points = 0;
-  for (const auto& [index, p] : points) {
+  for (const auto& [index, p] : points)
     dat += std::to_string(index) + " " + std::to_string(p.frame) + " " + std::to_string(p.pass) + " " +
            std::to_string(p.fail) + " " + std::to_string(p.needs_fsck) + " " + std::to_string(p.unreadable) + "\n";
+  return dat;
+}
+
+std::string failing_points_section(const std::map<std::uint64_t, PointRow>& points) {
+  std::string md =
+      "\n## Crash points with failing states\n\n| point | after frame | last mark | pass | fail | needs fsck | unreadable |\n"
+      "|---:|---:|---|---:|---:|---:|---:|\n";
+  std::size_t failing_points = 0;
+  for (const auto& [index, p] : points) {
     if (p.fail + p.needs_fsck + p.unreadable == 0) continue;
     ++failing_points;
     md += "| " + std::to_string(index) + " | " + std::to_string(p.frame) + " | " + markdown_cell(p.mark) + " | " +
@@ -157,35 +178,46 @@ void write_crash_report(const Results& all, const std::filesystem::path& dir) {
           std::to_string(p.unreadable) + " |\n";
   }
   if (failing_points == 0) md += "| | | (none) | | | | |\n";
+  return md;
+}
 
-  md += "\n## Failing states\n\nThe detailed ones first (the first of each signature), then the others.\n\n"
-        "| state | point | strategy | dropped | verdict | what broke | cause |\n|---:|---:|---|---|---|---|---|\n";
+// One failing state's row: what it dropped, its verdict, what broke, its cause.
+std::string failing_state_row(const Json& s) {
+  std::string broke;
+  const Json& v = s.contains("violations") ? s : s["ground_truth"];
+  if (v.contains("error")) broke = v["error"].get<std::string>();
+  if (v.contains("violations"))
+    for (const Json& f : v["violations"]) broke += (broke.empty() ? "" : "; ") + violation_text(f);
+  return "| " + std::to_string(s.at("ordinal").get<std::uint64_t>()) + " | " +
+         std::to_string(s.at("point").get<std::uint64_t>()) + " | " + s.at("strategy").get<std::string>() + " | " +
+         std::to_string(s.at("volatile").get<std::uint64_t>() - s.at("kept").get<std::uint64_t>() -
+                        (s.contains("torn") ? 1 : 0)) +
+         " of " + std::to_string(s.at("volatile").get<std::uint64_t>()) +
+         (s.contains("torn") ? ", 1 torn (" + std::to_string(s["torn"].at("kept_bytes").get<std::uint64_t>()) + " of " +
+                                   std::to_string(s["torn"].at("length").get<std::uint64_t>()) + " B)"
+                             : "") +
+         " | " + state_verdict(s) + " | " + short_cell(broke) + " | " + short_cell(cause_text(s)) + " |\n";
+}
+
+std::string failing_states_section(const std::vector<StateRecord>& states, std::uint64_t failing) {
+  std::string md =
+      "\n## Failing states\n\nThe detailed ones first (the first of each signature), then the others.\n\n"
+      "| state | point | strategy | dropped | verdict | what broke | cause |\n|---:|---:|---|---|---|---|---|\n";
   std::size_t listed = 0;
   for (const bool detailed : {true, false})
-    for (const StateRecord& record : all.states) {
+    for (const StateRecord& record : states) {
       if (!record.failing() || record.detailed != detailed) continue;
       if (listed++ == kListed) break;
-      const Json s = record.entry();
-      std::string broke;
-      const Json& v = s.contains("violations") ? s : s["ground_truth"];
-      if (v.contains("error")) broke = v["error"].get<std::string>();
-      if (v.contains("violations"))
-        for (const Json& f : v["violations"]) broke += (broke.empty() ? "" : "; ") + violation_text(f);
-      md += "| " + std::to_string(s.at("ordinal").get<std::uint64_t>()) + " | " +
-            std::to_string(s.at("point").get<std::uint64_t>()) + " | " + s.at("strategy").get<std::string>() + " | " +
-            std::to_string(s.at("volatile").get<std::uint64_t>() - s.at("kept").get<std::uint64_t>() -
-                           (s.contains("torn") ? 1 : 0)) +
-            " of " + std::to_string(s.at("volatile").get<std::uint64_t>()) +
-            (s.contains("torn") ? ", 1 torn (" + std::to_string(s["torn"].at("kept_bytes").get<std::uint64_t>()) + " of " +
-                                      std::to_string(s["torn"].at("length").get<std::uint64_t>()) + " B)"
-                                : "") +
-            " | " + state_verdict(s) + " | " + short_cell(broke) + " | " + short_cell(cause_text(s)) + " |\n";
+      md += failing_state_row(record.entry());
     }
-  if (listed > kListed) md += "\n(" + std::to_string(c.failing - kListed) + " more in results.json.)\n";
+  if (listed > kListed) md += "\n(" + std::to_string(failing - kListed) + " more in results.json.)\n";
   if (listed == 0) md += "| | | | | (none) | | |\n";
-  md += "\n![states by verdict at each crash point](states.png)\n";
-  write_report_file(dir, "table.md", md);
-  write_report_file(dir, "states.dat", dat);
+  return md;
+}
+
+// states.png and states.svg from states.dat: the states by verdict at each
+// crash point, stacked.
+void plot_states(const std::filesystem::path& dir, const std::map<std::uint64_t, PointRow>& points) {
   // The points' own range (gnuplot's autoscale rounds it out to the next tics).
   const std::uint64_t last = points.empty() ? 0 : points.rbegin()->first;
   std::string range = "set xrange [-1:";
@@ -199,6 +231,19 @@ void write_crash_report(const Results& all, const std::filesystem::path& dir) {
        "'' using 1:($4+$5+$6) with boxes lc rgb '#c62828' title 'fail', "
        "'' using 1:($5+$6) with boxes lc rgb '#ef6c00' title 'needs fsck', "
        "'' using 1:6 with boxes lc rgb '#6a1b9a' title 'unreadable'");
+}
+
+}  // namespace
+
+void write_crash_report(const Results& all, const std::filesystem::path& dir) {
+  const VerdictCount c = count_verdicts(all.states);
+  const std::map<std::uint64_t, PointRow> points = point_rows(all.states);
+  const std::string md = summary_section(all.document, c) + signatures_section(all.document) +
+                         failing_points_section(points) + failing_states_section(all.states, c.failing) +
+                         "\n![states by verdict at each crash point](states.png)\n";
+  write_report_file(dir, "table.md", md);
+  write_report_file(dir, "states.dat", points_data(points));
+  plot_states(dir, points);
 }
 
 int crash_report_main(const ReportArgs& a) {
