@@ -135,19 +135,29 @@ WorkloadOutcome run_workload(const ExploreContext& context, const Workload& w, c
   return o;
 }
 
-void check_workload(const ExploreContext& context, const Workload& w, const fs::path& dir,
-                    const workloads::ExploreTrace& trace, WorkloadOutcome& o) {
-  const ExploreArgs& a = context.args;
-  if (!trace.error.empty()) {
-    o.error = trace.error;
-    return;
-  }
-  ExplorePhaseClock clock;
-  const fs::path recording = fs::absolute(dir / "recording.nvjrec");
-  // The rule of the last fact that said something of each path: by the
-  // path and what a violation will call it, and by the path alone.
-  std::map<std::string, std::string> rule_of;
-  std::vector<ReproducerStep> script;
+namespace {
+
+// The rule of the last fact that said something of each path: by the path
+// and what a violation will call it ("PATH\tfile"), and by the path alone.
+using RuleOf = std::map<std::string, std::string>;
+
+// What a violation of `fact` is called on the path it names, as the
+// checker names it; null for a kind no violation names.
+const char* violation_name(crashlab::FactKind kind) {
+  using crashlab::FactKind;
+  static const std::map<FactKind, const char*> kWhat{
+      {FactKind::file, "file"},     {FactKind::prefix, "prefix"}, {FactKind::entry, "present"},
+      {FactKind::rename, "renamed"}, {FactKind::absent, "absent"}, {FactKind::mode, "mode"},
+      {FactKind::nlink, "nlink"},   {FactKind::symlink, "symlink"}, {FactKind::xattr, "xattr"},
+      {FactKind::noxattr, "xattr"}};
+  const auto named = kWhat.find(kind);
+  return named == kWhat.end() ? nullptr : named->second;
+}
+
+// From the trace: the steps with the facts posted around each (for the
+// reproducer) and the rule behind each path's last fact.
+RuleOf rules_of_trace(const Workload& w, const workloads::ExploreTrace& trace, std::vector<ReproducerStep>& script) {
+  RuleOf rule_of;
   for (const workloads::TracedStep& t : trace.steps) {
     script.push_back({t.step, {}, {}});
     for (const auto* facts : {&t.before, &t.after})
@@ -158,21 +168,21 @@ void check_workload(const ExploreContext& context, const Workload& w, const fs::
         if (!parsed) throw std::runtime_error("the trace of " + w.name + " posted " + f.label + ", which is no fact");
         const crashlab::Fact& fact = *parsed;
         using crashlab::FactKind;
-        // As the oracle names the path of a violation.
+        // As the checker names the path of a violation.
         const std::string path = fact.kind == FactKind::entry
                                      ? (fact.path == "." ? fact.second : fact.path + "/" + fact.second)
                                  : fact.kind == FactKind::rename ? fact.path + " | " + fact.second
                                                                  : fact.path;
-        static const std::map<FactKind, const char*> kWhat{
-            {FactKind::file, "file"},     {FactKind::prefix, "prefix"}, {FactKind::entry, "present"},
-            {FactKind::rename, "renamed"}, {FactKind::absent, "absent"}, {FactKind::mode, "mode"},
-            {FactKind::nlink, "nlink"},   {FactKind::symlink, "symlink"}, {FactKind::xattr, "xattr"},
-            {FactKind::noxattr, "xattr"}};
-        if (const auto named = kWhat.find(fact.kind); named != kWhat.end()) rule_of[path + "\t" + named->second] = f.rule;
+        if (const char* what = violation_name(fact.kind)) rule_of[path + "\t" + what] = f.rule;
         rule_of[path] = f.rule;
       }
   }
+  return rule_of;
+}
 
+// nvj crash check of one workload's recording, as the explorer runs it.
+CheckArgs workload_check(const ExploreContext& context, const fs::path& recording, const fs::path& dir) {
+  const ExploreArgs& a = context.args;
   CheckArgs check;
   check.recording = recording.string();
   check.out = dir.string();
@@ -186,29 +196,24 @@ void check_workload(const ExploreContext& context, const Workload& w, const fs::
   check.structure = a.structure;
   check.mount_options = a.mount_options;
   check.run_folder = &context.folder;
-  {
-    OutputToFile log(dir / "check.log");
-    o.status = crash_check_main(check);
-  }
-  clock.lap(&o.seconds[4]);
-  std::ifstream in(dir / "results.json");
-  std::stringstream text;
-  text << in.rdbuf();
-  const Json results = parse_json(text.str(), (dir / "results.json").string());
-  o.states = results.at("coverage").at("checked").get<std::uint64_t>();
-  if (const Json& last = results.at("final_state"); last.at("verdict") != "pass") {
-    o.oracle_error = "its final state (every write kept) is " + last.at("verdict").get<std::string>();
-    if (last.contains("error")) o.oracle_error += ": " + last["error"].get<std::string>();
-    if (last.contains("violations"))
-      for (const Json& v : last["violations"]) o.oracle_error += "; " + violation_text(v);
-  }
-  if (o.status == 1) {
-    std::ofstream(dir / "reproduce.sh") << reproducer_script(w, a.bound, a.mount_options, script);
-    if (!context.guest_kernel.empty())
-      std::ofstream(dir / "reproduce-guest.sh")
-          << guest_reproducer_script(w, a.bound, a.ops, a.mount_options, oracle_options(a).auto_da_alloc,
-                                     context.guest_kernel);
-  }
+  return check;
+}
+
+// An oracle error when the final state (every write kept) does not pass:
+// the facts were wrong, not the filesystem.
+std::string final_state_error(const Json& results) {
+  const Json& last = results.at("final_state");
+  if (last.at("verdict") == "pass") return "";
+  std::string error = "its final state (every write kept) is " + last.at("verdict").get<std::string>();
+  if (last.contains("error")) error += ": " + last["error"].get<std::string>();
+  if (last.contains("violations"))
+    for (const Json& v : last["violations"]) error += "; " + violation_text(v);
+  return error;
+}
+
+// The failing states counted, the first 3 kept with each violation's rule
+// and its source.
+void collect_failures(const Json& results, const RuleOf& rule_of, WorkloadOutcome& o) {
   for (const Json& s : results.at("states")) {
     if (s.at("verdict") == "pass") continue;
     ++o.failing;
@@ -226,21 +231,56 @@ void check_workload(const ExploreContext& context, const Workload& w, const fs::
       }
     o.failures.push_back(f);
   }
-  if (o.failing > 0) {
-    // What the first failing states broke, and by which operations.
-    for (const Json& f : o.failures)
-      if (f.contains("violations"))
-        for (const Json& v : f.at("violations"))
-          o.broke.insert((v.contains("rule") ? json_words(v.at("rule")) : std::string("no rule")) + ": " +
-                         json_words(v.at("what")) + " " + json_words(v.at("how")));
-      else
-        o.broke.insert(json_words(f.at("verdict")));
-    for (const std::string& b : o.broke) o.signature += (o.signature.empty() ? "" : ", ") + b;
-    std::string ops;
-    for (const auto& s : w.steps)
-      if (!s.setup) ops += (ops.empty() ? "" : " + ") + std::string(to_string(s.op.kind));
-    o.signature += " | " + ops;
+}
+
+// What the first failing states broke, and by which operations.
+void sign_failure(const Workload& w, WorkloadOutcome& o) {
+  for (const Json& f : o.failures)
+    if (f.contains("violations"))
+      for (const Json& v : f.at("violations"))
+        o.broke.insert((v.contains("rule") ? json_words(v.at("rule")) : std::string("no rule")) + ": " +
+                       json_words(v.at("what")) + " " + json_words(v.at("how")));
+    else
+      o.broke.insert(json_words(f.at("verdict")));
+  for (const std::string& b : o.broke) o.signature += (o.signature.empty() ? "" : ", ") + b;
+  std::string ops;
+  for (const auto& s : w.steps)
+    if (!s.setup) ops += (ops.empty() ? "" : " + ") + std::string(to_string(s.op.kind));
+  o.signature += " | " + ops;
+}
+
+}  // namespace
+
+void check_workload(const ExploreContext& context, const Workload& w, const fs::path& dir,
+                    const workloads::ExploreTrace& trace, WorkloadOutcome& o) {
+  const ExploreArgs& a = context.args;
+  if (!trace.error.empty()) {
+    o.error = trace.error;
+    return;
   }
+  ExplorePhaseClock clock;
+  std::vector<ReproducerStep> script;
+  const RuleOf rule_of = rules_of_trace(w, trace, script);
+  {
+    OutputToFile log(dir / "check.log");
+    o.status = crash_check_main(workload_check(context, fs::absolute(dir / "recording.nvjrec"), dir));
+  }
+  clock.lap(&o.seconds[4]);
+  std::ifstream in(dir / "results.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const Json results = parse_json(text.str(), (dir / "results.json").string());
+  o.states = results.at("coverage").at("checked").get<std::uint64_t>();
+  o.oracle_error = final_state_error(results);
+  if (o.status == 1) {
+    std::ofstream(dir / "reproduce.sh") << reproducer_script(w, a.bound, a.mount_options, script);
+    if (!context.guest_kernel.empty())
+      std::ofstream(dir / "reproduce-guest.sh")
+          << guest_reproducer_script(w, a.bound, a.ops, a.mount_options, oracle_options(a).auto_da_alloc,
+                                     context.guest_kernel);
+  }
+  collect_failures(results, rule_of, o);
+  if (o.failing > 0) sign_failure(w, o);
 }
 
 MinimalWorkload minimize(const ExploreContext& context, const Workload& w, const WorkloadOutcome& failed, const fs::path& dir) {
