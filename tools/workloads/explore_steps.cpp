@@ -72,6 +72,39 @@ void check(int rc, const std::string& what) {
   if (rc != 0) failed(what);
 }
 
+// write_direct: the first block through O_DIRECT, from an aligned buffer.
+void write_direct(const fs::path& p, const Op& op, const std::string& what) {
+  void* buffer = nullptr;
+  if (::posix_memalign(&buffer, kBlock, kBlock) != 0) throw std::bad_alloc();
+  const std::unique_ptr<void, decltype(&std::free)> owned(buffer, &std::free);
+  const auto bytes = pattern(op, kBlock);
+  std::memcpy(buffer, bytes.data(), kBlock);
+  pwrite_all(open_or_fail(p, O_WRONLY | O_DIRECT, what).get(), buffer, kBlock, 0, what);
+}
+
+// mmap_write: 100 bytes at 4000 through a shared mapping, then msync.
+void mmap_write(const fs::path& p, const Op& op, const std::string& what) {
+  UniqueFd fd = open_or_fail(p, O_RDWR, what);
+  void* map = ::mmap(nullptr, 2 * kBlock, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  if (map == MAP_FAILED) failed(what + ": mmap");
+  const auto bytes = pattern(op, 100);
+  std::memcpy(static_cast<unsigned char*>(map) + 4000, bytes.data(), bytes.size());
+  const int synced = ::msync(map, 2 * kBlock, MS_SYNC);
+  ::munmap(map, 2 * kBlock);
+  check(synced, what + ": msync");
+}
+
+// falloc, falloc_keep_size, falloc_punch, falloc_zero: fallocate(2) with
+// the mode and range of each.
+void fallocate_op(const fs::path& p, const Op& op, const std::string& what) {
+  int mode = 0;
+  off_t at = 2 * kBlock, len = 2 * kBlock;
+  if (op.kind == OpKind::falloc_keep_size) mode = FALLOC_FL_KEEP_SIZE;
+  if (op.kind == OpKind::falloc_punch) mode = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at = kBlock, len = kBlock;
+  if (op.kind == OpKind::falloc_zero) mode = FALLOC_FL_ZERO_RANGE, at = 1000, len = 4000;
+  check(::fallocate(open_or_fail(p, O_WRONLY, what).get(), mode, at, len), what);
+}
+
 void run_op(const fs::path& root, const Op& op) {
   const std::string what = describe(op);
   const fs::path p = root / op.path;
@@ -104,38 +137,18 @@ void run_op(const fs::path& root, const Op& op) {
       pwrite_all(open_or_fail(p, O_WRONLY, what).get(), bytes.data(), bytes.size(), 3000, what);
       return;
     }
-    case OpKind::write_direct: {
-      void* buffer = nullptr;
-      if (::posix_memalign(&buffer, kBlock, kBlock) != 0) throw std::bad_alloc();
-      const std::unique_ptr<void, decltype(&std::free)> owned(buffer, &std::free);
-      const auto bytes = pattern(op, kBlock);
-      std::memcpy(buffer, bytes.data(), kBlock);
-      pwrite_all(open_or_fail(p, O_WRONLY | O_DIRECT, what).get(), buffer, kBlock, 0, what);
+    case OpKind::write_direct:
+      write_direct(p, op, what);
       return;
-    }
-    case OpKind::mmap_write: {
-      UniqueFd fd = open_or_fail(p, O_RDWR, what);
-      void* map = ::mmap(nullptr, 2 * kBlock, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
-      if (map == MAP_FAILED) failed(what + ": mmap");
-      const auto bytes = pattern(op, 100);
-      std::memcpy(static_cast<unsigned char*>(map) + 4000, bytes.data(), bytes.size());
-      const int synced = ::msync(map, 2 * kBlock, MS_SYNC);
-      ::munmap(map, 2 * kBlock);
-      check(synced, what + ": msync");
+    case OpKind::mmap_write:
+      mmap_write(p, op, what);
       return;
-    }
     case OpKind::falloc:
     case OpKind::falloc_keep_size:
     case OpKind::falloc_punch:
-    case OpKind::falloc_zero: {
-      int mode = 0;
-      off_t at = 2 * kBlock, len = 2 * kBlock;
-      if (op.kind == OpKind::falloc_keep_size) mode = FALLOC_FL_KEEP_SIZE;
-      if (op.kind == OpKind::falloc_punch) mode = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at = kBlock, len = kBlock;
-      if (op.kind == OpKind::falloc_zero) mode = FALLOC_FL_ZERO_RANGE, at = 1000, len = 4000;
-      check(::fallocate(open_or_fail(p, O_WRONLY, what).get(), mode, at, len), what);
+    case OpKind::falloc_zero:
+      fallocate_op(p, op, what);
       return;
-    }
     case OpKind::truncate_shrink:
       check(::truncate(p.c_str(), 3000), what);
       return;
