@@ -110,6 +110,58 @@ void show_failures(const std::vector<StateRecord>& states, std::uint64_t failing
                 out.empty() ? ": --out DIR writes them all" : " in results.json");
 }
 
+// The fast path recovers journals as the kernel that mounts the states
+// (the ground truth's, this machine's) does, unless told another.
+fscore::jbd2::RecoveryRules recovery_rules(const CheckArgs& a) {
+  std::string release = a.recovery_kernel;
+  if (struct utsname host {}; release.empty() && ::uname(&host) == 0) release = host.release;
+  if (!a.recovery_kernel.empty() && (release.empty() || release[0] < '0' || release[0] > '9' || release.find('.') == std::string::npos))
+    throw UsageError("nvj crash check: --recovery-kernel " + release + ": expected a Linux release (6.1.0, 6.12.118+deb13-amd64)");
+  return fscore::jbd2::recovery_rules_of(release);
+}
+
+SessionOptions session_options(const CheckArgs& a, bool fast, const Recorded& recorded, Scratch& scratch) {
+  SessionOptions session;
+  session.fast = fast;
+  session.verify_given = !a.verify.empty();
+  session.verify = a.verify.empty() ? "sample" : a.verify;
+  session.sample = a.sample;
+  session.per_signature = a.per_signature;
+  session.max_findings = a.max_findings;
+  session.time_limit = static_cast<double>(a.time_limit_ns) / 1e9;
+  session.filesystem = fscore::to_string(recorded.signature.kind);
+  session.external_log = recorded.signature.external_log;
+  session.mount_options = a.mount_options;
+  session.scratch = [&scratch] { return scratch.path(); };
+  session.structure = a.structure == "every";
+  return session;
+}
+
+// A final state that does not pass says the facts are wrong, not the
+// filesystem.
+void print_final_state(const Json& final_state) {
+  if (final_state.at("verdict") == "pass") return;
+  std::printf("the final state (every write kept, as a clean unmount leaves it) is %s: the facts are wrong (the "
+              "oracle's error, or a workload that said what it did not do), and the crash states judged by them say "
+              "nothing of crashes:\n",
+              final_state.at("verdict").get<std::string>().c_str());
+  if (final_state.contains("error")) std::printf("  %s\n", final_state["error"].get<std::string>().c_str());
+  if (final_state.contains("violations"))
+    for (const Json& v : final_state["violations"]) std::printf("  %s\n", violation_text(v).c_str());
+}
+
+// What the ground truth and e2fsck on the structure did.
+void print_checkers(const VerdictCount& c, bool fast, const SessionResult& run) {
+  if (c.verified > 0 && fast)
+    std::printf("ground truth (kernel mount, then e2fsck -fn): %llu states, %llu failing, %llu disagreeing with the fast path\n",
+                static_cast<unsigned long long>(c.verified), static_cast<unsigned long long>(c.verified_failing),
+                static_cast<unsigned long long>(c.disagree));
+  if (run.structure)
+    std::printf("structure (e2fsck -fn on each recovered metadata image): %llu images for %llu states\n",
+                static_cast<unsigned long long>(run.progress.structure_images),
+                static_cast<unsigned long long>(run.progress.structure_images + run.progress.structure_shared));
+}
+
 }  // namespace
 
 crashlab::CheckOptions enumeration_of(const CheckArgs& a) {
@@ -125,13 +177,7 @@ int crash_check_main(const CheckArgs& a) {
   crashlab::CheckOptions options = enumeration_of(a);
   options.shard = shard.index;
   options.shards = shard.count;
-  // The fast path recovers journals as the kernel that mounts the states
-  // (the ground truth's, this machine's) does, unless told another.
-  std::string release = a.recovery_kernel;
-  if (struct utsname host {}; release.empty() && ::uname(&host) == 0) release = host.release;
-  if (!a.recovery_kernel.empty() && (release.empty() || release[0] < '0' || release[0] > '9' || release.find('.') == std::string::npos))
-    throw UsageError("nvj crash check: --recovery-kernel " + release + ": expected a Linux release (6.1.0, 6.12.118+deb13-amd64)");
-  options.recovery = fscore::jbd2::recovery_rules_of(release);
+  options.recovery = recovery_rules(a);
 
   const MappedFile file(a.recording);
   const crashlab::RecordingIndex index(file.bytes());
@@ -158,19 +204,7 @@ int crash_check_main(const CheckArgs& a) {
   const RunFolder& folder = a.run_folder != nullptr ? *a.run_folder : *own_folder;
   Scratch scratch(a.scratch, folder);
   catch_interrupts();
-  SessionOptions session;
-  session.fast = fast;
-  session.verify_given = !a.verify.empty();
-  session.verify = a.verify.empty() ? "sample" : a.verify;
-  session.sample = a.sample;
-  session.per_signature = a.per_signature;
-  session.max_findings = a.max_findings;
-  session.time_limit = static_cast<double>(a.time_limit_ns) / 1e9;
-  session.filesystem = filesystem;
-  session.external_log = recorded.signature.external_log;
-  session.mount_options = a.mount_options;
-  session.scratch = [&scratch] { return scratch.path(); };
-  session.structure = a.structure == "every";
+  const SessionOptions session = session_options(a, fast, recorded, scratch);
   SessionResult run = run_check_session(index, checker, session);
 
   const CheckLimits limits{run.verify,        a.sample,           options.max_states,
@@ -181,26 +215,11 @@ int crash_check_main(const CheckArgs& a) {
   Json& document = results.document;
   if (!a.made_by.is_null()) document["recording"]["made_by"] = a.made_by;
   document["final_state"] = run.final_state;
-  if (run.final_state.at("verdict") != "pass") {
-    std::printf("the final state (every write kept, as a clean unmount leaves it) is %s: the facts are wrong (the "
-                "oracle's error, or a workload that said what it did not do), and the crash states judged by them say "
-                "nothing of crashes:\n",
-                run.final_state.at("verdict").get<std::string>().c_str());
-    if (run.final_state.contains("error")) std::printf("  %s\n", run.final_state["error"].get<std::string>().c_str());
-    if (run.final_state.contains("violations"))
-      for (const Json& v : run.final_state["violations"]) std::printf("  %s\n", violation_text(v).c_str());
-  }
+  print_final_state(run.final_state);
   const VerdictCount c = count_verdicts(results.states);
   show_failures(results.states, c.failing, a.out);
   print_signatures(document);
-  if (c.verified > 0 && fast)
-    std::printf("ground truth (kernel mount, then e2fsck -fn): %llu states, %llu failing, %llu disagreeing with the fast path\n",
-                static_cast<unsigned long long>(c.verified), static_cast<unsigned long long>(c.verified_failing),
-                static_cast<unsigned long long>(c.disagree));
-  if (run.structure)
-    std::printf("structure (e2fsck -fn on each recovered metadata image): %llu images for %llu states\n",
-                static_cast<unsigned long long>(run.progress.structure_images),
-                static_cast<unsigned long long>(run.progress.structure_images + run.progress.structure_shared));
+  print_checkers(c, fast, run);
   print_coverage(document, a.recording);
   if (!a.out.empty()) {
     if (document.contains("shard")) document["shard"]["seconds"] = json_round(run.seconds, 3);  // merge drops it
