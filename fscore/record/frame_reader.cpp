@@ -72,66 +72,72 @@ Frame FrameReader::read_frame() {
   return f;
 }
 
+void FrameReader::need(const Frame& f, std::size_t n, std::size_t fixed, bool exact) const {
+  if (exact ? n != fixed : n < fixed)
+    fail(f.at, f.sequence, "a " + std::string(to_string(f.kind)) + " frame's payload has " + std::to_string(n) +
+                               " bytes, not " + (exact ? "" : "at least ") + std::to_string(fixed));
+}
+
+void FrameReader::allow_flags(const Frame& f, std::uint16_t allowed) const {
+  if ((f.flags & ~allowed) != 0)
+    fail(f.at, f.sequence, "unknown flags " + std::to_string(f.flags) + " on a " + std::string(to_string(f.kind)));
+}
+
+void FrameReader::decode_header(const Frame& f, std::span<const std::uint8_t> payload) {
+  const std::uint8_t* p = payload.data();
+  const std::size_t n = payload.size();
+  if (f.sequence != 0 || f.device != kNoExport) fail(f.at, f.sequence, "a second header");
+  need(f, n, 16, false);
+  version_ = load_le<std::uint32_t>(p + 8);
+  if (version_ != 1 && version_ != kVersion)
+    fail(f.at, f.sequence, "version " + std::to_string(version_) + "; this nvjournal reads versions 1 to " +
+                               std::to_string(kVersion));
+  const std::size_t unit_bytes = version_ >= 2 ? 4 : 0;  // each export's atomic unit, after its name
+  const std::uint32_t count = load_le<std::uint32_t>(p + 12);
+  if (count == 0 || count > kMaxExports) fail(f.at, f.sequence, std::to_string(count) + " exports (1 to 8)");
+  std::size_t at = 16;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (n - at < 12) fail(f.at, f.sequence, "the header ends inside export " + std::to_string(i));
+    ExportInfo e;
+    e.size = load_le<std::uint64_t>(p + at);
+    const std::uint32_t name = load_le<std::uint32_t>(p + at + 8);
+    if (name == 0 || name > 255 || n - at - 12 < name)
+      fail(f.at, f.sequence, "export " + std::to_string(i) + "'s name length " + std::to_string(name));
+    e.name.assign(reinterpret_cast<const char*>(p + at + 12), name);
+    at += 12 + name;
+    if (unit_bytes > 0) {
+      if (n - at < unit_bytes) fail(f.at, f.sequence, "the header ends inside export " + std::to_string(i));
+      e.atomic_unit = load_le<std::uint32_t>(p + at);
+      if (e.atomic_unit == 0 || e.atomic_unit % 512 != 0)
+        fail(f.at, f.sequence, "export " + std::to_string(i) + "'s atomic unit " + std::to_string(e.atomic_unit) +
+                                   " (whole 512-byte sectors)");
+      at += unit_bytes;
+    }
+    exports_.push_back(std::move(e));
+  }
+  if (at != n) fail(f.at, f.sequence, std::to_string(n - at) + " bytes after the header's exports");
+  allow_flags(f, 0);
+}
+
 void FrameReader::decode(Frame& f, std::span<const std::uint8_t> payload) {
+  if (f.kind == FrameKind::header) return decode_header(f, payload);
   const std::uint8_t* p = payload.data();
   const std::size_t n = payload.size();
   const std::string kind = to_string(f.kind);
-  auto need = [&](std::size_t fixed, bool exact) {
-    if (exact ? n != fixed : n < fixed)
-      fail(f.at, f.sequence, "a " + kind + " frame's payload has " + std::to_string(n) + " bytes, not " +
-                                 (exact ? "" : "at least ") + std::to_string(fixed));
-  };
-  auto allow_flags = [&](std::uint16_t allowed) {
-    if ((f.flags & ~allowed) != 0) fail(f.at, f.sequence, "unknown flags " + std::to_string(f.flags) + " on a " + kind);
-  };
-  if (f.kind == FrameKind::header) {
-    if (f.sequence != 0 || f.device != kNoExport) fail(f.at, f.sequence, "a second header");
-    need(16, false);
-    version_ = load_le<std::uint32_t>(p + 8);
-    if (version_ != 1 && version_ != kVersion)
-      fail(f.at, f.sequence, "version " + std::to_string(version_) + "; this nvjournal reads versions 1 to " +
-                                 std::to_string(kVersion));
-    const std::size_t unit_bytes = version_ >= 2 ? 4 : 0;  // each export's atomic unit, after its name
-    const std::uint32_t count = load_le<std::uint32_t>(p + 12);
-    if (count == 0 || count > kMaxExports) fail(f.at, f.sequence, std::to_string(count) + " exports (1 to 8)");
-    std::size_t at = 16;
-    for (std::uint32_t i = 0; i < count; ++i) {
-      if (n - at < 12) fail(f.at, f.sequence, "the header ends inside export " + std::to_string(i));
-      ExportInfo e;
-      e.size = load_le<std::uint64_t>(p + at);
-      const std::uint32_t name = load_le<std::uint32_t>(p + at + 8);
-      if (name == 0 || name > 255 || n - at - 12 < name)
-        fail(f.at, f.sequence, "export " + std::to_string(i) + "'s name length " + std::to_string(name));
-      e.name.assign(reinterpret_cast<const char*>(p + at + 12), name);
-      at += 12 + name;
-      if (unit_bytes > 0) {
-        if (n - at < unit_bytes) fail(f.at, f.sequence, "the header ends inside export " + std::to_string(i));
-        e.atomic_unit = load_le<std::uint32_t>(p + at);
-        if (e.atomic_unit == 0 || e.atomic_unit % 512 != 0)
-          fail(f.at, f.sequence, "export " + std::to_string(i) + "'s atomic unit " + std::to_string(e.atomic_unit) +
-                                     " (whole 512-byte sectors)");
-        at += unit_bytes;
-      }
-      exports_.push_back(std::move(e));
-    }
-    if (at != n) fail(f.at, f.sequence, std::to_string(n - at) + " bytes after the header's exports");
-    allow_flags(0);
-    return;
-  }
   const bool exportless = f.kind == FrameKind::mark || f.kind == FrameKind::end || f.kind == FrameKind::pad;
   if (exportless ? f.device != kNoExport : f.device >= exports_.size())
     fail(f.at, f.sequence, "a " + kind + " frame of export " + std::to_string(f.device));
   switch (f.kind) {
     case FrameKind::base:
-      need(8, false);
-      allow_flags(0);
+      need(f, n, 8, false);
+      allow_flags(f, 0);
       f.offset = load_le<std::uint64_t>(p);
       f.data = payload.subspan(8);
       f.length = f.data.size();
       break;
     case FrameKind::write:
-      need(16, false);
-      allow_flags(kFua);
+      need(f, n, 16, false);
+      allow_flags(f, kFua);
       f.id = load_le<std::uint64_t>(p);
       f.offset = load_le<std::uint64_t>(p + 8);
       f.data = payload.subspan(16);
@@ -139,34 +145,34 @@ void FrameReader::decode(Frame& f, std::span<const std::uint8_t> payload) {
       break;
     case FrameKind::zero:
     case FrameKind::trim:
-      need(20, true);
-      allow_flags(kFua);
+      need(f, n, 20, true);
+      allow_flags(f, kFua);
       f.id = load_le<std::uint64_t>(p);
       f.offset = load_le<std::uint64_t>(p + 8);
       f.length = load_le<std::uint32_t>(p + 16);
       break;
     case FrameKind::ack:
-      need(8, true);
-      allow_flags(kDurable);
+      need(f, n, 8, true);
+      allow_flags(f, kDurable);
       f.id = load_le<std::uint64_t>(p);
       break;
     case FrameKind::failed:
     case FrameKind::flush:
     case FrameKind::flush_done:
-      need(8, true);
-      allow_flags(0);
+      need(f, n, 8, true);
+      allow_flags(f, 0);
       f.id = load_le<std::uint64_t>(p);
       break;
     case FrameKind::mark:
-      need(8, false);
-      allow_flags(0);
+      need(f, n, 8, false);
+      allow_flags(f, 0);
       if (n - 8 > kMaxLabel) fail(f.at, f.sequence, "a mark's label of " + std::to_string(n - 8) + " bytes");
       f.time_ns = load_le<std::uint64_t>(p);
       f.text = std::string_view(reinterpret_cast<const char*>(p + 8), n - 8);
       break;
     case FrameKind::end: {
-      need(8, false);
-      allow_flags(kStopped);
+      need(f, n, 8, false);
+      allow_flags(f, kStopped);
       const std::uint64_t frames = load_le<std::uint64_t>(p);
       if (frames != f.sequence)
         fail(f.at, f.sequence, "the end frame counts " + std::to_string(frames) + " frames before it, not " +
@@ -177,7 +183,7 @@ void FrameReader::decode(Frame& f, std::span<const std::uint8_t> payload) {
       break;
     }
     case FrameKind::pad:
-      allow_flags(0);
+      allow_flags(f, 0);
       if (std::any_of(payload.begin(), payload.end(), [](std::uint8_t b) { return b != 0; }))
         fail(f.at, f.sequence, "a pad frame that is not all zeroes");
       break;

@@ -70,6 +70,11 @@ class FrameReader {
  private:
   Frame read_frame();
   void decode(Frame& f, std::span<const std::uint8_t> payload);
+  // The header frame: the version and the exports.
+  void decode_header(const Frame& f, std::span<const std::uint8_t> payload);
+  // A payload of exactly (or at least) `fixed` bytes; only `allowed` flags.
+  void need(const Frame& f, std::size_t n, std::size_t fixed, bool exact) const;
+  void allow_flags(const Frame& f, std::uint16_t allowed) const;
   [[noreturn]] void fail(std::uint64_t at, std::uint64_t sequence, const std::string& what) const;
 
   std::span<const std::uint8_t> bytes_;
