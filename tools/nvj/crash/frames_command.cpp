@@ -55,6 +55,144 @@ std::string fate(const TimelineFrame& f) {
 
 bool is_change(FrameKind k) { return k == FrameKind::write || k == FrameKind::zero || k == FrameKind::trim; }
 
+// The state (--state) or the crash point alone (--point) the frames are
+// listed around.
+struct Chosen {
+  std::optional<crashlab::CrashState> state;
+  std::optional<crashlab::SelectedState> selected;
+  std::size_t point = 0;
+};
+
+Chosen choose(const FramesArgs& a, const crashlab::RecordingIndex& index, const crashlab::CrashChecker& checker) {
+  const auto& points = checker.points();
+  Chosen chosen;
+  if (!a.state.empty()) {
+    const std::uint64_t n = whole_number("--state", a.state, "a state's ordinal");
+    try {
+      chosen.selected = checker.find({n}).front();
+    } catch (const std::out_of_range& e) {
+      throw UsageError(std::string("nvj crash frames: --state ") + a.state + ": " + e.what());
+    }
+    chosen.state = crashlab::state_of(index, points, checker.options().strategies, chosen.selected->key);
+    chosen.point = chosen.state->point;
+    return chosen;
+  }
+  chosen.point = whole_number("--point", a.point, "a crash point's number");
+  if (points.empty()) throw UsageError("nvj crash frames: --point " + a.point + ": the recording has no crash points");
+  if (chosen.point >= points.size())
+    throw UsageError("nvj crash frames: --point " + a.point + ": the recording has " + std::to_string(points.size()) +
+                     " crash points (0 to " + std::to_string(points.size() - 1) + "; nvj crash states counts them)");
+  return chosen;
+}
+
+Json frame_json(const TimelineFrame& f, const crashlab::RecordingIndex& index, const crashlab::BlockMeanings& meanings) {
+  Json j{{"frame", f.sequence}, {"kind", fscore::record::to_string(f.kind)}};
+  j["export"] = f.device ? Json(index.exports()[*f.device].name) : Json(nullptr);
+  if (is_change(f.kind)) {
+    j["id"] = f.id;
+    j["offset"] = f.offset;
+    j["length"] = f.length;
+    j["fua"] = f.fua;
+    j["in_state"] = crashlab::to_string(f.in_state);
+    if (f.in_state == crashlab::InState::torn) j["torn_bytes"] = f.torn_bytes;
+    Json meaning = Json::array();
+    for (const auto& m : meanings.of(f.change))
+      meaning.push_back(Json{{"offset", m.offset}, {"length", m.length}, {"what", m.what}});
+    j["meaning"] = meaning;
+  } else if (f.kind == FrameKind::ack || f.kind == FrameKind::failed) {
+    j["id"] = f.id;
+    j["change_frame"] = f.change_frame;
+    if (f.kind == FrameKind::ack) j["durable"] = f.durable;
+  } else if (f.kind == FrameKind::mark) {
+    j["label"] = f.label;
+  } else {
+    j["id"] = f.id;
+    if (f.kind == FrameKind::flush_done) j["made_durable"] = f.made_durable;
+  }
+  return j;
+}
+
+// What nvj crash frames lists, once chosen.
+struct Listing {
+  const crashlab::RecordingIndex& index;
+  const Chosen& chosen;
+  const crashlab::CrashPoint& p;
+  const crashlab::Timeline& t;
+  const crashlab::BlockMeanings& meanings;
+  std::string mark;  // the last mark before the point, or none
+};
+
+void print_json(const FramesArgs& a, const Listing& l) {
+  Json frames = Json::array();
+  for (const TimelineFrame& f : l.t.frames) frames.push_back(frame_json(f, l.index, l.meanings));
+  const Chosen& c = l.chosen;
+  Json out{{"recording", a.check.recording},
+           {"state", c.selected ? Json{{"ordinal", c.selected->ordinal},
+                                       {"strategy", crashlab::to_string(c.state->strategy)},
+                                       {"kept", c.state->kept.size()},
+                                       {"torn", c.state->torn.has_value()}}
+                                : Json(nullptr)},
+           {"point", Json{{"number", c.point},
+                          {"after_frame", l.p.sequence},
+                          {"last_mark", l.mark.empty() ? Json(nullptr) : Json(l.mark)},
+                          {"volatile", l.p.volatile_changes.size()}}},
+           {"filesystem", l.meanings.summary()},
+           {"first", l.t.first},
+           {"last", l.t.last},
+           {"frames", frames}};
+  std::printf("%s\n", to_json_text(out, 2).c_str());
+}
+
+// The lines above the frames: the state or point, the cut, the exports.
+void print_heading(const FramesArgs& a, const Listing& l) {
+  const Chosen& c = l.chosen;
+  std::printf("%s: ", a.check.recording.c_str());
+  if (c.selected)
+    std::printf("state %llu: crash point %zu, strategy %s, %zu of %zu volatile changes kept%s\n",
+                static_cast<unsigned long long>(c.selected->ordinal), c.point, crashlab::to_string(c.state->strategy),
+                c.state->kept.size(), l.p.volatile_changes.size(),
+                c.state->torn ? (", one more kept in part (" + std::to_string(c.state->torn->bytes) + " bytes)").c_str()
+                              : "");
+  else
+    std::printf("crash point %zu, %zu volatile changes\n", c.point, l.p.volatile_changes.size());
+  std::printf("the power is cut right after frame %llu%s\n", static_cast<unsigned long long>(l.p.sequence),
+              l.mark.empty() ? "" : (", after the mark '" + l.mark + "'").c_str());
+  std::printf("exports:");
+  for (const auto& x : l.index.exports())
+    std::printf(" %s (%llu bytes, atomic %u)", x.name.c_str(), static_cast<unsigned long long>(x.size), x.atomic_unit);
+  std::printf("\nfilesystem: %s\n", l.meanings.summary().c_str());
+  std::printf("frames %llu to %llu of %llu%s\n\n", static_cast<unsigned long long>(l.t.first),
+              static_cast<unsigned long long>(l.t.last), static_cast<unsigned long long>(l.index.end()),
+              a.all ? "" : " (--before, --after, --all for more)");
+}
+
+void print_text(const FramesArgs& a, const Listing& l) {
+  print_heading(a, l);
+  std::printf("%7s  %-8s %-22s %-22s %-10s %s\n", "frame", "export", "request", "bytes", "state", "what");
+  bool cut = false;
+  for (const TimelineFrame& f : l.t.frames) {
+    if (!cut && f.sequence > l.t.point) {
+      std::printf("------- the power is cut here (crash point %zu) -------\n", l.chosen.point);
+      cut = true;
+    }
+    const std::string device = f.device ? l.index.exports()[*f.device].name : "";
+    if (f.kind == FrameKind::mark) {
+      std::printf("%7llu  %-8s %s\n", static_cast<unsigned long long>(f.sequence), "", ("mark: " + f.label).c_str());
+      continue;
+    }
+    if (!is_change(f.kind)) {
+      std::printf("%7llu  %-8s %s\n", static_cast<unsigned long long>(f.sequence), device.c_str(), request(f).c_str());
+      continue;
+    }
+    const auto what = l.meanings.of(f.change);
+    const std::string bytes = std::to_string(f.offset) + " +" + std::to_string(f.length);
+    std::printf("%7llu  %-8s %-22s %-22s %-10s %s\n", static_cast<unsigned long long>(f.sequence), device.c_str(),
+                request(f).c_str(), bytes.c_str(), fate(f).c_str(), what.empty() ? "" : what.front().what.c_str());
+    for (std::size_t i = 1; i < what.size(); ++i) std::printf("%75s%s\n", "", what[i].what.c_str());
+  }
+  if (!cut) std::printf("------- the power is cut here (crash point %zu) -------\n", l.chosen.point);
+}
+
 }  // namespace
 
 int crash_frames_main(const FramesArgs& a) {
@@ -73,119 +211,17 @@ int crash_frames_main(const FramesArgs& a) {
   }
   const crashlab::RecordingIndex& index = *read;
   const crashlab::CrashChecker checker(index, enumeration_of(a.check));
-  const auto& points = checker.points();
-
-  std::optional<crashlab::CrashState> state;
-  std::optional<crashlab::SelectedState> selected;
-  std::size_t point = 0;
-  if (!a.state.empty()) {
-    const std::uint64_t n = whole_number("--state", a.state, "a state's ordinal");
-    try {
-      selected = checker.find({n}).front();
-    } catch (const std::out_of_range& e) {
-      throw UsageError(std::string("nvj crash frames: --state ") + a.state + ": " + e.what());
-    }
-    state = crashlab::state_of(index, points, checker.options().strategies, selected->key);
-    point = state->point;
-  } else {
-    point = whole_number("--point", a.point, "a crash point's number");
-    if (points.empty()) throw UsageError("nvj crash frames: --point " + a.point + ": the recording has no crash points");
-    if (point >= points.size())
-      throw UsageError("nvj crash frames: --point " + a.point + ": the recording has " + std::to_string(points.size()) +
-                       " crash points (0 to " + std::to_string(points.size() - 1) + "; nvj crash states counts them)");
-  }
-  const crashlab::CrashPoint& p = points[point];
+  const Chosen chosen = choose(a, index, checker);
+  const crashlab::CrashPoint& p = checker.points()[chosen.point];
   const crashlab::Timeline t =
-      crashlab::frame_timeline(index, p, state ? &*state : nullptr, {a.before, a.after, a.all});
+      crashlab::frame_timeline(index, p, chosen.state ? &*chosen.state : nullptr, {a.before, a.after, a.all});
   const crashlab::BlockMeanings meanings(index, t.last);
-  const std::string mark = p.last_mark == crashlab::kNoMark ? "" : index.marks()[p.last_mark].label;
-
-  if (a.json) {
-    Json frames = Json::array();
-    for (const TimelineFrame& f : t.frames) {
-      Json j{{"frame", f.sequence}, {"kind", fscore::record::to_string(f.kind)}};
-      j["export"] = f.device ? Json(index.exports()[*f.device].name) : Json(nullptr);
-      if (is_change(f.kind)) {
-        j["id"] = f.id;
-        j["offset"] = f.offset;
-        j["length"] = f.length;
-        j["fua"] = f.fua;
-        j["in_state"] = crashlab::to_string(f.in_state);
-        if (f.in_state == crashlab::InState::torn) j["torn_bytes"] = f.torn_bytes;
-        Json meaning = Json::array();
-        for (const auto& m : meanings.of(f.change))
-          meaning.push_back(Json{{"offset", m.offset}, {"length", m.length}, {"what", m.what}});
-        j["meaning"] = meaning;
-      } else if (f.kind == FrameKind::ack || f.kind == FrameKind::failed) {
-        j["id"] = f.id;
-        j["change_frame"] = f.change_frame;
-        if (f.kind == FrameKind::ack) j["durable"] = f.durable;
-      } else if (f.kind == FrameKind::mark) {
-        j["label"] = f.label;
-      } else {
-        j["id"] = f.id;
-        if (f.kind == FrameKind::flush_done) j["made_durable"] = f.made_durable;
-      }
-      frames.push_back(j);
-    }
-    Json out{{"recording", a.check.recording},
-             {"state", selected ? Json{{"ordinal", selected->ordinal},
-                                       {"strategy", crashlab::to_string(state->strategy)},
-                                       {"kept", state->kept.size()},
-                                       {"torn", state->torn.has_value()}}
-                                : Json(nullptr)},
-             {"point", Json{{"number", point},
-                            {"after_frame", p.sequence},
-                            {"last_mark", mark.empty() ? Json(nullptr) : Json(mark)},
-                            {"volatile", p.volatile_changes.size()}}},
-             {"filesystem", meanings.summary()},
-             {"first", t.first},
-             {"last", t.last},
-             {"frames", frames}};
-    std::printf("%s\n", to_json_text(out, 2).c_str());
-    return 0;
-  }
-
-  std::printf("%s: ", a.check.recording.c_str());
-  if (selected)
-    std::printf("state %llu: crash point %zu, strategy %s, %zu of %zu volatile changes kept%s\n",
-                static_cast<unsigned long long>(selected->ordinal), point, crashlab::to_string(state->strategy),
-                state->kept.size(), p.volatile_changes.size(),
-                state->torn ? (", one more kept in part (" + std::to_string(state->torn->bytes) + " bytes)").c_str() : "");
+  const Listing listing{index, chosen, p, t, meanings,
+                        p.last_mark == crashlab::kNoMark ? "" : index.marks()[p.last_mark].label};
+  if (a.json)
+    print_json(a, listing);
   else
-    std::printf("crash point %zu, %zu volatile changes\n", point, p.volatile_changes.size());
-  std::printf("the power is cut right after frame %llu%s\n", static_cast<unsigned long long>(p.sequence),
-              mark.empty() ? "" : (", after the mark '" + mark + "'").c_str());
-  std::printf("exports:");
-  for (const auto& x : index.exports())
-    std::printf(" %s (%llu bytes, atomic %u)", x.name.c_str(), static_cast<unsigned long long>(x.size), x.atomic_unit);
-  std::printf("\nfilesystem: %s\n", meanings.summary().c_str());
-  std::printf("frames %llu to %llu of %llu%s\n\n", static_cast<unsigned long long>(t.first),
-              static_cast<unsigned long long>(t.last), static_cast<unsigned long long>(index.end()),
-              a.all ? "" : " (--before, --after, --all for more)");
-  std::printf("%7s  %-8s %-22s %-22s %-10s %s\n", "frame", "export", "request", "bytes", "state", "what");
-  bool cut = false;
-  for (const TimelineFrame& f : t.frames) {
-    if (!cut && f.sequence > t.point) {
-      std::printf("------- the power is cut here (crash point %zu) -------\n", point);
-      cut = true;
-    }
-    const std::string device = f.device ? index.exports()[*f.device].name : "";
-    if (f.kind == FrameKind::mark) {
-      std::printf("%7llu  %-8s %s\n", static_cast<unsigned long long>(f.sequence), "", ("mark: " + f.label).c_str());
-      continue;
-    }
-    if (!is_change(f.kind)) {
-      std::printf("%7llu  %-8s %s\n", static_cast<unsigned long long>(f.sequence), device.c_str(), request(f).c_str());
-      continue;
-    }
-    const auto what = meanings.of(f.change);
-    const std::string bytes = std::to_string(f.offset) + " +" + std::to_string(f.length);
-    std::printf("%7llu  %-8s %-22s %-22s %-10s %s\n", static_cast<unsigned long long>(f.sequence), device.c_str(),
-                request(f).c_str(), bytes.c_str(), fate(f).c_str(), what.empty() ? "" : what.front().what.c_str());
-    for (std::size_t i = 1; i < what.size(); ++i) std::printf("%75s%s\n", "", what[i].what.c_str());
-  }
-  if (!cut) std::printf("------- the power is cut here (crash point %zu) -------\n", point);
+    print_text(a, listing);
   return 0;
 }
 
