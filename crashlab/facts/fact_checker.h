@@ -38,11 +38,6 @@
 
 namespace crashlab {
 
-// From the recording's format (fscore/record/).
-using crashlab::Fact;
-using crashlab::FactKind;
-using crashlab::fact_crc32c;
-
 struct FactViolation {
   std::string path;      // the path (or "A | B" for a rename not settled)
   std::string expected;  // "12345 bytes, crc32c 0badf00d", "present"

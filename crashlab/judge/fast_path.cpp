@@ -74,82 +74,108 @@ std::optional<std::string> fast_path_refuses(const fscore::BlockSource& source) 
   return "it has " + names;
 }
 
+namespace {
+
+// The stages of the mount the fast path stands for. Each either passes, or
+// names why the state stops there: recovery as a refusal (no mount takes
+// the state: needs_fsck), the orphans and the facts as damage (unreadable).
+// An exception inside a stage is its reason.
+template <class Stage>
+std::optional<std::string> stopped_at(Stage&& stage) {
+  try {
+    return stage();
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  }
+}
+
+StateVerdict judged(StateVerdict v, Verdict verdict, const std::string& stage, const std::string& why) {
+  v.verdict = verdict;
+  v.error = stage + ": " + why;
+  return v;
+}
+
+// Whether the mount finds errors recorded: ERROR_FS in s_mount_state as the
+// mount takes it, before the replay, or an error the journal recorded
+// (s_errno: ext4_clear_journal_err). It then leaves the orphan list alone.
+bool errors_recorded(const fscore::ext4::ImageInfo& info, fscore::BlockSource* journal_source) {
+  std::int32_t journal_errno = 0;
+  if (info.journal == fscore::ext4::JournalKind::kInternal) journal_errno = info.journal_super.errno_value;
+  if (info.journal == fscore::ext4::JournalKind::kExternal && journal_source != nullptr)
+    journal_errno = fscore::ext4::read_image(*journal_source).journal_super.errno_value;
+  return (info.super.state & ext4::state::kErrorFs) != 0 || journal_errno != 0;
+}
+
+// The journal as the mount leaves it: replayed where the kernel replays
+// it, wiped where it does not. Why no mount takes the state, or nullopt.
+std::optional<std::string> recover(fscore::BlockSource& fs_source, fscore::BlockSink& fs_sink,
+                                   fscore::BlockSource* journal_source, fscore::BlockSink* journal_sink,
+                                   const fscore::ext4::ImageInfo& info, std::uint32_t now,
+                                   const fscore::jbd2::RecoveryRules& rules, FastPathMemo* memo, StateVerdict& v) {
+  // The kernel replays the journal only when the superblock says
+  // needs_recovery; without it, it wipes the journal unread
+  // (ext4_load_journal: jbd2_journal_wipe), where e2fsck would ask "Run
+  // journal anyway?". The mount decides what the kernel shows: no replay.
+  const bool kernel_replays = (info.super.feature_incompat & fscore::ext4::incompat::kRecover) != 0;
+  v.journal_wiped = info.journal != fscore::ext4::JournalKind::kNone && !kernel_replays;
+  const bool external = info.journal == fscore::ext4::JournalKind::kExternal;
+  fscore::ext4::ImageAccess fs{fs_source, fs_sink};
+  std::optional<fscore::ext4::ImageAccess> journal;
+  if (external && journal_source != nullptr && journal_sink != nullptr)
+    journal.emplace(fscore::ext4::ImageAccess{*journal_source, *journal_sink});
+  // The wiped log is marked empty, as the mount leaves it (what e2fsck
+  // then sees); without the journal's device no mount takes it anyway.
+  if (v.journal_wiped && (!external || journal)) fscore::ext4::wipe_journal_like_the_kernel(fs, journal ? &*journal : nullptr);
+  if (info.journal == fscore::ext4::JournalKind::kNone || !kernel_replays) return std::nullopt;
+  if (external && !journal)
+    throw std::runtime_error("the filesystem's journal is on another device, and there is no journal export");
+  fscore::ext4::ReplayReport r =
+      journal && memo != nullptr ? memo->replay.replay(fs, *journal, now, rules)
+                                 : fscore::ext4::replay_journal_like_e2fsck(fs, journal ? &*journal : nullptr, now, rules);
+  v.replayed = r.needed;
+  v.replayed_blocks = r.result.replayed;
+  std::optional<std::string> refused;
+  // jbd2_journal_load fails the mount on either (-EFSCORRUPTED for a
+  // failed commit, once the transactions before it are replayed).
+  if (r.result.error != 0)
+    refused = "recovery fails (error " + std::to_string(r.result.error) + "): the kernel does not mount it; e2fsck -fy replays and repairs";
+  else if (r.scan.failed_commit)
+    refused = "transaction " + std::to_string(*r.scan.failed_commit) +
+              " is corrupt (its commit block fails its checksum): the kernel replays the transactions before it and "
+              "does not mount it; e2fsck -fy replays the same, marks the filesystem with errors and checks it whole";
+  v.replay = std::move(r);
+  return refused;
+}
+
+}  // namespace
+
 StateVerdict check_ext4_state(fscore::BlockSource& fs_source, fscore::BlockSink& fs_sink, fscore::BlockSource* journal_source,
-                              fscore::BlockSink* journal_sink, const FactChecker& oracle, std::uint32_t now,
+                              fscore::BlockSink* journal_sink, const FactChecker& facts, std::uint32_t now,
                               const fscore::jbd2::RecoveryRules& rules, FastPathMemo* memo) {
   StateVerdict v;
-  const auto judged = [&](Verdict verdict, const std::string& what, const std::string& error) {
-    v.verdict = verdict;
-    v.error = what + ": " + error;
-    return v;
-  };
-  const auto unreadable = [&](const std::string& what, const std::exception& e) {
-    return judged(Verdict::unreadable, what, e.what());
-  };
-  std::optional<std::string> refused;  // why no mount takes the state
-  bool errors_recorded = false;        // the mount finds ERROR_FS: it leaves the orphan list alone
-  try {
-    const fscore::ext4::ImageInfo info = fscore::ext4::read_image(fs_source);
-    // s_mount_state as the mount takes it, before the replay: the
-    // superblock's state, with ERROR_FS added for an error the journal
-    // recorded (s_errno: ext4_clear_journal_err).
-    std::int32_t journal_errno = 0;
-    if (info.journal == fscore::ext4::JournalKind::kInternal) journal_errno = info.journal_super.errno_value;
-    if (info.journal == fscore::ext4::JournalKind::kExternal && journal_source != nullptr)
-      journal_errno = fscore::ext4::read_image(*journal_source).journal_super.errno_value;
-    errors_recorded = (info.super.state & ext4::state::kErrorFs) != 0 || journal_errno != 0;
-    // The kernel replays the journal only when the superblock says
-    // needs_recovery; without it, it wipes the journal unread
-    // (ext4_load_journal: jbd2_journal_wipe), where e2fsck would ask "Run
-    // journal anyway?". The mount decides what the kernel shows: no replay.
-    const bool kernel_replays = (info.super.feature_incompat & fscore::ext4::incompat::kRecover) != 0;
-    v.journal_wiped = info.journal != fscore::ext4::JournalKind::kNone && !kernel_replays;
-    const bool external = info.journal == fscore::ext4::JournalKind::kExternal;
-    fscore::ext4::ImageAccess fs{fs_source, fs_sink};
-    std::optional<fscore::ext4::ImageAccess> journal;
-    if (external && journal_source != nullptr && journal_sink != nullptr)
-      journal.emplace(fscore::ext4::ImageAccess{*journal_source, *journal_sink});
-    // The wiped log is marked empty, as the mount leaves it (what e2fsck
-    // then sees); without the journal's device no mount takes it anyway.
-    if (v.journal_wiped && (!external || journal)) fscore::ext4::wipe_journal_like_the_kernel(fs, journal ? &*journal : nullptr);
-    if (info.journal != fscore::ext4::JournalKind::kNone && kernel_replays) {
-      if (external && !journal)
-        throw std::runtime_error("the filesystem's journal is on another device, and there is no journal export");
-      fscore::ext4::ReplayReport r =
-          journal && memo != nullptr ? memo->replay.replay(fs, *journal, now, rules)
-                                     : fscore::ext4::replay_journal_like_e2fsck(fs, journal ? &*journal : nullptr, now, rules);
-      v.replayed = r.needed;
-      v.replayed_blocks = r.result.replayed;
-      // jbd2_journal_load fails the mount on either (-EFSCORRUPTED for a
-      // failed commit, once the transactions before it are replayed).
-      if (r.result.error != 0)
-        refused = "recovery fails (error " + std::to_string(r.result.error) + "): the kernel does not mount it; e2fsck -fy replays and repairs";
-      else if (r.scan.failed_commit)
-        refused = "transaction " + std::to_string(*r.scan.failed_commit) +
-                  " is corrupt (its commit block fails its checksum): the kernel replays the transactions before it and "
-                  "does not mount it; e2fsck -fy replays the same, marks the filesystem with errors and checks it whole";
-      v.replay = std::move(r);
-    }
-  } catch (const std::exception& e) {
-    return judged(Verdict::needs_fsck, "journal", e.what());
-  }
-  if (refused) return judged(Verdict::needs_fsck, "journal", *refused);
-  try {
-    // What the mount does next: the orphan list (fscore/ext4/orphans.h),
-    // unless errors are recorded: ext4_orphan_cleanup then clears
-    // s_last_orphan without reading the list, its inodes left as they are
-    // (unreachable, or longer than their size: nothing a fact reads).
-    if (!errors_recorded) v.orphans = fscore::ext4::read_orphans(fs_source, fscore::ext4::read_image(fs_source)).deleted.size();
-    else v.orphans_skipped = true;
-  } catch (const std::exception& e) {
-    return unreadable("orphans", e);
-  }
-  try {
-    const fscore::ext4::TreeReader tree(fs_source);
-    v.violations = oracle.check(TreeFacts(tree, memo != nullptr ? &memo->content : nullptr));
-  } catch (const std::exception& e) {
-    return unreadable("filesystem", e);
-  }
+  bool errors = false;  // the mount finds errors recorded: it leaves the orphan list alone
+  if (const auto refused = stopped_at([&] {
+        const fscore::ext4::ImageInfo info = fscore::ext4::read_image(fs_source);
+        errors = errors_recorded(info, journal_source);
+        return recover(fs_source, fs_sink, journal_source, journal_sink, info, now, rules, memo, v);
+      }))
+    return judged(std::move(v), Verdict::needs_fsck, "journal", *refused);
+  // What the mount does next: the orphan list (fscore/ext4/orphans.h),
+  // unless errors are recorded: ext4_orphan_cleanup then clears
+  // s_last_orphan without reading the list, its inodes left as they are
+  // (unreachable, or longer than their size: nothing a fact reads).
+  if (const auto damage = stopped_at([&]() -> std::optional<std::string> {
+        if (!errors) v.orphans = fscore::ext4::read_orphans(fs_source, fscore::ext4::read_image(fs_source)).deleted.size();
+        else v.orphans_skipped = true;
+        return std::nullopt;
+      }))
+    return judged(std::move(v), Verdict::unreadable, "orphans", *damage);
+  if (const auto damage = stopped_at([&]() -> std::optional<std::string> {
+        const fscore::ext4::TreeReader tree(fs_source);
+        v.violations = facts.check(TreeFacts(tree, memo != nullptr ? &memo->content : nullptr));
+        return std::nullopt;
+      }))
+    return judged(std::move(v), Verdict::unreadable, "filesystem", *damage);
   if (!v.violations.empty()) v.verdict = Verdict::fail;
   return v;
 }

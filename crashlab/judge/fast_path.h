@@ -78,7 +78,7 @@ struct FastPathMemo {
 // state to state, spares replaying a journal that holds what it held
 // before, and reading files whose blocks do.
 StateVerdict check_ext4_state(fscore::BlockSource& fs_source, fscore::BlockSink& fs_sink, fscore::BlockSource* journal_source,
-                              fscore::BlockSink* journal_sink, const FactChecker& oracle, std::uint32_t now,
+                              fscore::BlockSink* journal_sink, const FactChecker& facts, std::uint32_t now,
                               const fscore::jbd2::RecoveryRules& rules, FastPathMemo* memo = nullptr);
 
 }  // namespace crashlab
