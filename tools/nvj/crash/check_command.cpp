@@ -235,6 +235,11 @@ int crash_check_main(const CheckArgs& a) {
   return c.failing == 0 && c.disagree == 0 ? 0 : 1;
 }
 
+void recording_options(Command& c, CheckArgs& check) {
+  c.add("RECORDING", check.recording, "the recording (record=FILE)").value_name("FILE");
+  enumeration_options(c, check.every, check.no_marks, check.no_persistence, check.options.strategies);
+}
+
 void check_options(Command& c, CheckArgs& check) {
   enumeration_options(c, check.every, check.no_marks, check.no_persistence, check.options.strategies);
   c.add("--shard", check.shard, "check slice I of N (default: from Slurm or Kubernetes, else all)").value_name("I/N");

@@ -67,5 +67,8 @@ int crash_check_main(const CheckArgs& args);
 // --recovery-kernel, and the points and strategies (state_options.h): what
 // nvj crash check and run share.
 void check_options(Command& c, CheckArgs& check);
+// RECORDING and the options that number its states (state_options.h): how
+// nvj crash image and frames name a state of a recording, as check numbers it.
+void recording_options(Command& c, CheckArgs& check);
 
 }  // namespace nvj::cli

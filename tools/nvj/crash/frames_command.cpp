@@ -245,9 +245,7 @@ CrashSubcommand declare_crash_frames(Command& crash) {
   auto frames = std::make_shared<FramesArgs>();
   Command frame_list = crash.subcommand("frames", "list what the exports saw around a crash state, block by block");
   frame_list.describe(kFramesText);
-  frame_list.add("RECORDING", frames->check.recording, "the recording (record=FILE)").value_name("FILE");
-  enumeration_options(frame_list, frames->check.every, frames->check.no_marks, frames->check.no_persistence,
-                      frames->check.options.strategies);
+  recording_options(frame_list, frames->check);
   frame_list.add("--state", frames->state, "the state's ordinal (results.json's \"ordinal\")").value_name("N");
   frame_list.add("--point", frames->point, "or a crash point's number, with no state (nvj crash states counts them)")
       .value_name("P");

@@ -80,9 +80,7 @@ CrashSubcommand declare_crash_image(Command& crash) {
   auto image = std::make_shared<ImageArgs>();
   Command images = crash.subcommand("image", "write one crash state's exports to image files");
   images.describe(kImageText);
-  images.add("RECORDING", image->check.recording, "the recording (record=FILE)").value_name("FILE");
-  enumeration_options(images, image->check.every, image->check.no_marks, image->check.no_persistence,
-                      image->check.options.strategies);
+  recording_options(images, image->check);
   images.add("--state", image->states, "the state's ordinal (results.json's \"ordinal\"); repeatable")
       .value_name("N")
       .one_value_per_use();
