@@ -71,8 +71,19 @@ std::string attach_fuse_loop(const std::string& name, const ServerAddress& serve
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   const std::string file = (mountpoint / "dev").string();
-  const std::string device = loop_attach(file, direct_io, sector_size);
+  std::string device = loop_attach(file, direct_io, sector_size);
   log.append({"loop", {device, file}});
+  // A device whose discard limit an earlier attach left at 0 (it was held
+  // open at that detach) is given up for a fresh one, made with the
+  // kernel's defaults: the limit cannot be raised again. (Its undo step
+  // finds it unbound from our file and leaves it.)
+  for (int retry = 0; retry < 3 && discard_limit_stuck(device); ++retry) {
+    loop_detach(device);
+    const bool removed = loop_remove(device);
+    device = loop_attach(file, direct_io, sector_size);
+    log.append({"loop", {device, file}});
+    if (!removed) break;  // still held: the kernel may give it back, stuck
+  }
   // The kernel turns direct I/O off where the file cannot take it, and says
   // nothing: ask.
   if (direct_io && read_text_file("/sys/block/" + device.substr(device.rfind('/') + 1) + "/loop/dio").rfind('1', 0) != 0)

@@ -51,6 +51,11 @@ QueueSettings read_queue_settings(const std::string& device) {
   return s;
 }
 
+bool discard_limit_stuck(const std::string& device) {
+  return read_value(queue_file(device, "discard_max_bytes")) == "0" &&
+         read_value(queue_file(device, "discard_max_hw_bytes")) != "0";
+}
+
 unsigned logical_block_size(const std::string& device) {
   return static_cast<unsigned>(std::stoul(read_value(queue_file(device, "logical_block_size"))));
 }

@@ -34,6 +34,12 @@ void set_scheduler(const std::string& device, const std::string& scheduler);
 // What the kernel holds now; `scheduler` is the one in use (the bracketed one).
 QueueSettings read_queue_settings(const std::string& device);
 
+// Whether the device takes discards (queue/discard_max_hw_bytes) while its
+// limit (queue/discard_max_bytes) is 0: a limit written by an earlier user
+// of a loop device that was held open at its detach, which the kernel keeps
+// across bindings and will not let be raised again.
+bool discard_limit_stuck(const std::string& device);
+
 // queue/logical_block_size.
 unsigned logical_block_size(const std::string& device);
 
