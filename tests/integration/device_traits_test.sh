@@ -10,7 +10,8 @@
 #     --scheduler overrides it; btrfs made and mounted on the disk model
 #     leaves its ssd mode off, on the ssd model turns it on (the control).
 #     Detach removes the loop devices: their queue settings would outlive
-#     them.
+#     them; a free device whose discard limit another user left at 0 is
+#     given up for a fresh one.
 #  3. ext4 with its journal on the NVRAM export: the journal receives no
 #     flush while fsyncs flush the data disk; with journal-write-cache=
 #     write-back (the control) it receives them again.
@@ -98,7 +99,22 @@ for dev in $loops; do
     fail "$dev kept the mq-deadline scheduler after detach"
   fi
 done
+# A free loop device whose discard limit an earlier user left at 0 (one held
+# open at its detach keeps it, and the kernel will not raise it again): nvj
+# attach takes a fresh device instead, so the ssd export still trims. It is
+# the lowest free one now, the one the kernel offers next (unless a test
+# beside this one takes it first: then that test's attach gives it up).
+truncate -s 16M "$T/stale.img"
+stale=$(losetup -f --show "$T/stale.img")
+echo 0 >"/sys/block/$(basename "$stale")/queue/discard_max_bytes"
+losetup -d "$stale"
+remove_stale() {  # the device, if no attach took and replaced it
+  [ -e "/sys/block/$(basename "$stale")" ] && [ ! -e "/sys/block/$(basename "$stale")/loop/backing_file" ] || return 0
+  python3 -c 'import fcntl, os, sys; fcntl.ioctl(os.open("/dev/loop-control", os.O_RDWR), 0x4C81, int(sys.argv[1]))' \
+    "${stale#/dev/loop}" 2>/dev/null || true
+}
 attach two "$T/b.sock" --scheduler data=bfq
+remove_stale
 expect "ssd rotational" "$(queue "$DATA_DEV" rotational)" 0
 expect "--scheduler data=bfq" "$(queue "$DATA_DEV" scheduler)" bfq
 expect "data-sector-size=4096 logical_block_size" "$(queue "$DATA_DEV" logical_block_size)" 4096
