@@ -17,7 +17,7 @@
 // Both are verdicts, not exceptions, and neither reads the facts: a state
 // the mount refuses breaks no promise of the workload's, it breaks the
 // filesystem's. The whole structure is e2fsck's to judge
-// (tools/nvj/crash/structure_check.h), on the state as this leaves it.
+// (tools/nvj/crash/structure_fsck.h), on the state as this leaves it.
 // Pure.
 #pragma once
 
@@ -27,10 +27,10 @@
 #include <string_view>
 #include <vector>
 
-#include "fscore/block_io.h"
-#include "fscore/jbd2/journal_recovery.h"
 #include "crashlab/facts/fact_checker.h"
 #include "crashlab/judge/replay_memo.h"
+#include "fscore/block_io.h"
+#include "fscore/jbd2/journal_recovery.h"
 
 namespace crashlab {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// nvj crash merge's joining of shards (tools/nvj/crash/check_results.h) on
-// real checks: the fast path's session (check_session.h, without the
+// nvj crash merge's joining of shards (tools/nvj/crash/results_json.h) on
+// real checks: the fast path's session (judge_session.h, without the
 // kernel) over an ext4 workload that lies about its facts
 // (tests/support/ext4_workload.h), whole and in shards. The shards'
 // results merged are the whole check's, byte for byte: the same states,
@@ -17,8 +17,8 @@
 
 #include "crashlab/judge/state_walk.h"
 #include "tests/support/ext4_workload.h"
-#include "tools/nvj/crash/check_results.h"
-#include "tools/nvj/crash/check_session.h"
+#include "tools/nvj/crash/judge_session.h"
+#include "tools/nvj/crash/results_json.h"
 
 namespace crash_merge_test {
 
@@ -46,7 +46,7 @@ struct Check {
     s.per_signature = per_signature;
     s.filesystem = "ext4";
     s.structure = false;
-    nvj::cli::SessionResult r = nvj::cli::run_check_session(index, checker, s);
+    nvj::cli::SessionResult r = nvj::cli::run_judge_session(index, checker, s);
     const nvj::cli::CheckLimits limits{r.verify, 64, max_states, per_signature, 0, 0};
     const nvj::cli::Results results =
         nvj::cli::results_of("rec.nvjrec", 1000, "ext4", false, index, checker,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// nvj crash check's session (tools/nvj/crash/check_session.h) without the
+// nvj crash check's session (tools/nvj/crash/judge_session.h) without the
 // kernel, on an ext4 workload that lies about its facts
 // (tests/support/ext4_workload.h): a check stops once a signature has
 // --max-findings failing states, or at its time limit, having checked a
@@ -18,8 +18,8 @@
 #include "crashlab/judge/state_walk.h"
 #include "tests/support/ext4_workload.h"
 #include "tests/support/temp_dir.h"
-#include "tools/nvj/crash/check_results.h"
-#include "tools/nvj/crash/check_session.h"
+#include "tools/nvj/crash/judge_session.h"
+#include "tools/nvj/crash/results_json.h"
 
 namespace crash_session_test {
 
@@ -36,7 +36,7 @@ nvj::cli::SessionResult session(const crashlab::CrashChecker& checker, const cra
   s.time_limit = time_limit;
   s.filesystem = "ext4";
   s.structure = false;  // e2fsck's part is tested below
-  return nvj::cli::run_check_session(index, checker, s);
+  return nvj::cli::run_judge_session(index, checker, s);
 }
 
 }  // namespace
@@ -122,7 +122,7 @@ TEST_CASE("with the structure check, e2fsck passes every state of an honest work
     s.filesystem = "ext4";
     s.external_log = !internal;
     s.scratch = [&scratch] { return scratch.path; };
-    const nvj::cli::SessionResult r = nvj::cli::run_check_session(index, checker, s);
+    const nvj::cli::SessionResult r = nvj::cli::run_judge_session(index, checker, s);
     REQUIRE(r.structure);
     CHECK(r.progress.checked == checker.mine().size());
     for (const nvj::cli::StateRecord& state : r.states) {

@@ -19,14 +19,14 @@
 
 #include "common/command_line.h"
 #include "common/json.h"
-#include "crashlab/states/crash_image.h"
 #include "crashlab/judge/fast_path.h"
+#include "crashlab/states/crash_image.h"
 #include "fscore/fs_signature.h"
-#include "tools/nvj/crash/check_output.h"
-#include "tools/nvj/crash/check_results.h"
-#include "tools/nvj/crash/check_session.h"
+#include "tools/nvj/crash/console_report.h"
 #include "tools/nvj/crash/crash_report.h"
 #include "tools/nvj/crash/ground_truth.h"
+#include "tools/nvj/crash/judge_session.h"
+#include "tools/nvj/crash/results_json.h"
 #include "tools/nvj/crash/shard.h"
 #include "tools/nvj/crash/state_options.h"
 #include "tools/nvj/crash/subcommands.h"
@@ -205,7 +205,7 @@ int crash_check_main(const CheckArgs& a) {
   Scratch scratch(a.scratch, folder);
   catch_interrupts();
   const SessionOptions session = session_options(a, fast, recorded, scratch);
-  SessionResult run = run_check_session(index, checker, session);
+  SessionResult run = run_judge_session(index, checker, session);
 
   const CheckLimits limits{run.verify,        a.sample,           options.max_states,
                            a.per_signature,   a.max_findings,     session.time_limit,

@@ -42,7 +42,7 @@ struct CheckArgs {
   // the ground truth mounts with.
   std::string recovery_kernel;
   // every: e2fsck on the structure of every state the fast path reads
-  // (structure_check.h); none: the facts alone.
+  // (structure_fsck.h); none: the facts alone.
   std::string structure = "every";
   crashlab::CheckOptions options;
   bool no_marks = false, no_persistence = false;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "crashlab/judge/fast_path.h"
-#include "tools/nvj/crash/check_results.h"
+#include "tools/nvj/crash/results_json.h"
 #include "tools/nvj/crash/subcommands.h"
 #include "tools/nvj/experiment/report.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The crash lab's report beside results.json (check_results.h): table.md
+// The crash lab's report beside results.json (results_json.h): table.md
 // (what was checked, the verdicts by strategy and by crash point, and each
 // failing state with the facts it breaks and its minimized cause) and a
 // plot of the states by verdict at each crash point along the run
@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <string>
 
-#include "tools/nvj/crash/check_results.h"
+#include "tools/nvj/crash/results_json.h"
 
 namespace nvj::cli {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // nvj crash merge: the results.json of a check's shards joined into the
-// one an unsharded check writes (check_results.h), with its report; the
+// one an unsharded check writes (results_json.h), with its report; the
 // explore.json of an exploration's shards handed to the explorer's merge
 // (tools/nvj/explore/explore_report.h).
 #include <algorithm>
@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "common/json.h"
-#include "tools/nvj/crash/check_output.h"
-#include "tools/nvj/crash/check_results.h"
+#include "tools/nvj/crash/console_report.h"
 #include "tools/nvj/crash/crash_report.h"
+#include "tools/nvj/crash/results_json.h"
 #include "tools/nvj/crash/subcommands.h"
 #include "tools/nvj/explore/explore_report.h"
 

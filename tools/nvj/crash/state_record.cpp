@@ -4,7 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "tools/nvj/crash/check_results.h"
+#include "tools/nvj/crash/results_json.h"
 
 namespace nvj::cli {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// One state checked, as results.json keeps it: its entry (check_results.h's
+// One state checked, as results.json keeps it: its entry (results_json.h's
 // state_json, with "signature" last when it fails) as one line of compact
 // JSON, beside what the counts, signatures, coverage and report read of
 // it. A check of millions of states keeps text and a few numbers per state,
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "common/json.h"
-#include "crashlab/states/crash_states.h"
 #include "crashlab/judge/fast_path.h"
+#include "crashlab/states/crash_states.h"
 
 namespace nvj::cli {
 

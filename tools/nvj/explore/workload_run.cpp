@@ -21,7 +21,7 @@
 #include "crashlab/explore/oracle.h"
 #include "crashlab/facts/fact.h"
 #include "tools/nvj/crash/check_command.h"
-#include "tools/nvj/crash/check_results.h"
+#include "tools/nvj/crash/results_json.h"
 #include "tools/nvj/explore/reproducer.h"
 #include "tools/nvj/host/devices/loop_device.h"
 #include "tools/nvj/host/processes/interrupt.h"

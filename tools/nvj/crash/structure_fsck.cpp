@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "tools/nvj/crash/structure_check.h"
+#include "tools/nvj/crash/structure_fsck.h"
 
 #include <chrono>
 #include <stdexcept>

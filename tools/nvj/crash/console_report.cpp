@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "tools/nvj/crash/check_output.h"
+#include "tools/nvj/crash/console_report.h"
 
 #include <cstdio>
 
-#include "tools/nvj/crash/check_results.h"
+#include "tools/nvj/crash/results_json.h"
 
 namespace nvj::cli {
 

@@ -25,7 +25,7 @@
 
 #include "common/json.h"
 #include "crashlab/judge/state_walk.h"
-#include "tools/nvj/crash/check_results.h"
+#include "tools/nvj/crash/results_json.h"
 
 namespace nvj::cli {
 
@@ -33,7 +33,7 @@ struct SessionOptions {
   bool fast = true;              // the fast path decides (ext4 it reads); else the kernel
   bool verify_given = false;     // --verify was given: a ground truth that cannot run is an error
   std::string verify = "sample";  // none, failing, sample, all (the kernel's checks, for the fast path)
-  // e2fsck on every state the fast path reads (structure_check.h), each
+  // e2fsck on every state the fast path reads (structure_fsck.h), each
   // recovered metadata image once; where e2fsck cannot run, the check goes
   // on without it, saying so.
   bool structure = true;
@@ -61,7 +61,7 @@ struct SessionResult {
   double seconds = 0;
 };
 
-SessionResult run_check_session(const crashlab::RecordingIndex& index, const crashlab::CrashChecker& checker,
+SessionResult run_judge_session(const crashlab::RecordingIndex& index, const crashlab::CrashChecker& checker,
                                 const SessionOptions& options);
 
 }  // namespace nvj::cli

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "tools/nvj/crash/check_session.h"
+#include "tools/nvj/crash/judge_session.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "crashlab/causes/crash_cause.h"
-#include "crashlab/states/crash_image.h"
 #include "crashlab/facts/fact_checker.h"
+#include "crashlab/states/crash_image.h"
 #include "crashlab/states/hash.h"
 #include "tools/nvj/crash/ground_truth.h"
 #include "tools/nvj/crash/progress.h"
-#include "tools/nvj/crash/structure_check.h"
+#include "tools/nvj/crash/structure_fsck.h"
 #include "tools/nvj/host/processes/interrupt.h"
 
 namespace nvj::cli {
@@ -274,7 +274,7 @@ class Session {
 
 }  // namespace
 
-SessionResult run_check_session(const crashlab::RecordingIndex& index, const crashlab::CrashChecker& checker,
+SessionResult run_judge_session(const crashlab::RecordingIndex& index, const crashlab::CrashChecker& checker,
                                 const SessionOptions& options) {
   return Session(index, checker, options).run();
 }

@@ -27,10 +27,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "crashlab/index/recording_index.h"
 #include "crashlab/states/crash_image.h"
 #include "crashlab/states/hash.h"
 #include "crashlab/states/metadata_key.h"
-#include "crashlab/index/recording_index.h"
 
 namespace nvj::cli {
 

@@ -16,8 +16,8 @@
 
 #include "common/json.h"
 #include "crashlab/causes/crash_cause.h"
-#include "crashlab/judge/state_walk.h"
 #include "crashlab/index/recording_index.h"
+#include "crashlab/judge/state_walk.h"
 #include "tools/nvj/crash/shard.h"
 #include "tools/nvj/crash/state_record.h"
 
@@ -75,7 +75,7 @@ struct CheckProgress {
   std::uint64_t checked = 0;  // of them, checked
   std::string stopped;        // "", "time limit", "interrupted", "findings"
   unsigned rounds = 0;        // rounds complete
-  // The structure (tools/nvj/crash/structure_check.h): recovered metadata
+  // The structure (tools/nvj/crash/structure_fsck.h): recovered metadata
   // images e2fsck checked, and states whose image was one checked before.
   // Not in results.json: a shard's differ from the whole run's.
   std::uint64_t structure_images = 0, structure_shared = 0;

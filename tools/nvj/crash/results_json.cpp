@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "tools/nvj/crash/check_results.h"
+#include "tools/nvj/crash/results_json.h"
 
 #include <algorithm>
 #include <filesystem>
