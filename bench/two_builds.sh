@@ -67,7 +67,7 @@ for r in $(seq 1 "$rounds"); do
   echo "two_builds: round $r of $rounds: the fast path, then the explorer, each build in turn"
   for who in peer ours; do
     bin=$nvj
-    [[ $who == peer ]] && bin=$peer
+    if [[ $who == peer ]]; then bin=$peer; fi
     timed "$tmp/check.$who.$r" "$bin" crash check "$rec" --max-states 0 --verify none
     rm -rf "$tmp/explore.$who"
     timed "$tmp/explore.$who.$r" "$bin" crash explore --shard 0/6 --out "$tmp/explore.$who"
