@@ -27,6 +27,25 @@
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 
+# failed OUT WHAT: fails with WHAT, after printing each failing workload's
+# check (its signatures and first failing states) from OUT, so that a
+# finding where none is expected can be told from the log alone.
+failed() {
+  python3 - "$1" <<'PY' || true
+import json, sys
+out = sys.argv[1]
+for w in json.load(open(f"{out}/explore.json"))["workloads"]:
+    if w.get("failing") or w.get("error") or w.get("oracle_error"):
+        print(f"== workload {w['ordinal']} {w['name']} ({w['steps']}): {w.get('failing')} failing, "
+              f"error {w.get('error')}, oracle error {w.get('oracle_error')}; its check:")
+        try:
+            print(open(f"{out}/workloads/{w['ordinal']}/check.log").read()[-4000:])
+        except OSError as e:
+            print(e)
+PY
+  fail "$2"
+}
+
 # The enumeration.
 "$NVJ" crash explore --list >"$T/seq1.list"
 n1=$(wc -l <"$T/seq1.list")
@@ -40,7 +59,7 @@ line=$("$NVJ" crash explore --list --workload 100)
 
 # A sixth of seq-1, on the defaults (e2fsck on every state's structure): nothing fails.
 run_explore "$T/sixth.log" --shard 0/6 --out "$T/sixth"
-[ "$STATUS" = 0 ] || fail "a sixth of seq-1 exited $STATUS"
+[ "$STATUS" = 0 ] || failed "$T/sixth" "a sixth of seq-1 exited $STATUS"
 q=$(( (n1 + 5) / 6 ))
 grep -Eq "^$q workloads, [0-9]+ states checked in [0-9.]+ s, 0 findings$" "$T/sixth.log" ||
   fail "no closing line for $q workloads and 0 findings"
@@ -110,17 +129,17 @@ grep -q "fact file A/foo size 8192" "$repro" || fail "the reproducer posts no fi
 
 # The other layouts the lab serves.
 run_explore "$T/internal.log" --shard 1/12 --out "$T/internal" fs-journal=internal:16M
-[ "$STATUS" = 0 ] || fail "seq-1 with an internal journal exited $STATUS"
-run_explore "$T/journal.log" --shard 2/18 --mount-options data=journal --out "$T/journal"
-[ "$STATUS" = 0 ] || fail "seq-1 with data=journal exited $STATUS"
+[ "$STATUS" = 0 ] || failed "$T/internal" "seq-1 with an internal journal exited $STATUS"
+run_explore "$T/journal.log" --shard 2/12 --mount-options data=journal --out "$T/journal"
+[ "$STATUS" = 0 ] || failed "$T/journal" "seq-1 with data=journal exited $STATUS"
 
 # XFS (its log on the NVRAM export) and btrfs: the kernel checks a sample of
 # each workload's states; renames, links and appends pass.
 run_explore "$T/xfs.log" --fs xfs --ops rename_over,link,write_append --max-states 8 --shard 0/2 --out "$T/xfs"
-[ "$STATUS" = 0 ] || fail "XFS exited $STATUS"
+[ "$STATUS" = 0 ] || failed "$T/xfs" "XFS exited $STATUS"
 grep -q "making xfs on .* (log on " "$T/xfs.log" || fail "XFS's log is not on the journal export"
 run_explore "$T/btrfs.log" --fs btrfs --ops rename_over,rename_new,link,symlink --max-states 8 --shard 1/2 --out "$T/btrfs"
-[ "$STATUS" = 0 ] || fail "btrfs exited $STATUS"
+[ "$STATUS" = 0 ] || failed "$T/btrfs" "btrfs exited $STATUS"
 python3 - "$T/xfs/explore.json" "$T/btrfs/explore.json" <<'PY' || fail "XFS's or btrfs' exploration is not what it should be"
 import json, sys
 for path in sys.argv[1:]:
