@@ -224,19 +224,16 @@ std::string read_from_start(int fd) {
 
 RunResult run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
               std::chrono::milliseconds timeout) {
-  // The output goes to a file that is unlinked once the child has it open:
-  // read through our descriptor, it is gone with us, even after SIGKILL.
+  // The output goes to a file unlinked as soon as it is made: the child
+  // opens it through our descriptor (/proc/PID/fd/N), and it is gone with
+  // us, even after a SIGKILL at any moment.
   char templ[] = "/tmp/nvj-run-XXXXXX";
-  const UniqueFd output(::mkstemp(templ));
-  if (output.get() < 0) throw std::runtime_error(std::string("mkstemp: ") + std::strerror(errno));
-  pid_t pid = -1;
-  try {
-    pid = spawn(argv, SpawnOptions{templ, false, env, {}});
-  } catch (...) {
-    ::unlink(templ);
-    throw;
-  }
+  const UniqueFd output(::mkostemp(templ, O_CLOEXEC));
+  if (output.get() < 0) throw std::runtime_error(std::string("mkostemp: ") + std::strerror(errno));
   ::unlink(templ);
+  const std::string through =
+      "/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(output.get());
+  const pid_t pid = spawn(argv, SpawnOptions{through, false, env, {}});
   RunResult result;
   if (timeout == std::chrono::milliseconds::zero()) {
     result.status = wait_for(pid);
