@@ -66,20 +66,24 @@ const std::string* param(const Query& query, std::string_view key) {
   return it == query.end() ? nullptr : &it->second;
 }
 
-ControlReply get_stats(Lab& lab, const Query& query) {
+// GET /stats and GET /journal: JSON, or with format=text a table; only the
+// one asked for is made.
+template <class AsJson, class AsText>
+ControlReply json_or_text(const Query& query, AsJson as_json, AsText as_text) {
   const std::string* format = param(query, "format");
-  if (format == nullptr || *format == "json") return json(200, stats_json(lab));
-  if (*format == "text") return {200, "text/plain; charset=utf-8", stats_text(lab)};
+  if (format == nullptr || *format == "json") return json(200, as_json());
+  if (*format == "text") return {200, "text/plain; charset=utf-8", as_text()};
   return error(400, "format=" + *format + ": expected json or text");
+}
+
+ControlReply get_stats(Lab& lab, const Query& query) {
+  return json_or_text(query, [&] { return stats_json(lab); }, [&] { return stats_text(lab); });
 }
 
 ControlReply get_metrics(Lab& lab, const Query&) { return metrics(lab); }
 
 ControlReply get_journal(Lab& lab, const Query& query) {
-  const std::string* format = param(query, "format");
-  if (format == nullptr || *format == "json") return json(200, journal_json(lab.journal_tracer()));
-  if (*format == "text") return {200, "text/plain; charset=utf-8", journal_text(lab)};
-  return error(400, "format=" + *format + ": expected json or text");
+  return json_or_text(query, [&] { return journal_json(lab.journal_tracer()); }, [&] { return journal_text(lab); });
 }
 
 ControlReply get_record(Lab& lab, const Query&) {
