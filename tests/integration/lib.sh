@@ -3,7 +3,9 @@
 # mounts that are all taken down on exit, whatever happened.
 #
 # Needs NVJ (the nvj binary) and NVJ_PLUGIN (the plugin) in the environment;
-# ctest sets both.
+# ctest sets both. With NVJ_TEST_KEEP=DIR, a test that fails leaves its
+# scratch folder (recordings, explore.json, the servers' logs) in DIR,
+# named after the test and its PID, rather than removing it.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../support/nbdkit.sh"
 
@@ -114,6 +116,11 @@ cleanup() {
   for pid in "${_servers[@]}"; do  # servers, and nvj experiments: they tear down on SIGTERM
     if kill "$pid" 2>/dev/null; then wait "$pid" 2>/dev/null; fi
   done
+  if [ "$status" != 0 ] && [ "$status" != 77 ] && [ -n "${NVJ_TEST_KEEP:-}" ]; then
+    local kept
+    kept="$NVJ_TEST_KEEP/$(basename "$0" .sh)-$$"
+    mkdir -p "$NVJ_TEST_KEEP" && mv "$T" "$kept" && echo "the scratch folder is kept in $kept"
+  fi
   rm -rf "$T"
   exit "$status"
 }
