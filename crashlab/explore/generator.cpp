@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "crashlab/explore/generator.h"
 
+#include "crashlab/explore/fstests.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -18,7 +20,7 @@ const std::vector<std::pair<std::string, std::string>> kFilePairs{
 const std::vector<std::pair<std::string, std::string>> kDirRenames{{"A/C", "B/C"}, {"A/C", "A/D"}};
 const std::vector<std::pair<std::string, std::string>> kSymlinks{{"A/bar", "foo"}, {"B/bar", "../A/foo"}};
 
-Step persisted(const Op& op, Persist p, const std::string& path = "") { return Step{op, p, path, false}; }
+Step persisted(const Op& op, Persist p, const std::string& path = "") { return Step{op, p, path, false, {}}; }
 
 // The persistence calls that fit an operation, none aside.
 std::vector<Step> persistence_for(const Op& op) {
@@ -78,6 +80,10 @@ std::vector<Op> variants(OpKind k) {
       for (const auto& [at, target] : kSymlinks) out.push_back({k, at, target});
       break;
     case OpKind::fill:
+    case OpKind::nothing:
+      break;
+    case OpKind::chmod:
+      for (const std::string& f : kFiles) out.push_back({k, f, "0600"});
       break;
     default:
       for (const std::string& f : kFiles) out.push_back({k, f, ""});
@@ -140,6 +146,7 @@ class Tree {
         break;
       case OpKind::setxattr:
       case OpKind::unlink:
+      case OpKind::chmod:
         need_file(op.path, false);
         break;
       case OpKind::removexattr:
@@ -203,7 +210,7 @@ class Tree {
   }
 
   void setup(const Op& op) {
-    out_.push_back(Step{op, Persist::none, "", true});
+    out_.push_back(Step{op, Persist::none, "", true, {}});
     apply(op);
   }
 
@@ -227,7 +234,25 @@ int bound_named(const std::string& bound) {
   if (bound == "seq-2") return 2;
   if (bound == "seq-3") return 3;
   throw std::invalid_argument("--bound " + (bound.empty() ? std::string("''") : bound) +
-                              ": expected seq-1, seq-2 or seq-3");
+                              ": expected seq-1, seq-2, seq-3 or fstests");
+}
+
+Generator generator_named(const std::string& bound, const std::vector<OpKind>& kinds) {
+  if (bound != "fstests") return Generator(bound_named(bound), kinds);
+  std::vector<Workload> listed;
+  for (const Scenario& s : fstests_scenarios()) {
+    const bool drawn = std::all_of(s.steps.begin(), s.steps.end(), [&](const Step& step) {
+      return step.setup || step.op.kind == OpKind::nothing || kinds.empty() ||
+             std::find(kinds.begin(), kinds.end(), step.op.kind) != kinds.end();
+    });
+    if (!drawn) continue;
+    Workload w;
+    w.ordinal = listed.size();
+    w.name = s.name;
+    w.steps = s.steps;
+    listed.push_back(std::move(w));
+  }
+  return Generator(std::move(listed));
 }
 
 std::vector<OpKind> op_kinds_named(const std::string& list) {
@@ -263,10 +288,15 @@ Generator::Generator(int core_ops, const std::vector<OpKind>& kinds) : core_ops_
   for (int i = 1; i < core_ops; ++i) count_ *= choices_.size();
 }
 
+Generator::Generator(std::vector<Workload> listed) : core_ops_(0), listed_(std::move(listed)) {
+  count_ = listed_.size();
+}
+
 Workload Generator::at(std::uint64_t ordinal) const {
   if (ordinal >= count_)
     throw std::out_of_range("workload " + std::to_string(ordinal) + ": this bound has " + std::to_string(count_) +
-                            " (0 to " + std::to_string(count_ - 1) + ")");
+                            (count_ == 0 ? std::string() : " (0 to " + std::to_string(count_ - 1) + ")"));
+  if (core_ops_ == 0) return listed_[static_cast<std::size_t>(ordinal)];
   // Mixed radix, the first core step most significant; the last step's digit
   // counts only the choices whose persistence is not none.
   std::vector<std::size_t> digits(static_cast<std::size_t>(core_ops_));

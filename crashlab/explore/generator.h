@@ -2,7 +2,8 @@
 // The explorer's enumeration: every workload of a bound (seq-1: one core
 // operation; seq-2: two; seq-3: three), each core operation drawn from a
 // fixed list of variants over the file set (workload.h) and followed by one
-// of the persistence calls that fit it (the last never none). A workload's
+// of the persistence calls that fit it (the last never none); or the
+// workloads of a listed bound (fstests: fstests.h), in their order. A workload's
 // ordinal is its place in that order, so `--workload N` names the same
 // workload on every machine as long as this table does not change; its
 // setup satisfies each core operation's dependencies from the state the
@@ -23,6 +24,9 @@ class Generator {
   // `core_ops`: 1 to 3. `kinds`: the operations to draw from (empty: all).
   // std::invalid_argument for a bound outside 1..3.
   Generator(int core_ops, const std::vector<OpKind>& kinds = {});
+  // A listed bound: these workloads, in this order (their ordinals their
+  // places in it).
+  explicit Generator(std::vector<Workload> listed);
 
   // How many workloads the bound holds.
   std::uint64_t count() const { return count_; }
@@ -34,7 +38,8 @@ class Generator {
   const std::vector<Step>& choices() const { return choices_; }
 
  private:
-  int core_ops_;
+  int core_ops_;  // 0: a listed bound
+  std::vector<Workload> listed_;
   std::vector<Step> choices_;  // every (variant, persistence) pair
   std::vector<std::size_t> last_;  // the indices of choices_ whose persistence is not none
   std::uint64_t count_ = 0;
@@ -43,6 +48,11 @@ class Generator {
 // The bound's number of core operations: 1, 2 or 3 for "seq-1", "seq-2",
 // "seq-3"; std::invalid_argument naming the bound otherwise.
 int bound_named(const std::string& bound);
+// The workloads of a bound by its name: seq-1, seq-2 and seq-3 generated;
+// fstests listed (fstests.h: each scenario whose core operations are all
+// among `kinds`, or every one when `kinds` is empty). std::invalid_argument
+// naming an unknown bound.
+Generator generator_named(const std::string& bound, const std::vector<OpKind>& kinds = {});
 // The operations of a comma-separated list of names ("" : none, which means
 // all to the Generator); std::invalid_argument naming the first unknown one.
 std::vector<OpKind> op_kinds_named(const std::string& list);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "crashlab/explore/oracle.h"
 
+#include "crashlab/explore/fstests.h"
+
 #include <stdexcept>
 
 namespace crashlab::explore {
@@ -89,6 +91,8 @@ const std::vector<Rule>& rules() {
 const Rule& rule(const std::string& id) {
   for (const Rule& r : rules())
     if (id == r.id) return r;
+  for (const Rule& r : fstests_rules())
+    if (id == r.id) return r;
   throw std::out_of_range("no rule '" + id + "'");
 }
 
@@ -103,7 +107,7 @@ std::vector<RuledFact> Oracle::before(const Op& op, const LiveTree& live) {
   same_file_rename_ = false;
   const auto add = [&](FactKind kind, const std::string& path, const std::string& second = "") {
     out.push_back({fact(kind, path, second), ""});
-    if (kind == FactKind::remove) renamed_to_.erase(path);  // nothing is said of it any more
+    if (kind == FactKind::remove) forget_rename(path);  // nothing is said of it any more
   };
   // Whether facts were said of the name: a durable one, or one a pending
   // rename moved a file to.
@@ -137,6 +141,11 @@ std::vector<RuledFact> Oracle::before(const Op& op, const LiveTree& live) {
       out.push_back({fact(FactKind::rename, op.path, op.second), kRenameKeeps});
       renamed_to_.erase(op.path);
       renamed_to_.insert(op.second);
+      // Renamed again before it settled: still one object, under one of its names.
+      const auto group = rename_group_.find(op.path);
+      const std::size_t id = group != rename_group_.end() ? group->second : ++groups_;
+      rename_group_[op.path] = id;
+      rename_group_[op.second] = id;
     } else {
       add(FactKind::remove, op.path);
       add(FactKind::remove, op.second);
@@ -155,6 +164,7 @@ std::vector<RuledFact> Oracle::before(const Op& op, const LiveTree& live) {
       break;
     case OpKind::setxattr:
     case OpKind::removexattr:
+    case OpKind::chmod:
       inode_changes(op.path, "");
       break;
     case OpKind::unlink:
@@ -189,18 +199,103 @@ std::vector<RuledFact> Oracle::before(const Op& op, const LiveTree& live) {
   return out;
 }
 
+// The pending renames as crashlab/facts/fact_checker.cpp holds them: a
+// remove of one of a rename's names drops the whole rename (forget_rename:
+// nothing is said of any of its names any more); an entry fact on one of
+// them settles it there (settle_rename: the other names are no longer
+// tied to it); an absent fact takes that name out of it (leave_rename).
+void Oracle::forget_rename(const std::string& path) {
+  renamed_to_.erase(path);
+  const auto it = rename_group_.find(path);
+  if (it == rename_group_.end()) return;
+  const std::size_t group = it->second;
+  for (auto g = rename_group_.begin(); g != rename_group_.end();)
+    if (g->second == group) {
+      renamed_to_.erase(g->first);
+      g = rename_group_.erase(g);
+    } else {
+      ++g;
+    }
+}
+
+void Oracle::settle_rename(const std::string& path) {
+  const auto it = rename_group_.find(path);
+  if (it == rename_group_.end()) return;
+  const std::size_t group = it->second;
+  std::erase_if(rename_group_, [&](const auto& g) { return g.second == group; });
+}
+
+void Oracle::leave_rename(const std::string& path) { rename_group_.erase(path); }
+
 void Oracle::dir_synced(const std::string& dir, const LiveTree& live, const char* rule_id, std::vector<RuledFact>& out) {
   if (dir != "." && durable_.count(dir) == 0) return;  // its own name may not be there: nothing is promised
   for (const auto& [path, e] : live)
     if (parent_of(path) == dir) {
       out.push_back({fact(FactKind::entry, dir, name_in(path)), rule_id});
       durable_.insert(path);
+      settle_rename(path);
     }
   for (const std::string& name : all_names())
-    if (parent_of(name) == dir && live.count(name) == 0) out.push_back({fact(FactKind::absent, name), rule_id});
+    if (parent_of(name) == dir && live.count(name) == 0) {
+      out.push_back({fact(FactKind::absent, name), rule_id});
+      leave_rename(name);
+    }
 }
 
 std::vector<RuledFact> Oracle::after(const Step& step, const LiveTree& live) {
+  std::vector<RuledFact> out = promised(step, live);
+  for (const Expect& e : step.expect) expected(e, live, out);
+  return out;
+}
+
+void Oracle::expected(const Expect& e, const LiveTree& live, std::vector<RuledFact>& out) {
+  const auto it = live.find(e.path);
+  if (e.kind == FactKind::absent) {
+    if (it != live.end()) throw std::invalid_argument(e.rule + " expects " + e.path + " absent; it is there");
+    out.push_back({fact(FactKind::absent, e.path), e.rule});
+    durable_.erase(e.path);
+    leave_rename(e.path);
+    return;
+  }
+  if (it == live.end()) throw std::invalid_argument(e.rule + " expects " + e.path + "; it is not there");
+  const LiveEntry& x = it->second;
+  durable_.insert(e.path);  // what is said of it ends as a durable name's does
+  Fact f;
+  switch (e.kind) {
+    case FactKind::entry:
+      f = fact(FactKind::entry, parent_of(e.path), name_in(e.path));
+      settle_rename(e.path);
+      break;
+    case FactKind::file:
+      if (x.type != LiveEntry::Type::file) throw std::invalid_argument(e.rule + " expects " + e.path + " a file");
+      f = fact(FactKind::file, e.path);
+      f.size = x.size;
+      f.crc32c = x.crc;
+      break;
+    case FactKind::mode:
+      f = fact(FactKind::mode, e.path, type_name(x.type));
+      f.size = x.mode;
+      break;
+    case FactKind::nlink:
+      f = fact(FactKind::nlink, e.path);
+      f.size = x.nlink;
+      break;
+    case FactKind::symlink:
+      if (x.type != LiveEntry::Type::symlink) throw std::invalid_argument(e.rule + " expects " + e.path + " a symlink");
+      f = fact(FactKind::symlink, e.path, x.target);
+      break;
+    case FactKind::xattr:
+      f = fact(x.has_xattr ? FactKind::xattr : FactKind::noxattr, e.path, "user.nvj");
+      f.size = x.xattr_size;
+      f.crc32c = x.xattr_crc;
+      break;
+    default:
+      throw std::invalid_argument(e.rule + " expects a " + to_string(e.kind) + " fact, which a test cannot");
+  }
+  out.push_back({f, e.rule});
+}
+
+std::vector<RuledFact> Oracle::promised(const Step& step, const LiveTree& live) {
   std::vector<RuledFact> out;
   const auto content = [&](const std::string& path, const LiveEntry& e, const char* rule_id) {
     Fact f = fact(FactKind::file, path);

@@ -46,7 +46,9 @@ struct Rule {
   const char* source;
 };
 const std::vector<Rule>& rules();
-const Rule& rule(const std::string& id);  // std::out_of_range for an unknown id
+// A rule of the table, or of fstests' tests (fstests_rules()); std::out_of_range
+// for an unknown id.
+const Rule& rule(const std::string& id);
 
 struct RuledFact {
   crashlab::Fact fact;
@@ -69,10 +71,18 @@ class Oracle {
 
   // Before `op` runs on `live`: the facts that end what it will change.
   std::vector<RuledFact> before(const Op& op, const LiveTree& live);
-  // After `step`'s operation and persistence call returned, on `live`.
+  // After `step`'s operation and persistence call returned, on `live`:
+  // what the rules promise, then what the step's test asserts
+  // (Step::expect). std::invalid_argument when an expectation names what
+  // `live` does not hold (a scenario written wrong).
   std::vector<RuledFact> after(const Step& step, const LiveTree& live);
 
  private:
+  std::vector<RuledFact> promised(const Step& step, const LiveTree& live);
+  void expected(const Expect& e, const LiveTree& live, std::vector<RuledFact>& out);
+  void forget_rename(const std::string& path);
+  void settle_rename(const std::string& path);
+  void leave_rename(const std::string& path);
   void dir_synced(const std::string& dir, const LiveTree& live, const char* rule, std::vector<RuledFact>& out);
 
   OracleOptions options_;
@@ -80,6 +90,12 @@ class Oracle {
   // Names a posted rename moved a file to: facts said of the file go with
   // them until the rename settles.
   std::set<std::string> renamed_to_;
+  // Every name of each pending rename (its first name and each it was
+  // renamed to before it settled), by rename, as the checker holds them: a
+  // fact that removes one of them ends what the checker holds of all
+  // (remove), so the oracle says nothing more of any (forget_rename).
+  std::map<std::string, std::size_t> rename_group_;
+  std::size_t groups_ = 0;
   // Inodes whose content changed since it was last durable by writes other
   // than appends (or a truncation): the replace-by-rename rule leaves them out.
   std::set<std::uint64_t> rewritten_;

@@ -36,6 +36,8 @@ constexpr Named kNames[] = {
     {OpKind::setxattr, "setxattr"},
     {OpKind::removexattr, "removexattr"},
     {OpKind::fill, "fill"},
+    {OpKind::chmod, "chmod"},
+    {OpKind::nothing, "nothing"},
 };
 
 }  // namespace
@@ -60,7 +62,7 @@ const std::vector<OpKind>& all_op_kinds() {
   static const std::vector<OpKind> kinds = [] {
     std::vector<OpKind> out;
     for (const Named& n : kNames)
-      if (n.kind != OpKind::fill) out.push_back(n.kind);
+      if (n.kind != OpKind::fill && n.kind != OpKind::nothing) out.push_back(n.kind);
     return out;
   }();
   return kinds;
@@ -89,6 +91,7 @@ std::string describe_persist(const Step& step) {
 // Built by appending: GCC 12 at -O3 warns (-Wrestrict) on a literal + a
 // temporary string.
 std::string describe_step(const Step& step) {
+  if (step.op.kind == OpKind::nothing) return describe_persist(step);
   std::string out = describe(step.op);
   if (step.persist != Persist::none) {
     out += ' ';

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "crashlab/facts/fact.h"
+
 namespace crashlab::explore {
 
 enum class OpKind {
@@ -41,6 +43,9 @@ enum class OpKind {
   setxattr,         // fsetxattr(F, "user.nvj", 16 bytes)
   removexattr,      // fremovexattr(F, "user.nvj")
   fill,             // setup only: F's first 8 KiB written (its size at least 8 KiB)
+  chmod,            // chmod(F, MODE): `second` the permission bits in octal ("0600")
+  nothing,          // no operation: a step that is its persistence call alone (listed
+                    // workloads: fsync(A) then fsync(B), or fsync then sync)
 };
 
 enum class Persist {
@@ -57,11 +62,24 @@ struct Op {
   bool operator==(const Op&) const = default;
 };
 
+// What a named test asserts once a step has returned (fstests.h): a fact of
+// `kind` about `path` (an entry: `path`'s name in its parent), its value
+// read from the live tree then, citing the rule `rule` ("generic/335").
+// Kinds: file (size and content), entry, absent, mode, nlink, symlink and
+// xattr (user.nvj's value, or noxattr when the file has none).
+struct Expect {
+  FactKind kind = FactKind::file;
+  std::string path;
+  std::string rule;
+  bool operator==(const Expect&) const = default;
+};
+
 struct Step {
   Op op;
   Persist persist = Persist::none;
   std::string persist_path;  // fsync, fdatasync: what is synced
   bool setup = false;        // a dependency, not a core operation
+  std::vector<Expect> expect;  // listed workloads: what their test asserts after this step
   bool operator==(const Step&) const = default;
 };
 

@@ -12,9 +12,10 @@
 #                 -D_FORTIFY_SOURCE=2 -Wformat -Werror=format-security,
 #                 -Wl,-z,relro -Wl,-z,now), CMAKE_BUILD_TYPE=None as
 #                 debhelper configures
-#   clang-debug   Clang, CMAKE_BUILD_TYPE=Debug (Clang's warnings come from
-#                 its front end, so its cheapest build sees them all),
-#                 every source compiled alone
+#   clang-debug   Clang, CMAKE_BUILD_TYPE=Debug without its -g (Clang's
+#                 warnings come from its front end, so its cheapest build
+#                 sees them all; debug information only costs CPU: 14% of
+#                 a source's compile here), every source compiled alone
 #
 # A failed build fails the test with the compiler's messages. The folder is
 # kept, so the next run only rebuilds what changed; it starts again from
@@ -62,7 +63,7 @@ case $config in
   clang-debug)
     need clang; need clang++
     export CC=clang CXX=clang++
-    args+=(-DCMAKE_BUILD_TYPE=Debug)
+    args+=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG=-O0 -DCMAKE_CXX_FLAGS_DEBUG=-O0)
     ;;
   *) echo "$0: unknown configuration '$config' (gcc-release, gcc-debian or clang-debug)" >&2; exit 2 ;;
 esac

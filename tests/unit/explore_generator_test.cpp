@@ -121,11 +121,11 @@ TEST_CASE("names lead to files: a rename of one link over another leaves both, a
   // then each of those, then every seq-1 choice: each runs on a real
   // filesystem as its setup says.
   const nvj::test::TempDir dir(fs::current_path());
-  const Step link{{OpKind::link, "A/C/foo", "B/foo"}, Persist::none, "", false};
+  const Step link{{OpKind::link, "A/C/foo", "B/foo"}, Persist::none, "", false, {}};
   const Generator one(1);
   std::size_t ran = 0;
-  for (const Step& second : {Step{{OpKind::rename_over, "A/C/foo", "B/foo"}, Persist::none, "", false},
-                            Step{{OpKind::truncate_shrink, "B/foo", ""}, Persist::none, "", false}})
+  for (const Step& second : {Step{{OpKind::rename_over, "A/C/foo", "B/foo"}, Persist::none, "", false, {}},
+                            Step{{OpKind::truncate_shrink, "B/foo", ""}, Persist::none, "", false, {}}})
     for (const Step& third : one.choices()) {
       const std::vector<Step> steps = crashlab::explore::with_setup({link, second, third});
       dir.clear();
@@ -137,9 +137,9 @@ TEST_CASE("names lead to files: a rename of one link over another leaves both, a
   // The seq-3 workload that once failed its setup: A/C/foo is still there
   // for the third step, made once.
   const std::vector<Step> steps = crashlab::explore::with_setup({
-      Step{{OpKind::link, "A/C/foo", "B/foo"}, Persist::fsync, "B/foo", false},
-      Step{{OpKind::rename_over, "A/C/foo", "B/foo"}, Persist::fsync, "A/C", false},
-      Step{{OpKind::falloc_keep_size, "A/C/foo", ""}, Persist::fdatasync, "A/C/foo", false},
+      Step{{OpKind::link, "A/C/foo", "B/foo"}, Persist::fsync, "B/foo", false, {}},
+      Step{{OpKind::rename_over, "A/C/foo", "B/foo"}, Persist::fsync, "A/C", false, {}},
+      Step{{OpKind::falloc_keep_size, "A/C/foo", ""}, Persist::fdatasync, "A/C/foo", false, {}},
   });
   std::size_t creats = 0;
   for (const Step& s : steps) creats += s.op.kind == OpKind::creat && s.op.path == "A/C/foo";

@@ -48,8 +48,7 @@ std::string control_from_environment(const char* command) {
 
 crashlab::explore::Generator generator_of(const StepsArgs& a) {
   try {
-    return crashlab::explore::Generator(crashlab::explore::bound_named(a.bound),
-                                        crashlab::explore::op_kinds_named(a.ops));
+    return crashlab::explore::generator_named(a.bound, crashlab::explore::op_kinds_named(a.ops));
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("nvj-workload explore-steps: ") + e.what());
   }

@@ -105,6 +105,13 @@ void fallocate_op(const fs::path& p, const Op& op, const std::string& what) {
   check(::fallocate(open_or_fail(p, O_WRONLY, what).get(), mode, at, len), what);
 }
 
+// chmod's mode, octal ("0755"); a runtime_error naming the step otherwise.
+mode_t octal_mode(const std::string& text, const std::string& what) {
+  if (text.empty() || text.size() > 4 || text.find_first_not_of("01234567") != std::string::npos)
+    failed(what + ": the mode '" + text + "' is no octal permission bits");
+  return static_cast<mode_t>(std::stoul(text, nullptr, 8));
+}
+
 void run_op(const fs::path& root, const Op& op) {
   const std::string what = describe(op);
   const fs::path p = root / op.path;
@@ -179,6 +186,11 @@ void run_op(const fs::path& root, const Op& op) {
     }
     case OpKind::removexattr:
       check(::fremovexattr(open_or_fail(p, O_RDONLY, what).get(), "user.nvj"), what);
+      return;
+    case OpKind::chmod:
+      check(::chmod(p.c_str(), octal_mode(op.second, what)), what);
+      return;
+    case OpKind::nothing:
       return;
   }
 }

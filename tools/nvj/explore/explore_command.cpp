@@ -20,6 +20,7 @@
 #include "common/command_line.h"
 #include "common/duration.h"
 #include "common/json.h"
+#include "crashlab/explore/fstests.h"
 #include "crashlab/explore/generator.h"
 #include "crashlab/explore/oracle.h"
 #include "tools/nvj/crash/lab_parameters.h"
@@ -59,13 +60,11 @@ std::vector<OpKind> ops_of(const std::string& list) {
 }  // namespace
 
 Generator explore_generator(const ExploreArgs& a) {
-  int bound = 0;
   try {
-    bound = crashlab::explore::bound_named(a.bound);
+    return crashlab::explore::generator_named(a.bound, ops_of(a.ops));
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("nvj crash explore: ") + e.what());
   }
-  return Generator(bound, ops_of(a.ops));
 }
 
 namespace {
@@ -121,6 +120,9 @@ struct ExploreTally {
     Json rules = Json::array();
     for (const auto& r : crashlab::explore::rules())
       rules.push_back(Json{{"id", r.id}, {"promise", r.promise}, {"source", r.source}});
+    if (a.bound == "fstests")
+      for (const auto& r : crashlab::explore::fstests_rules())
+        rules.push_back(Json{{"id", r.id}, {"promise", r.promise}, {"source", r.source}});
     Json phase_json = Json::object();
     for (std::size_t k = 0; k < kExplorePhaseCount; ++k) phase_json[kExplorePhases[k]] = phases[k];
     Json ops = Json::array();
@@ -197,7 +199,9 @@ int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameter
       throw;
     }
     tally.add(i, w, r);
-    if (r.failing > 0 && r.oracle_error.empty() && !a.no_minimize && r.signature.find(" + ") != std::string::npos) {
+    // A scenario of fstests is as its test wrote it: not reduced.
+    if (r.failing > 0 && r.oracle_error.empty() && !a.no_minimize && a.bound != "fstests" &&
+        r.signature.find(" + ") != std::string::npos) {
       const fs::path dir = out / "workloads" / std::to_string(i) / "minimal";
       const MinimalWorkload m = minimize(context, w, r, dir);
       Json& j = tally.workloads.back()["minimal"];
@@ -366,7 +370,10 @@ namespace {
 
 constexpr const char* kExploreText = R"(Explore by itself: run every workload of a bound (seq-1: one core operation
 and a persistence call; seq-2: two; seq-3: three) over a fixed file set
-(directories A, B, A/C; files A/foo, A/bar, B/foo, B/bar, A/C/foo), each on
+(directories A, B, A/C; files A/foo, A/bar, B/foo, B/bar, A/C/foo), or
+fstests' power-fail scenarios (--bound fstests: each generic test that cuts
+the power and checks what survived, its steps and the facts it asserts,
+citing it; docs/explore-rules.md lists them and the ones left out), each on
 the same freshly made filesystem (the server's kept base, restored between
 workloads), with the facts its persistence calls promise (each from a rule
 citing its source: docs/explore-rules.md) posted as it goes, and check every
@@ -391,7 +398,9 @@ CrashSubcommand declare_crash_explore(Command& crash) {
   explores.describe(kExploreText);
   explores.add("PARAM", explore->parameters, "the plugin's PARAM=VALUE, over the defaults").value_name("PARAM=VALUE");
   explores.choice("--fs", explore->filesystem, {"ext4", "xfs", "btrfs"}, "the filesystem (default ext4)");
-  explores.add("--bound", explore->bound, "seq-1 (default), seq-2 or seq-3: core operations per workload")
+  explores.add("--bound", explore->bound,
+               "seq-1 (default), seq-2 or seq-3: core operations per workload; fstests: the scenarios of fstests' "
+               "power-fail tests, each with the facts its test asserts")
       .value_name("BOUND");
   explores.add("--ops", explore->ops, "the core operations to draw from, comma-separated (default: all)")
       .value_name("LIST");

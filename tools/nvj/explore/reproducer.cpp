@@ -54,6 +54,8 @@ std::string op_code(const crashlab::explore::Op& op) {
     case OpKind::symlink: return "os.symlink(" + q + ", " + p + ")";
     case OpKind::setxattr: return "os.setxattr(" + p + ", 'user.nvj', pattern(" + what + ", " + p + ", 16))";
     case OpKind::removexattr: return "os.removexattr(" + p + ", 'user.nvj')";
+    case OpKind::chmod: return "os.chmod(" + p + ", 0o" + op.second + ")";
+    case OpKind::nothing: return "pass";
   }
   return "";
 }
