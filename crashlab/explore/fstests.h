@@ -3,8 +3,8 @@
 // power after a short sequence of operations (dm-flakey's drop of unflushed
 // writes, or dm-log-writes' replay) and check what survived, written again
 // as the explorer's steps over names of our own (A, B, foo, bar, ...), each
-// with the facts its test asserts after its power cut (Step::expect), citing
-// the test. Only what the test asserts: a test that checks that the
+// with the facts its test asserts after its power cut (Step::expect of its
+// last step: nothing follows them that could end them), citing the test. Only what the test asserts: a test that checks that the
 // filesystem mounts and its fsck is clean has no expectation (the oracle's
 // rules and the structure check still apply). Sizes are the explorer's (a
 // fill is 8 KiB, an append 4 KiB) where the test's own sizes only make the

@@ -271,6 +271,7 @@ void Oracle::expected(const Expect& e, const LiveTree& live, std::vector<RuledFa
       f = fact(FactKind::file, e.path);
       f.size = x.size;
       f.crc32c = x.crc;
+      settle_rename(e.path);  // the checker settles a pending rename on a file fact too
       break;
     case FactKind::mode:
       f = fact(FactKind::mode, e.path, type_name(x.type));

@@ -55,6 +55,8 @@ TEST_CASE("every fstests scenario runs on a real filesystem, its expectations re
     CHECK(names.insert(s.name).second);
     REQUIRE(!s.steps.empty());
     CHECK(s.steps.back().persist != crashlab::explore::Persist::none);
+    // What a test asserts, it asserts after its power cut: after the last step.
+    for (std::size_t i = 0; i + 1 < s.steps.size(); ++i) CHECK(s.steps[i].expect.empty());
     const nvj::test::TempDir dir(fs::current_path());
     crashlab::explore::Oracle oracle({true});
     crashlab::FactChecker facts;
