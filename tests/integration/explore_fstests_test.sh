@@ -14,8 +14,10 @@
 #     directories, the top one fsynced (generic/498), and a
 #     symlink renamed in a fsynced directory (779) fail, each failure citing
 #     its test as its rule and fstests as its source, never minimized;
-#   - XFS and btrfs, checked by the kernel: a third of the scenarios each,
-#     a sample of 6 states a scenario, pass.
+#   - XFS and btrfs, checked by the kernel: an eighth of the scenarios on
+#     XFS (xfs_repair on each state is the costly part) and a third on
+#     btrfs, 4 and 6 states a scenario, pass (the whole bound on both is in
+#     docs/experiments.md).
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 
@@ -62,15 +64,15 @@ for w in r["workloads"]:
 PY
 
 # XFS (its log on the NVRAM export) and btrfs, the kernel checking a sample.
-run_explore "$T/xfs.log" --fs xfs --bound fstests --max-states 6 --shard 0/3 --out "$T/xfs"
+run_explore "$T/xfs.log" --fs xfs --bound fstests --max-states 4 --shard 0/8 --out "$T/xfs"
 [ "$STATUS" = 0 ] || fail "the fstests bound on XFS exited $STATUS"
 run_explore "$T/btrfs.log" --fs btrfs --bound fstests --max-states 6 --shard 1/3 --out "$T/btrfs"
 [ "$STATUS" = 0 ] || fail "the fstests bound on btrfs exited $STATUS"
-python3 - "$T/xfs/explore.json" "$T/btrfs/explore.json" <<'PY' || fail "XFS's or btrfs' run is not what it should be"
+python3 - "$T/xfs/explore.json" 4 10 "$T/btrfs/explore.json" 6 27 <<'PY' || fail "XFS's or btrfs' run is not what it should be"
 import json, sys
-for path in sys.argv[1:]:
+for path, states, explored in zip(sys.argv[1::3], sys.argv[2::3], sys.argv[3::3]):
     r = json.load(open(path))
-    assert r["explored"] >= 26 and r["oracle_errors"] == 0, (path, r["explored"], r["oracle_errors"])
-    assert all(0 < w["states"] <= 6 and w["failing"] == 0 for w in r["workloads"]), path
+    assert r["explored"] == int(explored) and r["oracle_errors"] == 0, (path, r["explored"], r["oracle_errors"])
+    assert all(0 < w["states"] <= int(states) and w["failing"] == 0 for w in r["workloads"]), path
 PY
 echo "PASS"
