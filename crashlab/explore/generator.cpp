@@ -252,6 +252,8 @@ Generator generator_named(const std::string& bound, const std::vector<OpKind>& k
     w.steps = s.steps;
     listed.push_back(std::move(w));
   }
+  if (listed.empty())
+    throw std::invalid_argument("--bound fstests: no scenario's own steps are all among the operations given (--ops)");
   return Generator(std::move(listed));
 }
 

@@ -51,7 +51,7 @@ int bound_named(const std::string& bound);
 // The workloads of a bound by its name: seq-1, seq-2 and seq-3 generated;
 // fstests listed (fstests.h: each scenario whose core operations are all
 // among `kinds`, or every one when `kinds` is empty). std::invalid_argument
-// naming an unknown bound.
+// naming an unknown bound, or an fstests bound that `kinds` leaves empty.
 Generator generator_named(const std::string& bound, const std::vector<OpKind>& kinds = {});
 // The operations of a comma-separated list of names ("" : none, which means
 // all to the Generator); std::invalid_argument naming the first unknown one.

@@ -4,7 +4,7 @@
 # --bound fstests; docs/explore-rules.md), on this host's kernel:
 #   - the list: every scenario named after its test (generic/NNN), as many
 #     as crashlab/explore/fstests.cpp holds (80), generic/520's 37 cases
-#     among them;
+#     among them; --ops that leaves none is bad input (exit 2, said);
 #   - ext4, every crash state of every scenario (the fast path, e2fsck on
 #     every state's structure): exit 0, no finding, no oracle error (each
 #     test's facts hold on its own final state), explore.json lists the
@@ -26,6 +26,10 @@ n=$(wc -l <"$T/list")
 [ "$n" = 80 ] || fail "the fstests bound lists $n scenarios, not 80"
 [ "$(cut -f2 "$T/list" | grep -c '^generic/520: ')" = 37 ] || fail "generic/520 has not its 37 cases"
 if cut -f2 "$T/list" | grep -qv '^generic/[0-9][0-9][0-9]: '; then fail "a scenario not named after its test"; fi
+status=0
+"$NVJ" crash explore --bound fstests --ops symlink --list >"$T/none.out" 2>&1 || status=$?
+[ "$status" = 2 ] || fail "--bound fstests --ops symlink (no scenario): exit $status, not 2"
+grep -q "no scenario's own steps are all among the operations given" "$T/none.out" || fail "no scenario: $(cat "$T/none.out")"
 ordinal() {  # ordinal TEST: the first scenario of TEST
   awk -F'\t' -v t="$1: " 'index($2, t) == 1 { print $1; exit }' "$T/list"
 }

@@ -115,6 +115,8 @@ TEST_CASE("the fstests bound lists every scenario; --ops keeps those whose own s
         CHECK((s.op.kind == OpKind::creat || s.op.kind == OpKind::link || s.op.kind == OpKind::mkdir));
   CHECK_THROWS_WITH(crashlab::explore::generator_named("fstest"),
                     "--bound fstest: expected seq-1, seq-2, seq-3 or fstests");
+  CHECK_THROWS_WITH(crashlab::explore::generator_named("fstests", {OpKind::symlink}),
+                    "--bound fstests: no scenario's own steps are all among the operations given (--ops)");
 }
 
 TEST_CASE("every test the scenarios cite has its rule and its row in docs/explore-rules.md, and every row said "
