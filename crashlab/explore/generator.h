@@ -30,6 +30,9 @@ class Generator {
 
   // How many workloads the bound holds.
   std::uint64_t count() const { return count_; }
+  // A listed bound (fstests): its workloads are as they were written, not
+  // drawn from choices, so none is reduced to fewer steps.
+  bool listed() const { return core_ops_ == 0; }
   // Workload `ordinal` (0 <= ordinal < count()); std::out_of_range past it.
   Workload at(std::uint64_t ordinal) const;
 

@@ -60,7 +60,7 @@ TEST_CASE("every fstests scenario runs on a real filesystem, its expectations re
     const nvj::test::TempDir dir(fs::current_path());
     crashlab::explore::Oracle oracle({true});
     crashlab::FactChecker facts;
-    std::size_t ruled = 0;
+    std::size_t ruled = 0, expected = 0;
     for (const Step& step : s.steps) {
       std::vector<crashlab::explore::RuledFact> before, after;
       REQUIRE_NOTHROW(before = oracle.before(step.op, nvj::workloads::live_tree(dir.path)));
@@ -70,10 +70,9 @@ TEST_CASE("every fstests scenario runs on a real filesystem, its expectations re
       for (const auto& f : after) facts.add(f.fact);
       for (const auto& f : after) ruled += f.rule == s.test;
       for (const Expect& e : step.expect) CHECK(e.rule == s.test);
-      expectations += step.expect.size();
+      expected += step.expect.size();
     }
-    std::size_t expected = 0;
-    for (const Step& step : s.steps) expected += step.expect.size();
+    expectations += expected;
     CHECK(ruled == expected);  // one fact for each expectation, citing the test
     // The oracle's self-check, as the explorer makes it on the final state:
     // every fact holds on the tree the scenario leaves (nothing crashed).
@@ -101,6 +100,8 @@ TEST_CASE("an expectation of what the live tree does not hold is the scenario's 
 TEST_CASE("the fstests bound lists every scenario; --ops keeps those whose own steps it names", "[explore]") {
   const Generator all = crashlab::explore::generator_named("fstests");
   REQUIRE(all.count() == fstests_scenarios().size());
+  CHECK(all.listed());  // its scenarios are never reduced to fewer steps
+  CHECK_FALSE(Generator(1).listed());
   for (std::uint64_t i = 0; i < all.count(); ++i) {
     CHECK(all.at(i).ordinal == i);
     CHECK(all.at(i).name == fstests_scenarios()[i].name);

@@ -118,11 +118,10 @@ struct ExploreTally {
   Json report(const ExploreArgs& a, const std::vector<std::string>& parameters, std::uint64_t max_states,
               const Generator& generator, const Shard& shard, double seconds) const {
     Json rules = Json::array();
-    for (const auto& r : crashlab::explore::rules())
-      rules.push_back(Json{{"id", r.id}, {"promise", r.promise}, {"source", r.source}});
-    if (a.bound == "fstests")
-      for (const auto& r : crashlab::explore::fstests_rules())
-        rules.push_back(Json{{"id", r.id}, {"promise", r.promise}, {"source", r.source}});
+    std::vector<const std::vector<crashlab::explore::Rule>*> tables{&crashlab::explore::rules()};
+    if (a.bound == "fstests") tables.push_back(&crashlab::explore::fstests_rules());
+    for (const auto* table : tables)
+      for (const auto& r : *table) rules.push_back(Json{{"id", r.id}, {"promise", r.promise}, {"source", r.source}});
     Json phase_json = Json::object();
     for (std::size_t k = 0; k < kExplorePhaseCount; ++k) phase_json[kExplorePhases[k]] = phases[k];
     Json ops = Json::array();
@@ -199,8 +198,7 @@ int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameter
       throw;
     }
     tally.add(i, w, r);
-    // A scenario of fstests is as its test wrote it: not reduced.
-    if (r.failing > 0 && r.oracle_error.empty() && !a.no_minimize && a.bound != "fstests" &&
+    if (r.failing > 0 && r.oracle_error.empty() && !a.no_minimize && !generator.listed() &&
         r.signature.find(" + ") != std::string::npos) {
       const fs::path dir = out / "workloads" / std::to_string(i) / "minimal";
       const MinimalWorkload m = minimize(context, w, r, dir);
