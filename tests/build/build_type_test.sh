@@ -14,8 +14,8 @@
 #                 debhelper configures
 #   clang-debug   Clang, CMAKE_BUILD_TYPE=Debug without its -g (Clang's
 #                 warnings come from its front end, so its cheapest build
-#                 sees them all; debug information only costs CPU: 14% of
-#                 a source's compile here), every source compiled alone
+#                 sees them all; debug information would only cost CPU),
+#                 every source compiled alone
 #
 # A failed build fails the test with the compiler's messages. The folder is
 # kept, so the next run only rebuilds what changed; it starts again from
