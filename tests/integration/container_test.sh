@@ -19,6 +19,21 @@
 # Skips, saying why, without root, loop devices, FUSE or podman, and when
 # podman cannot run a container here (the engine's error). Every container,
 # mount, loop device and FUSE mount is taken down on exit, whatever happened.
+#
+# podman (its builds and each container) makes mount namespaces, each a copy
+# of the mounts there are: one made while another test has its filesystem
+# mounted holds that filesystem after the test unmounts it, its loop device
+# busy (nvj says so and fails, 10 s later). So this test runs in a mount
+# namespace of its own, private, without the other tests' loop-backed and
+# FUSE mounts (unmounted here, lazily: only the copies go): what podman
+# copies then holds nothing of theirs, and their later mounts never reach it.
+if [ -z "${NVJ_CONTAINER_OWN_NAMESPACE:-}" ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+  NVJ_CONTAINER_OWN_NAMESPACE=1 exec unshare --mount --propagation private bash "$0" "$@"
+fi
+if [ -n "${NVJ_CONTAINER_OWN_NAMESPACE:-}" ]; then
+  findmnt -rn -o TARGET,SOURCE,FSTYPE | awk '$2 ~ /^\/dev\/loop/ || $3 ~ /^fuse/ { print $1 }' | sort -r |
+    while read -r target; do umount -l "$(printf '%b' "$target")" 2>/dev/null || true; done
+fi
 source "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (rootful podman, loop devices and mounts)"

@@ -27,7 +27,9 @@ cleanup_loops() {
   local l
   for l in "${_loops[@]}"; do losetup -d "$l" 2>/dev/null || true; done
 }
-trap 'status=$?; set +e; mountpoint -q "$T/m" && umount "$T/m"; cleanup_loops; rm -rf "$T"; exit $status' EXIT
+# The mount and the loop devices first, then lib.sh's cleanup (which keeps
+# the scratch folder of a failed run where NVJ_TEST_KEEP says).
+trap 'status=$?; set +e; mountpoint -q "$T/m" && umount "$T/m"; cleanup_loops; (exit $status); cleanup' EXIT
 
 truncate -s 512M "$T/data.img"
 truncate -s 64M "$T/log.img"
@@ -50,22 +52,39 @@ workload() {
   sync
 }
 
-# agree_with_sysfs PHASE: the log read from its file, mounted and idle:
-# read again while the kernel's head moved during the reading (its
-# background work, the log's covering records, can write at any time).
+# agree_with_sysfs PHASE: the log read from its file, mounted and idle,
+# against the kernel's sysfs. The kernel moves log_head_lsn when it switches
+# a log buffer out, before the write reaches the file, and its log worker
+# writes on its own (covering the log): the log is compared with a sysfs
+# that reads the same before and after the reading, and the comparison is
+# made again, up to 10 times a second apart, until one agrees.
 agree_with_sysfs() {
-  local tries=0 before
-  while :; do
+  local try
+  for ((try = 1; try <= 10; try++)); do
     sleep 1  # idle: nothing in flight
-    before=$(cat "$sysfs/log/log_head_lsn")
-    "$NVJ" journal inspect "$T/data.img" --journal "$T/log.img" --json >"$T/$1.json"
-    [ "$(cat "$sysfs/log/log_head_lsn")" != "$before" ] || break
-    tries=$((tries + 1))
-    [ "$tries" -lt 10 ] || { echo "$1: the kernel's log head moved during each of 10 readings"; return 1; }
+    if agree_once "$1"; then return 0; fi
   done
+  echo "$1: no agreement in $((try - 1)) tries" >&2
+  return 1
+}
+
+# sysfs_now: head, tail and log writes as the kernel counts them.
+sysfs_now() {
+  echo "$(cat "$sysfs/log/log_head_lsn") $(cat "$sysfs/log/log_tail_lsn") $(awk '$1 == "log" {print $2}' "$sysfs/stats/stats")"
+}
+
+agree_once() {
+  local kernel after
+  kernel=$(sysfs_now)
+  "$NVJ" journal inspect "$T/data.img" --journal "$T/log.img" --json >"$T/$1.json" || fail "nvj journal inspect failed"
+  after=$(sysfs_now)
+  if [ "$kernel" != "$after" ]; then
+    echo "$1: the kernel wrote its log meanwhile ($kernel, then $after); again"
+    return 1
+  fi
   check_json xfs-log-inspect "$T/$1.json"
-  python3 - "$T/$1.json" "$(cat "$sysfs/log/log_head_lsn")" "$(cat "$sysfs/log/log_tail_lsn")" \
-    "$(awk '$1 == "log" {print $2}' "$sysfs/stats/stats")" "$1" <<'PY' || return 1
+  # shellcheck disable=SC2086  # three words: head, tail, writes
+  python3 - "$T/$1.json" $kernel "$1" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 head, tail, writes, phase = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
