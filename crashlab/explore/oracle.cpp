@@ -18,6 +18,8 @@ const char* const kFsyncDir = "fsync-dir";
 const char* const kSync = "sync";
 const char* const kAutoDaAlloc = "ext4-auto-da-alloc-rename";
 const char* const kRenameKeeps = "rename-keeps";
+const char* const kNoStale = "no-stale-data";
+constexpr std::size_t kMaxLabel = 1024;  // the server's bound on a mark's label
 
 Fact fact(FactKind kind, const std::string& path, const std::string& second = "") {
   return Fact{kind, path, second, 0, 0};
@@ -84,6 +86,12 @@ const std::vector<Rule>& rules() {
        "in data=ordered with auto_da_alloc, a file renamed over an existing one has its new data on disk before the "
        "rename commits",
        "Linux Documentation/admin-guide/ext4.rst, auto_da_alloc"},
+      {kNoStale,
+       "a file's bytes within its size are never another file's old data: each 4 KiB block holds zeroes or what "
+       "this name's files held there (ext4 but in data=writeback, XFS, btrfs)",
+       "Linux Documentation/admin-guide/ext4.rst, data=ordered (data written out before its metadata commits; "
+       "data=writeback alone may show old data after a crash); XFS and btrfs by design (unwritten extents and "
+       "sizes moved on at I/O completion; copy on write)"},
   };
   return table;
 }
@@ -102,7 +110,107 @@ const std::vector<std::string>& all_names() {
   return names;
 }
 
+std::uint64_t Oracle::file_of(std::uint64_t ino) {
+  const auto [it, made] = file_of_.try_emplace(ino, files_ + 1);
+  if (made) ++files_;
+  return it->second;
+}
+
+void Oracle::observe(const LiveTree& live) {
+  for (const auto& [path, e] : live) {
+    if (e.type != LiveEntry::Type::file || e.block_size == 0) continue;
+    if (unit_ != e.block_size) {  // the first file seen (one filesystem: one block size)
+      unit_ = e.block_size;
+      versions_.clear();
+      held_.clear();
+    }
+    const std::uint32_t zero = fact_zero_block_crc(unit_);
+    const std::uint64_t file = file_of(e.ino);
+    held_[path].insert(file);
+    std::vector<std::set<std::uint32_t>>& v = versions_[file];
+    if (v.size() < e.blocks.size()) v.resize(e.blocks.size());
+    for (std::size_t i = 0; i < e.blocks.size(); ++i)
+      if (e.blocks[i] != zero) v[i].insert(e.blocks[i]);
+  }
+}
+
+void Oracle::track_nostale(const std::vector<RuledFact>& facts) {
+  for (const RuledFact& r : facts) {
+    const Fact& f = r.fact;
+    if (f.kind == FactKind::rewrite || f.kind == FactKind::remove || f.kind == FactKind::absent) nostale_.erase(f.path);
+    if (f.kind == FactKind::rename) {
+      nostale_.erase(f.path);
+      nostale_.erase(f.second);
+    }
+    if (f.kind == FactKind::nostale && f.blocks.empty()) nostale_.erase(f.path);
+    if (f.kind == FactKind::nostale && !f.blocks.empty()) nostale_[f.path] = f.blocks;
+    if (f.kind == FactKind::nostale) unit_ = static_cast<std::uint32_t>(f.size);
+  }
+}
+
 std::vector<RuledFact> Oracle::before(const Op& op, const LiveTree& live) {
+  observe(live);
+  std::vector<RuledFact> out = before_op(op, live);
+  // What the operation touches ends each nostale fact of its names, of
+  // every other name of their files, and of the names under a directory
+  // it renames: their blocks or their files change, and written() says
+  // them again.
+  std::set<std::uint64_t> files;
+  for (const std::string& path : {op.path, op.second})
+    if (const auto it = live.find(path); it != live.end()) files.insert(it->second.ino);
+  // What keeps every file's bytes and every name's file changes nothing a
+  // nostale fact says: no mark for it.
+  const bool keeps = op.kind == OpKind::chmod || op.kind == OpKind::setxattr || op.kind == OpKind::removexattr ||
+                     op.kind == OpKind::link || op.kind == OpKind::nothing;
+  const auto touched = [&](const std::string& name) {
+    if (keeps) return op.kind == OpKind::link && name == op.second;  // a new name: none said of it
+    if (name == op.path || name == op.second) return true;
+    if (op.kind == OpKind::rename_dir && (under(name, op.path) || under(name, op.second))) return true;
+    const auto it = live.find(name);
+    return it != live.end() && files.count(it->second.ino) != 0;
+  };
+  track_nostale(out);
+  for (const auto& [name, blocks] : nostale_)
+    if (touched(name)) {
+      Fact f = fact(FactKind::nostale, name);
+      f.size = unit_;
+      out.push_back({f, ""});
+    }
+  track_nostale(out);
+  return out;
+}
+
+std::vector<RuledFact> Oracle::written(const Step& step, const LiveTree& live) {
+  if (step.op.kind == OpKind::creat)  // a new file, whatever inode number it has
+    if (const auto it = live.find(step.op.path); it != live.end()) file_of_[it->second.ino] = ++files_;
+  observe(live);
+  std::vector<RuledFact> out;
+  if (!options_.stale_data_rule) return out;
+  for (const auto& [path, e] : live) {
+    if (e.type != LiveEntry::Type::file) continue;
+    // The union over every file the name held: a crash may show any.
+    std::vector<std::set<std::uint32_t>> blocks;
+    for (const std::uint64_t file : held_[path]) {
+      const std::vector<std::set<std::uint32_t>>& v = versions_[file];
+      if (blocks.size() < v.size()) blocks.resize(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) blocks[i].insert(v[i].begin(), v[i].end());
+    }
+    Fact f = fact(FactKind::nostale, path);
+    f.size = unit_;
+    for (const std::set<std::uint32_t>& b : blocks) f.blocks.emplace_back(b.begin(), b.end());
+    // A mark's label holds 1024 bytes: the blocks past what fits are not
+    // judged (a fact that says less is still true).
+    while (!f.blocks.empty() && format_fact(f).size() > kMaxLabel) f.blocks.pop_back();
+    if (f.blocks.empty()) continue;  // an empty file: nothing to judge yet
+    const auto in_force = nostale_.find(path);
+    if (in_force != nostale_.end() && in_force->second == f.blocks) continue;
+    out.push_back({f, kNoStale});
+  }
+  track_nostale(out);
+  return out;
+}
+
+std::vector<RuledFact> Oracle::before_op(const Op& op, const LiveTree& live) {
   std::vector<RuledFact> out;
   same_file_rename_ = false;
   const auto add = [&](FactKind kind, const std::string& path, const std::string& second = "") {
@@ -243,8 +351,10 @@ void Oracle::dir_synced(const std::string& dir, const LiveTree& live, const char
 }
 
 std::vector<RuledFact> Oracle::after(const Step& step, const LiveTree& live) {
+  observe(live);
   std::vector<RuledFact> out = promised(step, live);
   for (const Expect& e : step.expect) expected(e, live, out);
+  track_nostale(out);
   return out;
 }
 

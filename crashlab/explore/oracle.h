@@ -35,6 +35,10 @@ struct LiveEntry {
   bool has_xattr = false;
   std::uint64_t xattr_size = 0;
   std::uint32_t xattr_crc = 0;
+  // A file's blocks of `block_size` bytes (the filesystem's): the
+  // fact_block_crcs of its content, the last part block zero-padded.
+  std::uint32_t block_size = 0;
+  std::vector<std::uint32_t> blocks{};
 };
 // Every name under the root but the root ("A", "A/foo", ...), lost+found left out.
 using LiveTree = std::map<std::string, LiveEntry>;
@@ -59,6 +63,9 @@ struct OracleOptions {
   // ext4 in data=ordered or data=journal with auto_da_alloc (its default):
   // the replace-by-rename rule holds.
   bool auto_da_alloc = false;
+  // No stale data: a file's blocks never show another file's old bytes
+  // (everywhere but ext4's data=writeback, which says they may).
+  bool stale_data_rule = true;
 };
 
 // Every name the file set can hold, the new names of renames and the names
@@ -71,6 +78,11 @@ class Oracle {
 
   // Before `op` runs on `live`: the facts that end what it will change.
   std::vector<RuledFact> before(const Op& op, const LiveTree& live);
+  // After `step`'s operation returned, before its persistence call, on
+  // `live`: what no crash may show of the files' blocks (nostale facts,
+  // each file's contents so far; before() ended those of the names the
+  // operation touches).
+  std::vector<RuledFact> written(const Step& step, const LiveTree& live);
   // After `step`'s operation and persistence call returned, on `live`:
   // what the rules promise, then what the step's test asserts
   // (Step::expect). std::invalid_argument when an expectation names what
@@ -79,6 +91,11 @@ class Oracle {
 
  private:
   std::vector<RuledFact> promised(const Step& step, const LiveTree& live);
+  std::vector<RuledFact> before_op(const Op& op, const LiveTree& live);
+  // The blocks' contents each file and each name has held, from `live`.
+  void observe(const LiveTree& live);
+  // The nostale facts in force as the checker holds them, after `facts`.
+  void track_nostale(const std::vector<RuledFact>& facts);
   void expected(const Expect& e, const LiveTree& live, std::vector<RuledFact>& out);
   void forget_rename(const std::string& path);
   void settle_rename(const std::string& path);
@@ -103,6 +120,19 @@ class Oracle {
   // another of the same file: rename(2) returns before the filesystem is
   // asked, so nothing changes and no rule of the rename applies.
   bool same_file_rename_ = false;
+  // Each file by a number of its own (an inode number comes back for the
+  // next file made after an unlink; its old bytes are exactly the stale
+  // data the new file must not show), by inode: a creat gives a new one.
+  std::map<std::uint64_t, std::uint64_t> file_of_;
+  std::uint64_t files_ = 0;
+  std::uint64_t file_of(std::uint64_t ino);
+  // Every content each file's blocks held at a step's edge (CRC-32C, zero
+  // blocks left out); every file each name held; and the nostale facts in
+  // force, by name.
+  std::map<std::uint64_t, std::vector<std::set<std::uint32_t>>> versions_;
+  std::map<std::string, std::set<std::uint64_t>> held_;
+  std::map<std::string, std::vector<std::vector<std::uint32_t>>> nostale_;
+  std::uint32_t unit_ = 0;  // the filesystem's block, as the live tree gives it
 };
 
 }  // namespace crashlab::explore

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "crashlab/facts/fact.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -101,6 +102,24 @@ std::uint32_t crc_word(std::string_view label, std::string_view word) {
 
 std::uint32_t fact_crc32c(const void* data, std::size_t n) { return ~fscore::crc32c(~0u, data, n); }
 
+std::vector<std::uint32_t> fact_block_crcs(const void* data, std::size_t n, std::size_t unit, bool partial) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  std::vector<std::uint32_t> out;
+  if (unit == 0) return out;
+  for (std::size_t at = 0; at + unit <= n; at += unit) out.push_back(fact_crc32c(bytes + at, unit));
+  if (const std::size_t rest = n % unit; partial && rest != 0) {
+    std::vector<unsigned char> last(unit, 0);
+    std::copy(bytes + (n - rest), bytes + n, last.begin());
+    out.push_back(fact_crc32c(last.data(), last.size()));
+  }
+  return out;
+}
+
+std::uint32_t fact_zero_block_crc(std::size_t unit) {
+  const std::vector<unsigned char> zeroes(unit, 0);
+  return fact_crc32c(zeroes.data(), zeroes.size());
+}
+
 const char* to_string(FactKind kind) {
   switch (kind) {
     case FactKind::file: return "file";
@@ -115,6 +134,7 @@ const char* to_string(FactKind kind) {
     case FactKind::symlink: return "symlink";
     case FactKind::xattr: return "xattr";
     case FactKind::noxattr: return "noxattr";
+    case FactKind::nostale: return "nostale";
   }
   return "unknown";
 }
@@ -162,6 +182,19 @@ std::string format_fact(const Fact& fact) {
     case FactKind::nlink:
       label += ' ' + std::to_string(fact.size);
       break;
+    case FactKind::nostale:
+      if (fact.size == 0 || fact.size % 512 != 0 || fact.size > kMaxFactUnit)
+        throw FactError("fact nostale: a unit of " + std::to_string(fact.size) + " bytes (a multiple of 512 up to 65536)");
+      label += ' ' + std::to_string(fact.size);
+      for (const std::vector<std::uint32_t>& block : fact.blocks) {
+        label += block.empty() ? " zero" : " ";
+        for (std::size_t i = 0; i < block.size(); ++i) {
+          char crc[10];
+          std::snprintf(crc, sizeof crc, "%s%08x", i == 0 ? "" : "/", block[i]);
+          label += crc;
+        }
+      }
+      break;
     case FactKind::symlink:
       if (fact.second.empty() || fact.second.find('\0') != std::string::npos)
         throw FactError("fact symlink: an empty target, or one with a NUL byte");
@@ -204,15 +237,19 @@ std::optional<Fact> parse_fact(std::string_view label) {
   constexpr Shape kShapes[] = {{FactKind::file, 6},    {FactKind::prefix, 6}, {FactKind::entry, 3},
                                {FactKind::rename, 3},  {FactKind::rewrite, 2}, {FactKind::remove, 2},
                                {FactKind::absent, 2},  {FactKind::mode, 4},    {FactKind::nlink, 3},
-                               {FactKind::symlink, 3}, {FactKind::xattr, 7},   {FactKind::noxattr, 3}};
+                               {FactKind::symlink, 3}, {FactKind::xattr, 7},   {FactKind::noxattr, 3},
+                               {FactKind::nostale, 0}};  // 0: two words or more
   std::size_t want = 0;
   for (const Shape& shape : kShapes)
     if (kind == to_string(shape.kind)) {
       f.kind = shape.kind;
       want = shape.words;
     }
-  if (want == 0) fail(label, "an unknown kind '" + std::string(kind) + "' (file, prefix, entry, rename, rewrite, remove, absent, mode, nlink, symlink, xattr, noxattr)");
-  if (words.size() != want)
+  bool known = false;
+  for (const Shape& shape : kShapes) known = known || kind == to_string(shape.kind);
+  if (!known) fail(label, "an unknown kind '" + std::string(kind) + "' (file, prefix, entry, rename, rewrite, remove, absent, mode, nlink, symlink, xattr, noxattr, nostale)");
+  if (want == 0 && words.size() < 3) fail(label, "a nostale fact is 'nostale PATH UNIT [BLOCK]...'");
+  if (want != 0 && words.size() != want)
     fail(label, std::to_string(words.size() - 1) + " words after '" + std::string(kind) + "', not " +
                     std::to_string(want - 1));
   f.path = unescape(label, words[1]);
@@ -238,6 +275,20 @@ std::optional<Fact> parse_fact(std::string_view label) {
     for (const char c : words[3]) f.size = f.size * 8 + static_cast<std::uint64_t>(c - '0');
   } else if (f.kind == FactKind::nlink) {
     f.size = number(label, words[2], "link count");
+  } else if (f.kind == FactKind::nostale) {
+    f.size = number(label, words[2], "unit");
+    if (f.size == 0 || f.size % 512 != 0 || f.size > kMaxFactUnit)
+      fail(label, "a unit of " + std::string(words[2]) + " bytes (a multiple of 512 up to 65536)");
+    for (std::size_t i = 3; i < words.size(); ++i) {
+      f.blocks.emplace_back();
+      if (words[i] == "zero") continue;
+      for (std::size_t start = 0;;) {
+        const std::size_t end = words[i].find('/', start);
+        f.blocks.back().push_back(crc_word(label, words[i].substr(start, end == std::string_view::npos ? end : end - start)));
+        if (end == std::string_view::npos) break;
+        start = end + 1;
+      }
+    }
   } else if (f.kind == FactKind::symlink || f.kind == FactKind::xattr || f.kind == FactKind::noxattr) {
     f.second = unescape(label, words[2]);
     if (f.second.find('\0') != std::string::npos) fail(label, "a NUL byte in " + std::string(kind) + "'s second word");

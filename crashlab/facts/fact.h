@@ -31,8 +31,25 @@
 //                                          PATH has the extended attribute
 //                                          NAME ("user.x") with this value
 //   fact noxattr PATH NAME                 PATH has no attribute NAME
+//   fact nostale PATH UNIT [BLOCK]...      if PATH is a regular file, its
+//                                          whole blocks of UNIT bytes (the
+//                                          filesystem's block: what it writes
+//                                          alone) within its size hold no
+//                                          other file's old data:
+//                                          block i is zeroes or one of the
+//                                          contents BLOCK i lists (HEX/HEX...:
+//                                          the CRC-32Cs of what this name's
+//                                          files held there, the last part
+//                                          block of each zero-padded; "zero":
+//                                          zeroes alone); blocks past the
+//                                          list are not judged, and with no
+//                                          BLOCK it judges nothing (it ends
+//                                          the one before)
 //
-// A fact that says more than before (file, prefix, entry, absent) is posted after the call
+// A nostale fact holds from its mark until the next nostale, rewrite,
+// remove, rename (of either name) or absent fact of its path. It is judged by the name, whatever
+// file the name holds: its BLOCK lists are the union over every file the
+// name held. A fact that says more than before (file, prefix, entry, absent) is posted after the call
 // that made it durable has returned (fsync of the file, fsync of the
 // directory); one that says less (rename, rewrite, remove) before the call
 // that changes what is there. A rewrite ends every fact about PATH but that
@@ -52,17 +69,21 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace crashlab {
 
-enum class FactKind { file, entry, rename, rewrite, remove, prefix, absent, mode, nlink, symlink, xattr, noxattr };
+enum class FactKind { file, entry, rename, rewrite, remove, prefix, absent, mode, nlink, symlink, xattr, noxattr, nostale };
 
 struct Fact {
   FactKind kind = FactKind::file;
   std::string path;    // file, prefix, rewrite, remove, absent: the path; entry: the directory; rename: from
   std::string second;  // entry: the name; rename: to; mode: the type; symlink: the target; xattr, noxattr: the name
-  std::uint64_t size = 0;    // file, prefix, xattr; mode: the permission bits; nlink: the links
+  std::uint64_t size = 0;    // file, prefix, xattr; mode: the permission bits; nlink: the links; nostale: the unit
   std::uint32_t crc32c = 0;  // file, prefix, xattr
+  // nostale: for each block of `size` bytes from the first, the CRC-32Cs
+  // of the contents it may hold besides zeroes (none: zeroes alone).
+  std::vector<std::vector<std::uint32_t>> blocks{};
 
   bool operator==(const Fact&) const = default;
 };
@@ -87,5 +108,14 @@ const char* to_string(FactKind kind);
 // The CRC-32C a file fact gives for `n` bytes of content: the standard one
 // (fscore/crc32c.h), what the workloads post and the oracle compares.
 std::uint32_t fact_crc32c(const void* data, std::size_t n);
+
+// The fact_crc32c of each of `n` bytes' blocks of `unit` bytes (a nostale
+// fact's): with `partial`, the last part block too, zero-padded (what the
+// file's block holds); else whole blocks alone (what a crash state's file
+// is judged on). A unit is a multiple of 512 up to kMaxFactUnit.
+constexpr std::uint64_t kMaxFactUnit = 65536;
+std::vector<std::uint32_t> fact_block_crcs(const void* data, std::size_t n, std::size_t unit, bool partial);
+// The fact_crc32c of a block of `unit` zeroes.
+std::uint32_t fact_zero_block_crc(std::size_t unit);
 
 }  // namespace crashlab

@@ -48,6 +48,13 @@ PathContent TreeFacts::look(const std::string& path, std::optional<std::uint64_t
   return s;
 }
 
+std::optional<std::vector<std::uint32_t>> TreeFacts::blocks(const std::string& path, std::size_t unit) const {
+  const auto found = tree_.lookup(path);
+  if (!found || (found->inode.mode & fscore::ext4::kModeTypeMask) != fscore::ext4::kModeRegular) return std::nullopt;
+  const std::vector<std::uint8_t> bytes = tree_.contents(*found);
+  return fact_block_crcs(bytes.data(), bytes.size(), unit, false);
+}
+
 PathMeta TreeFacts::meta(const std::string& path, bool xattrs) const {
   namespace e4 = fscore::ext4;
   PathMeta m;
@@ -152,7 +159,19 @@ void FactChecker::add(const Fact& f) {
     e.absent = false;
     return e;
   };
+  // A nostale fact ends at any fact that changes what its name holds.
+  if (f.kind == FactKind::rewrite || f.kind == FactKind::remove || f.kind == FactKind::absent) nostale_.erase(f.path);
+  if (f.kind == FactKind::rename) {
+    nostale_.erase(f.path);
+    nostale_.erase(f.second);
+  }
   switch (f.kind) {
+    case FactKind::nostale:
+      if (f.blocks.empty())
+        nostale_.erase(f.path);
+      else
+        nostale_[f.path] = NoStale{static_cast<std::size_t>(f.size), f.blocks};
+      break;
     case FactKind::file:
     case FactKind::prefix:
       if (auto m = moving_with(f.path); m != moving_.end()) moving_.erase(m);  // settled here
@@ -311,6 +330,22 @@ std::vector<FactViolation> FactChecker::check(const FactView& fs) const {
       seen += (seen.empty() ? "" : " | ") + found(m.expect, s);
     }
     if (!ok) out.push_back({names, expected(m.expect) + " under one of the names", seen, "renamed", broke});
+  }
+  for (const auto& [path, n] : nostale_) {
+    const std::optional<std::vector<std::uint32_t>> held = fs.blocks(path, n.unit);
+    if (!held) continue;  // not there, or no file: nothing to judge
+    const std::uint32_t zero = fact_zero_block_crc(n.unit);
+    std::size_t stale = 0, first = 0;
+    for (std::size_t i = 0; i < std::min(held->size(), n.blocks.size()); ++i) {
+      const std::uint32_t crc = (*held)[i];
+      if (crc == zero || std::find(n.blocks[i].begin(), n.blocks[i].end(), crc) != n.blocks[i].end()) continue;
+      if (stale++ == 0) first = i;
+    }
+    if (stale == 0) continue;
+    char seen[128];
+    std::snprintf(seen, sizeof seen, "%zu of its blocks hold bytes no file of this name held, block %zu first (crc32c %08x)",
+                  stale, first, (*held)[first]);
+    out.push_back({path, "each " + std::to_string(n.unit) + "-byte block zeroes or its own bytes", seen, "stale", "content"});
   }
   return out;
 }

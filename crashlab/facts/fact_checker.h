@@ -21,6 +21,11 @@
 //   size S crc32c H,         attribute N with that value, or none
 //   noxattr P N              (a rewrite ends them all, a rename carries them
 //                            but the link count)
+//   nostale P U BLOCK...     if P is a regular file, each whole U-byte block
+//                            of it within its size is zeroes or one of the
+//                            contents listed for it (ended by a rewrite,
+//                            remove, absent or rename of P, or the next
+//                            nostale P)
 //
 // Pure.
 #pragma once
@@ -44,7 +49,8 @@ struct FactViolation {
   std::string found;     // "missing", "100 bytes, crc32c 12345678", ...
   // What was expected, in a word: "file" (its exact contents), "prefix"
   // (its first bytes), "renamed" (under one of its names), "present",
-  // "absent", "mode", "nlink", "symlink", "xattr"; and how it broke:
+  // "absent", "mode", "nlink", "symlink", "xattr", "stale" (a block no
+  // file of the name held, nor zeroes); and how it broke:
   // "missing", "not a regular file", "short" (fewer bytes than the fact),
   // "size" (another size), "content" (other bytes), "present" (an absent
   // name there), "other" (another mode, link count, target or value).
@@ -87,6 +93,10 @@ class FactView {
   // Its inode's type, mode, links, target and (with `xattrs`) attributes.
   // Throws when the filesystem cannot say.
   virtual PathMeta meta(const std::string& path, bool xattrs) const = 0;
+  // The fact_block_crcs of a regular file's whole blocks of `unit` bytes
+  // within its size; nullopt when it is not there or not a regular file.
+  // Throws when the filesystem cannot say.
+  virtual std::optional<std::vector<std::uint32_t>> blocks(const std::string& path, std::size_t unit) const = 0;
 };
 
 // What parts of files hash to (their CRC-32C), by the exact words that name
@@ -120,6 +130,7 @@ class TreeFacts final : public FactView {
   explicit TreeFacts(const fscore::ext4::TreeReader& tree, ContentCache* cache = nullptr) : tree_(tree), cache_(cache) {}
   PathContent look(const std::string& path, std::optional<std::uint64_t> prefix) const override;
   PathMeta meta(const std::string& path, bool xattrs) const override;
+  std::optional<std::vector<std::uint32_t>> blocks(const std::string& path, std::size_t unit) const override;
 
  private:
   std::uint32_t chunked_crc(const fscore::ext4::TreeReader::Found& file, std::uint64_t want) const;
@@ -138,7 +149,7 @@ class FactChecker {
   std::vector<FactViolation> check(const FactView& fs) const;
   std::vector<FactViolation> check(const fscore::ext4::TreeReader& fs) const { return check(TreeFacts(fs)); }
 
-  std::size_t expectations() const { return at_.size() + moving_.size(); }
+  std::size_t expectations() const { return at_.size() + moving_.size() + nostale_.size(); }
 
  private:
   struct Content {
@@ -169,6 +180,13 @@ class FactChecker {
 
   std::map<std::string, Expect> at_;
   std::vector<Moving> moving_;
+  // The nostale facts in force, by path: their unit and each block's
+  // allowed contents.
+  struct NoStale {
+    std::size_t unit = 0;
+    std::vector<std::vector<std::uint32_t>> blocks;
+  };
+  std::map<std::string, NoStale> nostale_;
 };
 
 }  // namespace crashlab

@@ -8,12 +8,16 @@
 #   - ext4, every crash state of every scenario (the fast path, e2fsck on
 #     every state's structure): exit 0, no finding, no oracle error (each
 #     test's facts hold on its own final state), explore.json lists the
-#     tests' rules;
+#     tests' rules and names, for each scenario, the state its test's own
+#     power cut leaves (passing), and the no-stale-data rule's facts were
+#     posted;
 #   - a planted fault (nobarrier), on two scenarios with no setup (so that
 #     no sync before them promises anything): a link made in new
 #     directories, the top one fsynced (generic/498), and a
 #     symlink renamed in a fsynced directory (779) fail, each failure citing
-#     its test as its rule and fstests as its source, never minimized;
+#     its test as its rule and fstests as its source, never minimized, and
+#     explore.json says how many of the failing states are other than the
+#     one fstests' cut leaves;
 #   - XFS and btrfs, checked by the kernel: an eighth of the scenarios on
 #     XFS (xfs_repair on each state is the costly part) and a third on
 #     btrfs, 4 and 6 states a scenario, pass (the whole bound on both is in
@@ -44,8 +48,9 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["bound"] == "fstests" and r["oracle_errors"] == 0 and r["errors"] == 0, (r["oracle_errors"], r["errors"])
 assert all(w["states"] > 0 and w["failing"] == 0 and w["error"] is None for w in r["workloads"])
+assert all(w["fstests_cut"]["verdict"] == "pass" and w["fstests_cut"]["failing_elsewhere"] == 0 for w in r["workloads"])
 ids = {x["id"] for x in r["rules"]}
-assert {"fsync-file", "generic/342", "generic/520"} <= ids, sorted(ids)
+assert {"fsync-file", "generic/342", "generic/520", "no-stale-data"} <= ids, sorted(ids)
 PY
 
 # A planted fault: nobarrier.
@@ -65,6 +70,9 @@ for w in r["workloads"]:
             if v.get("rule") == test:
                 assert v["source"] == "fstests tests/" + test, v
     assert "minimal" not in w, w["name"]  # a scenario is as its test wrote it
+    cut = w["fstests_cut"]
+    assert cut["failing_elsewhere"] == w["failing"] - (cut["verdict"] != "pass"), (w["name"], cut, w["failing"])
+    print(f"{w['name'][:40]}: {w['failing']} failing states, fstests' own cut {cut['verdict']}")
 PY
 
 # XFS (its log on the NVRAM export) and btrfs, the kernel checking a sample.

@@ -277,10 +277,11 @@ run_experiment() {
   experiment_leftovers "$pid"
 }
 
-# crc32c FILE : the CRC-32C that facts carry (Castagnoli, reflected, as
-# ext4's) of FILE, in hex.
+# crc32c FILE [UNIT] : the CRC-32C that facts carry (Castagnoli, reflected,
+# as ext4's) of FILE, in hex; with UNIT, of each UNIT bytes of it, separated
+# by spaces (as a nostale fact lists blocks).
 crc32c() {
-  python3 - "$1" <<'PY'
+  python3 - "$1" "${2:-0}" <<'PY'
 import sys
 table = []
 for i in range(256):
@@ -288,10 +289,13 @@ for i in range(256):
     for _ in range(8):
         c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
     table.append(c)
-crc = 0xFFFFFFFF
-for b in open(sys.argv[1], "rb").read():
-    crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
-print("%08x" % (crc ^ 0xFFFFFFFF))
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return "%08x" % (crc ^ 0xFFFFFFFF)
+data, unit = open(sys.argv[1], "rb").read(), int(sys.argv[2])
+print(" ".join(crc32c(data[i:i + unit]) for i in range(0, len(data), unit)) if unit else crc32c(data))
 PY
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -33,8 +34,8 @@ namespace {
 
 // The explorer's loop on a real folder (under the working directory, the
 // build tree: a disk filesystem with user xattrs and O_DIRECT): each step
-// run, the oracle asked before and after it with the live tree; every fact
-// posted, in order. Nothing crashes, so the persistence calls are not made
+// run, the oracle asked before its operation, after it and after its
+// persistence call with the live tree; every fact posted, in order. Nothing crashes, so the persistence calls are not made
 // (only their names opened): the tree is the same, and sync(2) would wait
 // on every writer of the machine.
 struct Run {
@@ -42,12 +43,14 @@ struct Run {
   const fs::path& root = dir.path;
   Oracle oracle;
   std::vector<RuledFact> posted;
-  explicit Run(bool auto_da_alloc = true) : oracle({auto_da_alloc}) {}
+  explicit Run(bool auto_da_alloc = true) : oracle({auto_da_alloc, true}) {}
   std::vector<RuledFact> step(OpKind kind, const std::string& path, const std::string& second, Persist p,
                               const std::string& persist_path = "") {
     const Step s{Op{kind, path, second}, p, persist_path, false, {}};
     std::vector<RuledFact> out = oracle.before(s.op, nvj::workloads::live_tree(root));
-    nvj::workloads::run_step(root, s, nvj::workloads::PersistCalls::open_only);
+    nvj::workloads::run_operation(root, s);
+    for (RuledFact& f : oracle.written(s, nvj::workloads::live_tree(root))) out.push_back(f);
+    nvj::workloads::run_persist(root, s, nvj::workloads::PersistCalls::open_only);
     for (RuledFact& f : oracle.after(s, nvj::workloads::live_tree(root))) out.push_back(f);
     posted.insert(posted.end(), out.begin(), out.end());
     return out;
@@ -289,6 +292,119 @@ TEST_CASE("a name of a pending rename reused (linked back, made again) ends what
     CHECK(facts.check(nvj::cli::DirectoryFacts(synced.path)).empty());
     CHECK(facts.check(nvj::cli::DirectoryFacts(run.root)).empty());
   }
+}
+
+}  // namespace explore_oracle_test
+
+namespace explore_oracle_test {
+
+namespace {
+
+// A live tree of one file, by hand: the oracle is pure, so a file's inode
+// number and blocks can be what a test needs (a number reused).
+LiveTree one_file(const std::string& path, std::uint64_t ino, std::vector<std::uint32_t> blocks) {
+  crashlab::explore::LiveEntry e;
+  e.ino = ino;
+  e.block_size = 1024;
+  e.size = blocks.size() * 1024;
+  e.blocks = std::move(blocks);
+  return {{path, e}};
+}
+
+const RuledFact* nostale_of(const std::vector<RuledFact>& facts, const std::string& path) {
+  for (const RuledFact& f : facts)
+    if (f.fact.kind == FactKind::nostale && f.fact.path == path && !f.fact.blocks.empty()) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("nostale: a new file on an inode number used before is a new file, its old bytes stale", "[explore]") {
+  // A/foo written, unlinked; A/bar made on the same inode number (as ext4
+  // gives it back) and written: A/bar's blocks may be its own bytes or
+  // zeroes, never A/foo's. A/foo's own blocks, and a name's every file, are
+  // allowed under that name.
+  Oracle oracle({false, true});
+  const Step fill_foo{Op{OpKind::fill, "A/foo", ""}, Persist::sync, "", true, {}};
+  oracle.before(fill_foo.op, one_file("A/foo", 12, {}));
+  const auto foo = oracle.written(fill_foo, one_file("A/foo", 12, {0xaaaa0001, 0xaaaa0002}));
+  REQUIRE(nostale_of(foo, "A/foo") != nullptr);
+  CHECK(nostale_of(foo, "A/foo")->rule == "no-stale-data");
+  CHECK(nostale_of(foo, "A/foo")->fact.size == 1024);
+  oracle.after(fill_foo, one_file("A/foo", 12, {0xaaaa0001, 0xaaaa0002}));
+  const Step unlink{Op{OpKind::unlink, "A/foo", ""}, Persist::sync, "", false, {}};
+  const auto ended = oracle.before(unlink.op, one_file("A/foo", 12, {0xaaaa0001, 0xaaaa0002}));
+  CHECK(has(ended, FactKind::remove, "A/foo", ""));  // which ends the nostale fact too
+  oracle.written(unlink, {});
+  oracle.after(unlink, {});
+  const Step creat{Op{OpKind::creat, "A/bar", ""}, Persist::none, "", true, {}};
+  oracle.before(creat.op, {});
+  CHECK(nostale_of(oracle.written(creat, one_file("A/bar", 12, {})), "A/bar") == nullptr);  // empty: nothing
+  oracle.after(creat, one_file("A/bar", 12, {}));
+  const Step fill_bar{Op{OpKind::fill, "A/bar", ""}, Persist::fsync, "A/bar", true, {}};
+  oracle.before(fill_bar.op, one_file("A/bar", 12, {}));
+  const auto bar = oracle.written(fill_bar, one_file("A/bar", 12, {0xbbbb0001, 0xbbbb0002}));
+  REQUIRE(nostale_of(bar, "A/bar") != nullptr);
+  CHECK(nostale_of(bar, "A/bar")->fact.blocks ==
+        std::vector<std::vector<std::uint32_t>>{{0xbbbb0001}, {0xbbbb0002}});
+  // Written over: the block's old bytes and its new ones, both the file's.
+  const Step overwrite{Op{OpKind::write_overwrite, "A/bar", ""}, Persist::fsync, "A/bar", false, {}};
+  const auto before = oracle.before(overwrite.op, one_file("A/bar", 12, {0xbbbb0001, 0xbbbb0002}));
+  CHECK(has(before, FactKind::nostale, "A/bar", ""));
+  const auto over = oracle.written(overwrite, one_file("A/bar", 12, {0xbbbb0001, 0xcccc0002}));
+  REQUIRE(nostale_of(over, "A/bar") != nullptr);
+  CHECK(nostale_of(over, "A/bar")->fact.blocks ==
+        std::vector<std::vector<std::uint32_t>>{{0xbbbb0001}, {0xbbbb0002, 0xcccc0002}});
+}
+
+TEST_CASE("nostale: none in ext4's data=writeback, where old data may show", "[explore]") {
+  Oracle oracle({false, false});
+  const Step fill{Op{OpKind::fill, "A/foo", ""}, Persist::sync, "", true, {}};
+  oracle.before(fill.op, one_file("A/foo", 12, {}));
+  CHECK(nostale_of(oracle.written(fill, one_file("A/foo", 12, {0xaaaa0001})), "A/foo") == nullptr);
+}
+
+TEST_CASE("nostale: judged per block on the files a real folder holds: zeroes and own bytes pass, others fail",
+          "[explore]") {
+  // The oracle's facts of a fill and an overwrite, on a real folder, read
+  // through the kernel (DirectoryFacts): they hold; a block of A/foo
+  // turned into bytes it never held breaks the fact, named stale; zeroed,
+  // it does not.
+  Run run;
+  run.step(OpKind::mkdir, "A", "", Persist::none);
+  run.step(OpKind::creat, "A/foo", "", Persist::none);
+  run.step(OpKind::fill, "A/foo", "", Persist::none);
+  run.step(OpKind::write_overwrite, "A/foo", "", Persist::fsync, "A/foo");
+  crashlab::FactChecker facts;
+  for (const RuledFact& f : run.posted) facts.add(f.fact);
+  CAPTURE(labels(run.posted));
+  REQUIRE(has(run.posted, FactKind::nostale, "A/foo", "no-stale-data"));
+  CHECK(facts.check(nvj::cli::DirectoryFacts(run.root)).empty());
+  const fs::path foo = run.root / "A" / "foo";
+  const std::uintmax_t size = fs::file_size(foo);
+  {
+    std::fstream f(foo, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(0);
+    const std::string zeroes(size, '\0');
+    f.write(zeroes.data(), static_cast<std::streamsize>(zeroes.size()));
+  }
+  // The file facts break (its bytes are gone); the nostale fact does not.
+  for (const auto& v : facts.check(nvj::cli::DirectoryFacts(run.root))) CHECK(v.what != "stale");
+  {
+    std::fstream f(foo, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(0);
+    const std::string old(size, 'o');
+    f.write(old.data(), static_cast<std::streamsize>(old.size()));
+  }
+  bool stale = false;
+  for (const auto& v : facts.check(nvj::cli::DirectoryFacts(run.root)))
+    if (v.what == "stale") {
+      stale = true;
+      CHECK(v.path == "A/foo");
+      CHECK(v.how == "content");
+      CHECK(v.found.find("block 0 first") != std::string::npos);
+    }
+  CHECK(stale);
 }
 
 }  // namespace explore_oracle_test

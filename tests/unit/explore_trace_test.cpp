@@ -32,13 +32,17 @@ TEST_CASE("a workload's trace: every fact posted, in order, back from JSON over 
   std::vector<std::string> in_trace;
   bool ruled = false;
   for (const auto& s : trace.steps)
-    for (const auto* facts : {&s.before, &s.after})
+    for (const auto* facts : {&s.before, &s.written, &s.after})
       for (const auto& f : *facts) {
         in_trace.push_back(f.label);
         ruled = ruled || !f.rule.empty();
       }
   CHECK(in_trace == posted);
   CHECK(ruled);
+  bool nostale = false;  // the operations' own facts, between each and its persistence call
+  for (const auto& s : trace.steps)
+    for (const auto& f : s.written) nostale = nostale || f.label.rfind("fact nostale ", 0) == 0;
+  CHECK(nostale);
 
   const std::string line = nvj::query_escape(nvj::to_json_text(nvj::workloads::trace_to_json(trace)));
   CHECK(line.find_first_of(" \n") == std::string::npos);  // one line, one word
@@ -47,6 +51,9 @@ TEST_CASE("a workload's trace: every fact posted, in order, back from JSON over 
   REQUIRE(back.steps.size() == trace.steps.size());
   for (std::size_t i = 0; i < back.steps.size(); ++i) {
     CHECK(back.steps[i].step == w.steps[i]);
+    REQUIRE(back.steps[i].written.size() == trace.steps[i].written.size());
+    for (std::size_t k = 0; k < back.steps[i].written.size(); ++k)
+      CHECK(back.steps[i].written[k].label == trace.steps[i].written[k].label);
     REQUIRE(back.steps[i].after.size() == trace.steps[i].after.size());
     for (std::size_t k = 0; k < back.steps[i].after.size(); ++k) {
       CHECK(back.steps[i].after[k].label == trace.steps[i].after[k].label);
@@ -75,14 +82,17 @@ TEST_CASE("a trace that does not fit its workload is refused, naming what is wro
   const crashlab::explore::Workload w = g.at(0);
   using nvj::Json;
   Json steps = Json::array();
-  for (std::size_t i = 0; i <= w.steps.size(); ++i) steps.push_back(Json{{"before", Json::array()}, {"after", Json::array()}});
+  for (std::size_t i = 0; i <= w.steps.size(); ++i) steps.push_back(Json{{"before", Json::array()}, {"written", Json::array()}, {"after", Json::array()}});
   CHECK_THROWS_WITH(nvj::workloads::trace_from_json(Json{{"error", nullptr}, {"steps", steps}}, w),
                     Catch::Contains("steps"));
   CHECK_THROWS_WITH(nvj::workloads::trace_from_json(Json{{"error", nullptr}, {"steps", Json::array()}}, w),
                     Catch::Contains("without saying why"));
-  Json bad = Json::array({Json{{"before", Json::array({Json::array({"fact absent A"})})}, {"after", Json::array()}}});
+  Json bad = Json::array({Json{{"before", Json::array({Json::array({"fact absent A"})})}, {"written", Json::array()},
+                               {"after", Json::array()}}});
   CHECK_THROWS_WITH(nvj::workloads::trace_from_json(Json{{"error", "x"}, {"steps", bad}}, w), Catch::Contains("[label, rule]"));
   CHECK_THROWS_WITH(nvj::workloads::trace_from_json(Json::array(), w), Catch::Contains("error"));
+  Json old = Json::array({Json{{"before", Json::array()}, {"after", Json::array()}}});  // no "written"
+  CHECK_THROWS_WITH(nvj::workloads::trace_from_json(Json{{"error", "x"}, {"steps", old}}, w), Catch::Contains("written"));
 }
 
 TEST_CASE("query_unescape undoes query_escape and refuses a broken escape", "[explore]") {

@@ -44,6 +44,12 @@ TEST_CASE("each kind of fact formats to its documented line and parses back", "[
   CHECK(format_fact(xattr) == "fact xattr A/foo user.nvj size 16 crc32c ac5adf85");
   const Fact noxattr{FactKind::noxattr, "A/foo", "user.nvj", 0, 0};
   CHECK(format_fact(noxattr) == "fact noxattr A/foo user.nvj");
+  const Fact nostale{FactKind::nostale, "A/foo", "", 1024, 0, {{0x930b48a4, 0x0badf00d}, {}, {0xee706702}}};
+  CHECK(format_fact(nostale) == "fact nostale A/foo 1024 930b48a4/0badf00d zero ee706702");
+  const Fact nostale_ends{FactKind::nostale, "A/foo", "", 4096, 0, {}};
+  CHECK(format_fact(nostale_ends) == "fact nostale A/foo 4096");
+  CHECK_THROWS_AS(format_fact(Fact{FactKind::nostale, "A/foo", "", 1000, 0, {}}), FactError);
+  CHECK_THROWS_AS(format_fact(Fact{FactKind::nostale, "A/foo", "", 131072, 0, {}}), FactError);
   CHECK_THROWS_AS(format_fact(Fact{FactKind::mode, "A/foo", "fifo", 0644, 0}), FactError);
   CHECK_THROWS_AS(format_fact(Fact{FactKind::mode, "A/foo", "file", 010000, 0}), FactError);
   CHECK_THROWS_AS(parse_fact("fact mode A/foo file 644"), FactError);
@@ -51,7 +57,7 @@ TEST_CASE("each kind of fact formats to its documented line and parses back", "[
   CHECK_THROWS_AS(parse_fact("fact nlink A/foo two"), FactError);
   CHECK_THROWS_AS(parse_fact("fact xattr A/foo user.nvj 16 ac5adf85"), FactError);
   for (const Fact& f : {file, prefix, entry, root_entry, rename, rewrite, remove, absent, mode, nlink, symlink, xattr,
-                        noxattr}) {
+                        noxattr, nostale, nostale_ends}) {
     CAPTURE(format_fact(f));
     const auto back = parse_fact(format_fact(f));
     REQUIRE(back.has_value());
@@ -103,6 +109,12 @@ TEST_CASE("a malformed fact is refused naming what is wrong", "[fact]") {
   refused("fact entry d a%2Fb", "holds '/'");
   refused("fact entry d ..", "'..'");
   refused("fact rename a ../b", "'..' component");
+  refused("fact nostale a", "'nostale PATH UNIT [BLOCK]...'");
+  refused("fact nostale a 1000 zero", "a unit of 1000 bytes");
+  refused("fact nostale a 0", "a unit of 0 bytes");
+  refused("fact nostale a 4096 0badf00d/", "a crc32c of 0 characters");
+  refused("fact nostale a 4096 zeroes", "a crc32c of 6 characters");
+  refused("fact nostale a 4096 0badf00d/xyz00000", "not hex");
 }
 
 TEST_CASE("a fact the format cannot hold is not formatted", "[fact]") {

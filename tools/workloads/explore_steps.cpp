@@ -5,6 +5,7 @@
 #include <linux/falloc.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -199,6 +200,12 @@ void run_op(const fs::path& root, const Op& op) {
 
 void run_step(const fs::path& root, const Step& step, PersistCalls calls) {
   run_op(root, step.op);
+  run_persist(root, step, calls);
+}
+
+void run_operation(const fs::path& root, const Step& step) { run_op(root, step.op); }
+
+void run_persist(const fs::path& root, const Step& step, PersistCalls calls) {
   const std::string what = describe_persist(step) + " after " + describe(step.op);
   const bool make = calls == PersistCalls::make;
   switch (step.persist) {
@@ -217,8 +224,19 @@ void run_step(const fs::path& root, const Step& step, PersistCalls calls) {
   }
 }
 
+std::string oracle_flags(const crashlab::explore::OracleOptions& options) {
+  return std::string(options.auto_da_alloc ? " --auto-da-alloc" : "") +
+         (options.stale_data_rule ? "" : " --no-stale-data-rule");
+}
+
 crashlab::explore::LiveTree live_tree(const fs::path& root) {
   crashlab::explore::LiveTree out;
+  struct statvfs vfs {};
+  if (::statvfs(root.c_str(), &vfs) != 0) failed("statvfs " + root.string());
+  // The filesystem's block, what it writes alone; 0 (no nostale facts)
+  // where it is no unit a fact can carry.
+  const auto block_size = vfs.f_bsize % 512 == 0 && vfs.f_bsize <= crashlab::kMaxFactUnit
+                              ? static_cast<std::uint32_t>(vfs.f_bsize) : 0;
   for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
     const std::string path = it->path().lexically_relative(root).string();
     if (path == "lost+found") {
@@ -259,6 +277,8 @@ crashlab::explore::LiveTree live_tree(const fs::path& root) {
       }
       e.size = bytes.size();
       e.crc = crashlab::fact_crc32c(bytes.data(), bytes.size());
+      e.block_size = block_size;
+      e.blocks = crashlab::fact_block_crcs(bytes.data(), bytes.size(), block_size, true);
     }
     out[path] = e;
   }
@@ -278,9 +298,11 @@ ExploreTrace run_workload_steps(const fs::path& root, const crashlab::explore::W
   };
   try {
     for (const Step& step : workload.steps) {
-      trace.steps.push_back({step, {}, {}});
+      trace.steps.push_back({step, {}, {}, {}});
       post_all(oracle.before(step.op, live_tree(root)), trace.steps.back().before);
-      run_step(root, step);
+      run_operation(root, step);
+      post_all(oracle.written(step, live_tree(root)), trace.steps.back().written);
+      run_persist(root, step);
       post_all(oracle.after(step, live_tree(root)), trace.steps.back().after);
     }
   } catch (const std::exception& e) {
@@ -312,7 +334,8 @@ std::vector<PostedFact> facts_from_json(const Json& j, const std::string& where)
 
 Json trace_to_json(const ExploreTrace& trace) {
   Json steps = Json::array();
-  for (const TracedStep& s : trace.steps) steps.push_back(Json{{"before", facts_json(s.before)}, {"after", facts_json(s.after)}});
+  for (const TracedStep& s : trace.steps)
+    steps.push_back(Json{{"before", facts_json(s.before)}, {"written", facts_json(s.written)}, {"after", facts_json(s.after)}});
   return Json{{"error", trace.error.empty() ? Json(nullptr) : Json(trace.error)}, {"steps", steps}};
 }
 
@@ -327,10 +350,11 @@ ExploreTrace trace_from_json(const Json& json, const crashlab::explore::Workload
   if (json.at("error").is_string()) trace.error = json.at("error").get<std::string>();
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const std::string where = "step " + std::to_string(i + 1) + " of the trace";
-    if (!steps[i].is_object() || !steps[i].contains("before") || !steps[i].contains("after"))
-      throw std::runtime_error(where + ": expected {\"before\", \"after\"}");
+    if (!steps[i].is_object() || !steps[i].contains("before") || !steps[i].contains("written") ||
+        !steps[i].contains("after"))
+      throw std::runtime_error(where + ": expected {\"before\", \"written\", \"after\"}");
     trace.steps.push_back({workload.steps[i], facts_from_json(steps[i].at("before"), where),
-                           facts_from_json(steps[i].at("after"), where)});
+                           facts_from_json(steps[i].at("written"), where), facts_from_json(steps[i].at("after"), where)});
   }
   if (trace.error.empty() && trace.steps.size() != workload.steps.size())
     throw std::runtime_error("a workload's trace ends after " + std::to_string(trace.steps.size()) + " of " +

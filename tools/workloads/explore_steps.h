@@ -28,9 +28,17 @@ enum class PersistCalls { make, open_only };
 // The step's operation, then its persistence call.
 void run_step(const std::filesystem::path& root, const crashlab::explore::Step& step,
               PersistCalls calls = PersistCalls::make);
+// Each alone: the operation; the persistence call.
+void run_operation(const std::filesystem::path& root, const crashlab::explore::Step& step);
+void run_persist(const std::filesystem::path& root, const crashlab::explore::Step& step,
+                 PersistCalls calls = PersistCalls::make);
 
 // Every name under `root` (lost+found left out), files read whole.
 crashlab::explore::LiveTree live_tree(const std::filesystem::path& root);
+
+// The options of nvj-workload explore-steps that give its oracle `options`
+// (" --auto-da-alloc --no-stale-data-rule"; "" for the defaults off and on).
+std::string oracle_flags(const crashlab::explore::OracleOptions& options);
 
 // A fact posted, and the rule it stands for ("" for one that only voids).
 struct PostedFact {
@@ -40,7 +48,9 @@ struct PostedFact {
 
 struct TracedStep {
   crashlab::explore::Step step;
-  std::vector<PostedFact> before, after;  // posted before its operation, after its persistence call
+  // Posted before its operation, after it (before its persistence call),
+  // after its persistence call.
+  std::vector<PostedFact> before, written, after;
 };
 
 // What a workload did: its steps up to the one that failed, each with the
@@ -51,7 +61,8 @@ struct ExploreTrace {
 };
 
 // Runs `workload` in `root`: before each operation the facts that void what
-// it changes, after its persistence call what that call made durable, each
+// it changes, after it what no crash may show of the files' blocks, after
+// its persistence call what that call made durable, each
 // posted with `post` (which returns once the server has it) before the next
 // system call. A step that fails ends the run: the trace's error names it.
 ExploreTrace run_workload_steps(const std::filesystem::path& root, const crashlab::explore::Workload& workload,

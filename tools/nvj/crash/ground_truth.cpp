@@ -86,6 +86,29 @@ crashlab::PathContent DirectoryFacts::look(const std::string& path, std::optiona
   return s;
 }
 
+std::optional<std::vector<std::uint32_t>> DirectoryFacts::blocks(const std::string& path, std::size_t unit) const {
+  const std::string full = (root_ / path).string();
+  UniqueFd fd(::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (fd.get() < 0) {
+    if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) return std::nullopt;
+    throw sys_error("open " + path);
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw sys_error("stat " + path);
+  if (!S_ISREG(st.st_mode)) return std::nullopt;
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(st.st_size));
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t r = ::read(fd.get(), bytes.data() + done, bytes.size() - done);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw sys_error("read " + path);
+    if (r == 0) break;  // shorter than it said
+    done += static_cast<std::size_t>(r);
+  }
+  bytes.resize(done);
+  return crashlab::fact_block_crcs(bytes.data(), bytes.size(), unit, false);
+}
+
 crashlab::PathMeta DirectoryFacts::meta(const std::string& path, bool xattrs) const {
   crashlab::PathMeta m;
   const std::string full = (root_ / path).string();

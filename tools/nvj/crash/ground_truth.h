@@ -36,6 +36,7 @@ class DirectoryFacts final : public crashlab::FactView {
   explicit DirectoryFacts(std::filesystem::path root) : root_(std::move(root)) {}
   crashlab::PathContent look(const std::string& path, std::optional<std::uint64_t> prefix) const override;
   crashlab::PathMeta meta(const std::string& path, bool xattrs) const override;
+  std::optional<std::vector<std::uint32_t>> blocks(const std::string& path, std::size_t unit) const override;
 
  private:
   std::filesystem::path root_;

@@ -94,8 +94,12 @@ struct ExploreTally {
       std::fflush(stdout);
     } else if (r.failing > 0) {
       ++findings;
-      std::printf("workload %llu: %s: %llu of %llu states fail\n", static_cast<unsigned long long>(i), w.name.c_str(),
-                  static_cast<unsigned long long>(r.failing), static_cast<unsigned long long>(r.states));
+      const std::string cut = r.fstests_cut.is_null()
+                                  ? ""
+                                  : " (fstests' own cut: state " + std::to_string(r.fstests_cut.at("ordinal").get<std::uint64_t>()) +
+                                        ", " + r.fstests_cut.at("verdict").get<std::string>() + ")";
+      std::printf("workload %llu: %s: %llu of %llu states fail%s\n", static_cast<unsigned long long>(i), w.name.c_str(),
+                  static_cast<unsigned long long>(r.failing), static_cast<unsigned long long>(r.states), cut.c_str());
       std::fflush(stdout);
     }
     if (r.status > 1) worst = r.status;
@@ -107,6 +111,7 @@ struct ExploreTally {
                              {"error", r.error.empty() ? Json(nullptr) : Json(r.error)},
                              {"oracle_error", r.oracle_error.empty() ? Json(nullptr) : Json(r.oracle_error)},
                              {"failures", r.failures}});
+    if (!r.fstests_cut.is_null()) workloads.back()["fstests_cut"] = r.fstests_cut;
     if (r.failing > 0 && r.oracle_error.empty()) {
       workloads.back()["signature"] = r.signature;
       workloads.back()["reproducer"] = "workloads/" + std::to_string(i) + "/reproduce.sh";  // beside explore.json

@@ -41,10 +41,11 @@ std::uint64_t ordinal_in(std::string_view& words, const std::string& request) {
 
 }  // namespace
 
-std::string guest_explore_script(const ExploreArgs& a, bool auto_da_alloc, const std::vector<std::uint64_t>& workloads) {
+std::string guest_explore_script(const ExploreArgs& a, const crashlab::explore::OracleOptions& oracle,
+                                 const std::vector<std::uint64_t>& workloads) {
   std::string steps = "nvj-workload explore-steps --bound " + shell_quote(a.bound);
   if (!a.ops.empty()) steps += " --ops " + shell_quote(a.ops);
-  if (auto_da_alloc) steps += " --auto-da-alloc";
+  steps += workloads::oracle_flags(oracle);
   std::string list;
   for (const std::uint64_t n : workloads) {
     if (!list.empty()) list += ' ';
@@ -85,7 +86,7 @@ GuestExplore explore_in_guest(const GuestExploreOptions& g) {
   o.timeout = kBootBudget + kPerWorkload * static_cast<long>(g.workloads.size());
   const crashlab::explore::OracleOptions oracle = oracle_options(a);
   const crashlab::explore::Generator generator = explore_generator(a);
-  o.command = {"sh", "-c", guest_explore_script(a, oracle.auto_da_alloc, g.workloads)};
+  o.command = {"sh", "-c", guest_explore_script(a, oracle, g.workloads)};
   o.before_boot = [](const std::string& c) { control_call(c, "POST", "/base/keep"); };
   o.lab = [&](std::string_view words) {
     std::lock_guard lock(mutex);

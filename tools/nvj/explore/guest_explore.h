@@ -41,6 +41,7 @@ struct GuestExplore {
 GuestExplore explore_in_guest(const GuestExploreOptions& options);
 
 // The guest's command: the loop above as a busybox shell script.
-std::string guest_explore_script(const ExploreArgs& args, bool auto_da_alloc, const std::vector<std::uint64_t>& workloads);
+std::string guest_explore_script(const ExploreArgs& args, const crashlab::explore::OracleOptions& oracle,
+                                 const std::vector<std::uint64_t>& workloads);
 
 }  // namespace nvj::cli

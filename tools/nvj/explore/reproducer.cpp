@@ -3,6 +3,8 @@
 
 #include <sstream>
 
+#include "tools/workloads/explore_steps.h"
+
 namespace nvj::cli {
 
 namespace {
@@ -135,6 +137,7 @@ std::string reproducer_script(const crashlab::explore::Workload& workload, const
     s << "# " << (r.step.setup ? "setup: " : "") << describe_step(r.step) << "\n";
     for (const std::string& label : r.before) s << "mark(" << py(label) << ")\n";
     s << op_code(r.step.op) << "\n";
+    for (const std::string& label : r.written) s << "mark(" << py(label) << ")\n";
     if (r.step.persist != Persist::none) s << persist_code(r.step) << "\n";
     for (const std::string& label : r.after) s << "mark(" << py(label) << ")\n";
   }
@@ -143,7 +146,8 @@ std::string reproducer_script(const crashlab::explore::Workload& workload, const
 }
 
 std::string guest_reproducer_script(const crashlab::explore::Workload& workload, const std::string& bound,
-                                    const std::string& ops, const std::string& mount_options, bool auto_da_alloc,
+                                    const std::string& ops, const std::string& mount_options,
+                                    const crashlab::explore::OracleOptions& oracle,
                                     const std::string& kernel) {
   std::ostringstream s;
   s << "#!/bin/sh\n"
@@ -154,7 +158,7 @@ std::string guest_reproducer_script(const crashlab::explore::Workload& workload,
     << "#   nvj crash run --vm --kernel " << kernel
     << (mount_options.empty() ? "" : " --mount-options " + mount_options) << " -- sh -c \"$(cat reproduce-guest.sh)\"\n"
     << "exec nvj-workload explore-steps --bound " << bound << (ops.empty() ? "" : " --ops " + ops) << " --workload "
-    << workload.ordinal << (auto_da_alloc ? " --auto-da-alloc" : "") << " --trace /tmp/nvj-explore-trace.json\n";
+    << workload.ordinal << workloads::oracle_flags(oracle) << " --trace /tmp/nvj-explore-trace.json\n";
   return s.str();
 }
 

@@ -10,13 +10,16 @@
 #include <string>
 #include <vector>
 
+#include "crashlab/explore/oracle.h"
 #include "crashlab/explore/workload.h"
 
 namespace nvj::cli {
 
 struct ReproducerStep {
   crashlab::explore::Step step;
-  std::vector<std::string> before, after;  // the fact labels posted around it
+  // The fact labels posted before its operation, after it, after its
+  // persistence call.
+  std::vector<std::string> before, written, after;
 };
 
 std::string reproducer_script(const crashlab::explore::Workload& workload, const std::string& bound,
@@ -26,7 +29,8 @@ std::string reproducer_script(const crashlab::explore::Workload& workload, const
 // explore-steps, which the guest has (python3 it has not), run by
 // `nvj crash run --vm --kernel KERNEL -- sh -c "$(cat reproduce-guest.sh)"`.
 std::string guest_reproducer_script(const crashlab::explore::Workload& workload, const std::string& bound,
-                                    const std::string& ops, const std::string& mount_options, bool auto_da_alloc,
+                                    const std::string& ops, const std::string& mount_options,
+                                    const crashlab::explore::OracleOptions& oracle,
                                     const std::string& kernel);
 
 }  // namespace nvj::cli

@@ -45,6 +45,15 @@ bool auto_da_alloc(const std::string& options) {
   return on;
 }
 
+// data=writeback, the last data= of the options: stale data may show.
+bool data_writeback(const std::string& options) {
+  std::stringstream in(options);
+  bool writeback = false;
+  for (std::string o; std::getline(in, o, ',');)
+    if (o.rfind("data=", 0) == 0) writeback = o == "data=writeback";
+  return writeback;
+}
+
 // stdout and stderr into `file` while it lives (nvj crash check's report
 // and progress for one workload).
 class OutputToFile {
@@ -106,7 +115,8 @@ bool fails_alike(const WorkloadOutcome& a, const WorkloadOutcome& b) {
 }  // namespace
 
 crashlab::explore::OracleOptions oracle_options(const ExploreArgs& a) {
-  return {a.filesystem == "ext4" && auto_da_alloc(a.mount_options)};
+  return {a.filesystem == "ext4" && auto_da_alloc(a.mount_options),
+          !(a.filesystem == "ext4" && data_writeback(a.mount_options))};
 }
 
 WorkloadOutcome run_workload(const ExploreContext& context, const Workload& w, const fs::path& dir) {
@@ -149,7 +159,7 @@ const char* violation_name(crashlab::FactKind kind) {
       {FactKind::file, "file"},     {FactKind::prefix, "prefix"}, {FactKind::entry, "present"},
       {FactKind::rename, "renamed"}, {FactKind::absent, "absent"}, {FactKind::mode, "mode"},
       {FactKind::nlink, "nlink"},   {FactKind::symlink, "symlink"}, {FactKind::xattr, "xattr"},
-      {FactKind::noxattr, "xattr"}};
+      {FactKind::noxattr, "xattr"}, {FactKind::nostale, "stale"}};
   const auto named = kWhat.find(kind);
   return named == kWhat.end() ? nullptr : named->second;
 }
@@ -159,10 +169,11 @@ const char* violation_name(crashlab::FactKind kind) {
 RuleOf rules_of_trace(const Workload& w, const workloads::ExploreTrace& trace, std::vector<ReproducerStep>& script) {
   RuleOf rule_of;
   for (const workloads::TracedStep& t : trace.steps) {
-    script.push_back({t.step, {}, {}});
-    for (const auto* facts : {&t.before, &t.after})
+    script.push_back({t.step, {}, {}, {}});
+    for (const auto* facts : {&t.before, &t.written, &t.after})
       for (const workloads::PostedFact& f : *facts) {
-        (facts == &t.before ? script.back().before : script.back().after).push_back(f.label);
+        (facts == &t.before ? script.back().before : facts == &t.written ? script.back().written : script.back().after)
+            .push_back(f.label);
         if (f.rule.empty()) continue;
         const std::optional<crashlab::Fact> parsed = crashlab::parse_fact(f.label);
         if (!parsed) throw std::runtime_error("the trace of " + w.name + " posted " + f.label + ", which is no fact");
@@ -174,7 +185,9 @@ RuleOf rules_of_trace(const Workload& w, const workloads::ExploreTrace& trace, s
                                  : fact.kind == FactKind::rename ? fact.path + " | " + fact.second
                                                                  : fact.path;
         if (const char* what = violation_name(fact.kind)) rule_of[path + "\t" + what] = f.rule;
-        rule_of[path] = f.rule;
+        // A nostale fact is posted after every operation: the path's other
+        // facts' rule stays the one a violation without its own falls back on.
+        if (fact.kind != FactKind::nostale) rule_of[path] = f.rule;
       }
   }
   return rule_of;
@@ -233,6 +246,24 @@ void collect_failures(const Json& results, const RuleOf& rule_of, WorkloadOutcom
   }
 }
 
+// The state fstests' power cut leaves: no volatile write kept, at the first
+// crash point after the trace's last fact.
+Json fstests_cut(const Json& results, const workloads::ExploreTrace& trace, std::uint64_t failing) {
+  std::string last;
+  for (const workloads::TracedStep& t : trace.steps)
+    for (const auto* facts : {&t.before, &t.written, &t.after})
+      if (!facts->empty()) last = facts->back().label;
+  const Json* cut = nullptr;
+  for (const Json& s : results.at("states"))
+    if (!last.empty() && s.at("strategy") == "none" && s.at("last_mark").is_string() && s.at("last_mark") == last &&
+        (cut == nullptr || s.at("point").get<std::uint64_t>() < cut->at("point").get<std::uint64_t>()))
+      cut = &s;
+  if (cut == nullptr) return nullptr;
+  const bool fails = cut->at("verdict") != "pass";
+  return Json{{"ordinal", cut->at("ordinal")}, {"verdict", cut->at("verdict")},
+              {"failing_elsewhere", failing - (fails ? 1 : 0)}};
+}
+
 // What the first failing states broke, and by which operations.
 void sign_failure(const Workload& w, WorkloadOutcome& o) {
   for (const Json& f : o.failures)
@@ -276,11 +307,12 @@ void check_workload(const ExploreContext& context, const Workload& w, const fs::
     std::ofstream(dir / "reproduce.sh") << reproducer_script(w, a.bound, a.mount_options, script);
     if (!context.guest_kernel.empty())
       std::ofstream(dir / "reproduce-guest.sh")
-          << guest_reproducer_script(w, a.bound, a.ops, a.mount_options, oracle_options(a).auto_da_alloc,
+          << guest_reproducer_script(w, a.bound, a.ops, a.mount_options, oracle_options(a),
                                      context.guest_kernel);
   }
   collect_failures(results, rule_of, o);
   if (o.failing > 0) sign_failure(w, o);
+  if (a.bound == "fstests") o.fstests_cut = fstests_cut(results, trace, o.failing);
 }
 
 MinimalWorkload minimize(const ExploreContext& context, const Workload& w, const WorkloadOutcome& failed, const fs::path& dir) {

@@ -49,6 +49,12 @@ struct WorkloadOutcome {
   int status = 0;         // nvj crash check's
   std::uint64_t states = 0, failing = 0;
   Json failures = Json::array();  // the first three failing states, their violations with rule and source
+  // --bound fstests: the state the test's own power cut leaves (every
+  // volatile write dropped at the mark of its last step's last fact):
+  // {"ordinal", "verdict", "failing_elsewhere"}, the last the failing
+  // states other than it (what the lab adds to fstests); null when no
+  // state is that one (the trace posted nothing).
+  Json fstests_cut = nullptr;
 };
 
 // One workload on the lab: the base restored (the host's caches of the
