@@ -399,8 +399,10 @@ const std::vector<Scenario>& fstests_scenarios() {
 }
 
 const std::vector<Rule>& fstests_rules() {
-  // The purposes in our words; the source, the test in fstests' tree.
-  static const std::vector<Rule> table{
+  // The purposes in our words; the source, the test in fstests' tree; each
+  // of the level "fstests" (one test's own assertion).
+  static const std::vector<Rule> table = [] {
+    std::vector<Rule> rules{
       {"generic/034", "a directory fsynced, then a new file in it: both files are there", "fstests tests/generic/034"},
       {"generic/039", "a link removed, the file fsynced: its directories are whole", "fstests tests/generic/039"},
       {"generic/056", "a file fsynced, then linked, another file fsynced: the first file's data is there",
@@ -474,7 +476,10 @@ const std::vector<Rule>& fstests_rules() {
                       "tree is as it was", "fstests tests/generic/784"},
       {"generic/785", "a file fsynced, a directory made, the file renamed, the root fsynced: the names and the data "
                       "are there (its timestamps left out)", "fstests tests/generic/785"},
-  };
+    };
+    for (Rule& r : rules) r.level = "fstests";
+    return rules;
+  }();
   return table;
 }
 

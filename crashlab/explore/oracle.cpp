@@ -19,6 +19,7 @@ const char* const kSync = "sync";
 const char* const kAutoDaAlloc = "ext4-auto-da-alloc-rename";
 const char* const kRenameKeeps = "rename-keeps";
 const char* const kNoStale = "no-stale-data";
+const char* const kFsyncFileName = "fsync-file-name";
 constexpr std::size_t kMaxLabel = 1024;  // the server's bound on a mark's label
 
 Fact fact(FactKind kind, const std::string& path, const std::string& second = "") {
@@ -92,6 +93,13 @@ const std::vector<Rule>& rules() {
        "Linux Documentation/admin-guide/ext4.rst, data=ordered (data written out before its metadata commits; "
        "data=writeback alone may show old data after a crash); XFS and btrfs by design (unwritten extents and "
        "sizes moved on at I/O completion; copy on write)"},
+      {kFsyncFileName,
+       "after fsync(F) returns, the name F was opened by is durable, if its directory's own name is (a new file's "
+       "name; a renamed file's new one)",
+       "fstests generic/342 and generic/376 (a new file under a name just renamed away, fsynced: it is there), "
+       "generic/322 (a file renamed, fsynced: under its new name), run on ext4, XFS, btrfs and f2fs; POSIX does "
+       "not promise it (Linux man-pages fsync(2), NOTES)",
+       "tested"},
   };
   return table;
 }
@@ -469,6 +477,16 @@ std::vector<RuledFact> Oracle::promised(const Step& step, const LiveTree& live) 
     return out;
   }
   if (it == live.end() || it->second.type != LiveEntry::Type::file) return out;
+  // --promises tested: the name the file was fsynced by (its directory's
+  // own name durable), and with it what fsync-file says under it.
+  if (options_.tested && step.persist == Persist::fsync && durable_.count(target) == 0) {
+    const std::string dir = parent_of(target);
+    if (dir == "." || durable_.count(dir) != 0) {
+      out.push_back({fact(FactKind::entry, dir, name_in(target)), kFsyncFileName});
+      durable_.insert(target);
+      settle_rename(target);
+    }
+  }
   // The file's data, under every name of it whose entry is durable.
   const char* rule_id = step.persist == Persist::fsync ? kFsyncFile : kFdatasyncFile;
   for (const auto& [path, e] : live)

@@ -48,6 +48,11 @@ struct Rule {
   const char* id;
   const char* promise;
   const char* source;
+  // Its level: "posix" (written down by the standard or the filesystem's
+  // documentation: --promises posix, the default), "tested" (what fstests'
+  // power-fail tests hold the filesystems to, generalized: --promises
+  // tested adds them), "fstests" (one test's own assertion, --bound fstests).
+  const char* level = "posix";
 };
 const std::vector<Rule>& rules();
 // A rule of the table, or of fstests' tests (fstests_rules()); std::out_of_range
@@ -66,6 +71,8 @@ struct OracleOptions {
   // No stale data: a file's blocks never show another file's old bytes
   // (everywhere but ext4's data=writeback, which says they may).
   bool stale_data_rule = true;
+  // --promises tested: the rules of the level "tested" too.
+  bool tested = false;
 };
 
 // Every name the file set can hold, the new names of renames and the names

@@ -10,7 +10,8 @@
 #     test's facts hold on its own final state), explore.json lists the
 #     tests' rules and names, for each scenario, the state its test's own
 #     power cut leaves (passing), and the no-stale-data rule's facts were
-#     posted;
+#     posted; with --promises tested, half of the scenarios (a shard) pass
+#     too, no oracle error, explore.json saying the level of each rule;
 #   - a planted fault (nobarrier), on two scenarios with no setup (so that
 #     no sync before them promises anything): a link made in new
 #     directories, the top one fsynced (generic/498), and a
@@ -51,6 +52,23 @@ assert all(w["states"] > 0 and w["failing"] == 0 and w["error"] is None for w in
 assert all(w["fstests_cut"]["verdict"] == "pass" and w["fstests_cut"]["failing_elsewhere"] == 0 for w in r["workloads"])
 ids = {x["id"] for x in r["rules"]}
 assert {"fsync-file", "generic/342", "generic/520", "no-stale-data"} <= ids, sorted(ids)
+PY
+
+# The stricter level: fstests' tests generalized, on their own scenarios.
+run_explore "$T/tested.log" --bound fstests --promises tested --shard 0/2 --out "$T/tested"
+[ "$STATUS" = 0 ] || fail "the fstests bound on ext4 with --promises tested exited $STATUS"
+check_json crash-explore "$T/tested/explore.json"
+python3 - "$T/tested/explore.json" <<'PY' || fail "--promises tested: explore.json is not what it should be"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["promises"] == "tested" and r["oracle_errors"] == 0 and r["findings"] == 0 and r["explored"] == 40, r
+levels = {x["id"]: x["level"] for x in r["rules"]}
+assert levels["fsync-file-name"] == "tested" and levels["fsync-file"] == "posix" and levels["generic/342"] == "fstests", levels
+PY
+python3 - "$T/ext4/explore.json" <<'PY' || fail "--promises posix lists a rule of the level tested"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["promises"] == "posix" and all(x["level"] != "tested" for x in r["rules"]), r["rules"]
 PY
 
 # A planted fault: nobarrier.

@@ -43,7 +43,7 @@ struct Run {
   const fs::path& root = dir.path;
   Oracle oracle;
   std::vector<RuledFact> posted;
-  explicit Run(bool auto_da_alloc = true) : oracle({auto_da_alloc, true}) {}
+  explicit Run(bool auto_da_alloc = true, bool tested = false) : oracle({auto_da_alloc, true, tested}) {}
   std::vector<RuledFact> step(OpKind kind, const std::string& path, const std::string& second, Persist p,
                               const std::string& persist_path = "") {
     const Step s{Op{kind, path, second}, p, persist_path, false, {}};
@@ -145,7 +145,9 @@ TEST_CASE("every rule cites a source", "[explore]") {
   for (const auto& r : crashlab::explore::rules()) {
     CHECK(std::string(r.source).size() > 10);
     CHECK(&crashlab::explore::rule(r.id) == &r);
+    CHECK((std::string(r.level) == "posix" || std::string(r.level) == "tested"));
   }
+  for (const auto& r : crashlab::explore::fstests_rules()) CHECK(std::string(r.level) == "fstests");
   CHECK_THROWS_AS(crashlab::explore::rule("folklore"), std::out_of_range);
 }
 
@@ -240,7 +242,7 @@ TEST_CASE("the oracle's facts hold on the final tree of a random sample of seq-2
     std::uniform_int_distribution<std::uint64_t> pick(0, g.count() - 1);
     for (int n = 0; n < 1000; ++n) {
       const std::uint64_t i = pick(rng);
-      Run run;
+      Run run(true, n % 2 == 1);  // every other one with --promises tested's rules too
       crashlab::FactChecker facts;
       const auto w = g.at(i);
       INFO("seq-" << bound << " workload " << i << ": " << w.name);
@@ -405,6 +407,37 @@ TEST_CASE("nostale: judged per block on the files a real folder holds: zeroes an
       CHECK(v.found.find("block 0 first") != std::string::npos);
     }
   CHECK(stale);
+}
+
+}  // namespace explore_oracle_test
+
+namespace explore_oracle_test {
+
+TEST_CASE("--promises tested: fsync of a file by its name makes the name durable where its directory's is", "[explore]") {
+  for (const bool tested : {false, true}) {
+    Run run(true, tested);
+    run.step(OpKind::mkdir, "A", "", Persist::sync);
+    run.step(OpKind::mkdir, "B", "", Persist::none);  // its own name not durable
+    run.step(OpKind::creat, "B/foo", "", Persist::fsync, "B/foo");
+    const auto fsynced = run.step(OpKind::creat, "A/foo", "", Persist::fsync, "A/foo");
+    CAPTURE(tested, labels(fsynced));
+    CHECK(has(fsynced, FactKind::entry, "A", "fsync-file-name") == tested);
+    CHECK(has(fsynced, FactKind::file, "A/foo", "fsync-file") == tested);  // fsync-file's facts under the name
+    CHECK_FALSE(has(run.posted, FactKind::entry, "B", "fsync-file-name"));
+    // A rename of a durable name, then fsync by the new name: the rename
+    // settles there.
+    const auto renamed = run.step(OpKind::rename_new, "A/foo", "A/bar", Persist::fsync, "A/bar");
+    CHECK(has(renamed, FactKind::entry, "A", "fsync-file-name") == tested);
+    crashlab::FactChecker facts;
+    for (const RuledFact& f : run.posted) facts.add(f.fact);
+    CHECK(facts.check(nvj::cli::DirectoryFacts(run.root)).empty());
+    if (tested) {
+      fs::remove(run.root / "A" / "bar");  // gone: the tested promise breaks
+      bool broke = false;
+      for (const auto& v : facts.check(nvj::cli::DirectoryFacts(run.root))) broke = broke || v.path == "A/bar";
+      CHECK(broke);
+    }
+  }
 }
 
 }  // namespace explore_oracle_test

@@ -32,6 +32,7 @@ struct StepsArgs {
   bool workload_given = false;
   bool auto_da_alloc = false;
   bool no_stale_data_rule = false;
+  bool promises_tested = false;
 };
 
 struct LabArgs {
@@ -64,7 +65,7 @@ int steps_main(const StepsArgs& a) {
                      " has " + std::to_string(generator.count()) + " workloads");
   const std::string control = control_from_environment("explore-steps");
   const ExploreTrace trace = run_workload_steps(std::filesystem::current_path(), generator.at(a.workload),
-                                                {a.auto_da_alloc, !a.no_stale_data_rule}, [&](const std::string& label) { post_mark(control, label); });
+                                                {a.auto_da_alloc, !a.no_stale_data_rule, a.promises_tested}, [&](const std::string& label) { post_mark(control, label); });
   std::ofstream out(a.trace, std::ios::trunc);
   out << to_json_text(trace_to_json(trace)) << "\n";
   if (!out.flush()) throw std::runtime_error("cannot write " + a.trace);
@@ -103,6 +104,7 @@ void add_guest_explore_commands(cli::CommandLine& program) {
     app.flag("--auto-da-alloc", a->auto_da_alloc, "ext4's replace-by-rename rule holds (its mount options)");
     app.flag("--no-stale-data-rule", a->no_stale_data_rule,
              "post no nostale facts (ext4's data=writeback, which may show old data after a crash)");
+    app.flag("--promises-tested", a->promises_tested, "the rules of the level tested too (nvj crash explore --promises)");
     app.add("--trace", a->trace, "where the trace goes").value_name("FILE");
     return [a] { return steps_main(*a); };
   });

@@ -226,7 +226,7 @@ void run_persist(const fs::path& root, const Step& step, PersistCalls calls) {
 
 std::string oracle_flags(const crashlab::explore::OracleOptions& options) {
   return std::string(options.auto_da_alloc ? " --auto-da-alloc" : "") +
-         (options.stale_data_rule ? "" : " --no-stale-data-rule");
+         (options.stale_data_rule ? "" : " --no-stale-data-rule") + (options.tested ? " --promises-tested" : "");
 }
 
 crashlab::explore::LiveTree live_tree(const fs::path& root) {

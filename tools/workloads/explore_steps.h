@@ -37,7 +37,8 @@ void run_persist(const std::filesystem::path& root, const crashlab::explore::Ste
 crashlab::explore::LiveTree live_tree(const std::filesystem::path& root);
 
 // The options of nvj-workload explore-steps that give its oracle `options`
-// (" --auto-da-alloc --no-stale-data-rule"; "" for the defaults off and on).
+// (" --auto-da-alloc --no-stale-data-rule --promises-tested"; "" for the
+// defaults).
 std::string oracle_flags(const crashlab::explore::OracleOptions& options);
 
 // A fact posted, and the rule it stands for ("" for one that only voids).

@@ -126,7 +126,9 @@ struct ExploreTally {
     std::vector<const std::vector<crashlab::explore::Rule>*> tables{&crashlab::explore::rules()};
     if (a.bound == "fstests") tables.push_back(&crashlab::explore::fstests_rules());
     for (const auto* table : tables)
-      for (const auto& r : *table) rules.push_back(Json{{"id", r.id}, {"promise", r.promise}, {"source", r.source}});
+      for (const auto& r : *table)
+        if (std::string(r.level) != "tested" || a.promises == "tested")
+          rules.push_back(Json{{"id", r.id}, {"promise", r.promise}, {"source", r.source}, {"level", r.level}});
     Json phase_json = Json::object();
     for (std::size_t k = 0; k < kExplorePhaseCount; ++k) phase_json[kExplorePhases[k]] = phases[k];
     Json ops = Json::array();
@@ -135,6 +137,7 @@ struct ExploreTally {
                 {"ops", ops},
                 {"filesystem", a.filesystem},
                 {"mount_options", a.mount_options},
+                {"promises", a.promises},
                 {"parameters", parameters},
                 {"max_states", max_states},
                 {"structure", a.structure},
@@ -409,6 +412,9 @@ CrashSubcommand declare_crash_explore(Command& crash) {
       .value_name("LIST");
   explores.add("--mount-options", explore->mount_options, "the workloads' mount options (journal_path= is added)")
       .value_name("OPTIONS");
+  explores.choice("--promises", explore->promises, {"posix", "tested"},
+                  "the rules' level: posix (default), what POSIX and the filesystems' documents promise; tested, "
+                  "that and what fstests' power-fail tests hold the filesystems to (docs/explore-rules.md)");
   explores.add("--shard", explore->shard, "this run's share of the workloads, I/N (default: Slurm's or "
                "Kubernetes' index, else all)").value_name("I/N");
   explores.add("--workload", explore->workload, "only these workloads (their ordinals in --list, comma-separated)")

@@ -22,6 +22,9 @@ struct ExploreArgs {
   std::string bound = "seq-1";
   std::string ops;  // comma-separated operation names; empty: all
   std::string mount_options;
+  // The rules' level: "posix" (the default) or "tested" (and fstests'
+  // tests generalized; crashlab/explore/oracle.h, Rule::level).
+  std::string promises = "posix";
   std::vector<std::string> parameters;  // the plugin's, over the defaults
   std::string shard;                    // "I/N"; empty: from the environment (as nvj crash check)
   std::string workload;  // ordinals, comma-separated; empty: every one of the shard

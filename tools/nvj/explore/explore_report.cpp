@@ -48,7 +48,7 @@ void write_explore_report(const Json& report, const fs::path& out) {
      << report.at("filesystem").get<std::string>()
      << (report.at("mount_options").get<std::string>().empty() ? std::string()
                                                                 : " (" + report.at("mount_options").get<std::string>() + ")")
-     << "\n\n"
+     << ", promises " << report.at("promises").get<std::string>() << "\n\n"
      << report.at("explored").get<std::uint64_t>() << " workloads of " << report.at("workloads_in_bound").get<std::uint64_t>()
      << " explored, " << report.at("states").get<std::uint64_t>() << " crash states checked, "
      << report.at("findings").get<std::uint64_t>() << " workloads with failing states in " << groups.size()
@@ -80,15 +80,17 @@ void write_explore_report(const Json& report, const fs::path& out) {
           for (const Json& v : f.at("violations"))
             md << "; " << v.at("path").get<std::string>() << ": " << v.at("what").get<std::string>() << " "
                << v.at("how").get<std::string>()
-               << (v.contains("rule") ? " (rule " + v.at("rule").get<std::string>() + ": " + v.at("source").get<std::string>() + ")"
+               << (v.contains("rule") ? " (rule " + v.at("rule").get<std::string>() + ", " +
+                                            v.at("level").get<std::string>() + ": " + v.at("source").get<std::string>() + ")"
                                       : std::string());
         md << "\n";
       }
     }
   }
-  md << "\nThe rules (docs/explore-rules.md):\n\n| rule | source |\n|---|---|\n";
+  md << "\nThe rules (docs/explore-rules.md):\n\n| rule | level | source |\n|---|---|---|\n";
   for (const Json& r : report.at("rules"))
-    md << "| " << r.at("id").get<std::string>() << " | " << markdown_cell(r.at("source").get<std::string>()) << " |\n";
+    md << "| " << r.at("id").get<std::string>() << " | " << r.at("level").get<std::string>() << " | "
+       << markdown_cell(r.at("source").get<std::string>()) << " |\n";
   std::ofstream(out / "findings.md") << md.str();
 }
 
@@ -181,7 +183,8 @@ int explore_merge_main(const std::vector<std::string>& inputs, const std::string
   std::vector<bool> seen(count, false);
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const Json& s = shards[i];
-    for (const char* key : {"bound", "ops", "filesystem", "mount_options", "parameters", "max_states", "structure", "workloads_in_bound", "rules"})
+    for (const char* key : {"bound", "ops", "filesystem", "mount_options", "promises", "parameters", "max_states", "structure",
+                            "workloads_in_bound", "rules"})
       if (s.at(key) != first.at(key))
         throw UsageError("nvj crash merge: " + inputs[i] + " explored with another " + key + " than " + inputs[0]);
     if (s.at("shard").at("count").get<std::uint64_t>() != count)

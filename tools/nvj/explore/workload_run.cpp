@@ -116,7 +116,7 @@ bool fails_alike(const WorkloadOutcome& a, const WorkloadOutcome& b) {
 
 crashlab::explore::OracleOptions oracle_options(const ExploreArgs& a) {
   return {a.filesystem == "ext4" && auto_da_alloc(a.mount_options),
-          !(a.filesystem == "ext4" && data_writeback(a.mount_options))};
+          !(a.filesystem == "ext4" && data_writeback(a.mount_options)), a.promises == "tested"};
 }
 
 WorkloadOutcome run_workload(const ExploreContext& context, const Workload& w, const fs::path& dir) {
@@ -239,6 +239,7 @@ void collect_failures(const Json& results, const RuleOf& rule_of, WorkloadOutcom
         if (r != rule_of.end()) {
           v["rule"] = r->second;
           v["source"] = crashlab::explore::rule(r->second).source;
+          v["level"] = crashlab::explore::rule(r->second).level;
         }
         f["violations"].push_back(v);
       }
