@@ -20,6 +20,8 @@ const char* const kAutoDaAlloc = "ext4-auto-da-alloc-rename";
 const char* const kRenameKeeps = "rename-keeps";
 const char* const kNoStale = "no-stale-data";
 const char* const kFsyncFileName = "fsync-file-name";
+const char* const kFsyncFileXattr = "fsync-file-xattr";
+const char* const kFsyncDirSymlink = "fsync-dir-symlink";
 constexpr std::size_t kMaxLabel = 1024;  // the server's bound on a mark's label
 
 Fact fact(FactKind kind, const std::string& path, const std::string& second = "") {
@@ -99,6 +101,19 @@ const std::vector<Rule>& rules() {
        "fstests generic/342 and generic/376 (a new file under a name just renamed away, fsynced: it is there), "
        "generic/322 (a file renamed, fsynced: under its new name), run on ext4, XFS, btrfs and f2fs; POSIX does "
        "not promise it (Linux man-pages fsync(2), NOTES)",
+       "tested"},
+      {kFsyncFileXattr,
+       "after fsync(F) returns, F's extended attributes are durable: the value set, or the attribute's absence once "
+       "removed",
+       "fstests generic/066 (an attribute removed, the file fsynced: it stays removed), generic/489 and generic/745 "
+       "(attributes set, the file fsynced: there, with their values); generic tests, run on ext4, XFS, btrfs and "
+       "f2fs; fsync(2) does not name extended attributes",
+       "tested"},
+      {kFsyncDirSymlink,
+       "after fsync(D) returns, each symlink in D points to its target (not only its name is there)",
+       "fstests generic/348 (a symlink made, its directory fsynced: it holds its target), generic/690 (a symlink "
+       "renamed, its directory fsynced: under its new name, with its target); generic tests, run on ext4, XFS, "
+       "btrfs and f2fs",
        "tested"},
   };
   return table;
@@ -350,6 +365,10 @@ void Oracle::dir_synced(const std::string& dir, const LiveTree& live, const char
       out.push_back({fact(FactKind::entry, dir, name_in(path)), rule_id});
       durable_.insert(path);
       settle_rename(path);
+      // --promises tested: a symlink's target with its name (sync says it
+      // of every symlink already).
+      if (options_.tested && rule_id == std::string(kFsyncDir) && e.type == LiveEntry::Type::symlink)
+        out.push_back({fact(FactKind::symlink, path, e.target), kFsyncDirSymlink});
     }
   for (const std::string& name : all_names())
     if (parent_of(name) == dir && live.count(name) == 0) {
@@ -493,6 +512,12 @@ std::vector<RuledFact> Oracle::promised(const Step& step, const LiveTree& live) 
     if (e.ino == it->second.ino && durable_.count(path) != 0) {
       content(path, e, rule_id);
       if (step.persist == Persist::fsync) inode_facts(path, e, false, rule_id);
+      if (options_.tested && step.persist == Persist::fsync) {  // its attribute user.nvj, set or not
+        Fact x = fact(e.has_xattr ? FactKind::xattr : FactKind::noxattr, path, "user.nvj");
+        x.size = e.xattr_size;
+        x.crc32c = e.xattr_crc;
+        out.push_back({x, kFsyncFileXattr});
+      }
     }
   rewritten_.erase(it->second.ino);
   return out;

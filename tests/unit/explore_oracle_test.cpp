@@ -413,7 +413,8 @@ TEST_CASE("nostale: judged per block on the files a real folder holds: zeroes an
 
 namespace explore_oracle_test {
 
-TEST_CASE("--promises tested: fsync of a file by its name makes the name durable where its directory's is", "[explore]") {
+TEST_CASE("--promises tested: a file's name and attribute after fsync by the name, a symlink's target after fsync of its directory",
+          "[explore]") {
   for (const bool tested : {false, true}) {
     Run run(true, tested);
     run.step(OpKind::mkdir, "A", "", Persist::sync);
@@ -430,6 +431,19 @@ TEST_CASE("--promises tested: fsync of a file by its name makes the name durable
     CHECK(has(renamed, FactKind::entry, "A", "fsync-file-name") == tested);
     crashlab::FactChecker facts;
     for (const RuledFact& f : run.posted) facts.add(f.fact);
+    CHECK(facts.check(nvj::cli::DirectoryFacts(run.root)).empty());
+    // An attribute set, the file fsynced: the attribute; a symlink made,
+    // its directory fsynced: its target.
+    const auto xattr = run.step(OpKind::setxattr, "A/bar", "", Persist::fsync, "A/bar");
+    CHECK(has(xattr, FactKind::xattr, "A/bar", "fsync-file-xattr") == tested);
+    const auto removed = run.step(OpKind::removexattr, "A/bar", "", Persist::fsync, "A/bar");
+    CHECK(has(removed, FactKind::noxattr, "A/bar", "fsync-file-xattr") == tested);
+    const auto link = run.step(OpKind::symlink, "A/C", "../B/foo", Persist::fsync, "A");
+    CHECK(has(link, FactKind::symlink, "A/C", "fsync-dir-symlink") == tested);
+    CHECK(has(link, FactKind::entry, "A", "fsync-dir"));
+    for (const RuledFact& f : xattr) facts.add(f.fact);
+    for (const RuledFact& f : removed) facts.add(f.fact);
+    for (const RuledFact& f : link) facts.add(f.fact);
     CHECK(facts.check(nvj::cli::DirectoryFacts(run.root)).empty());
     if (tested) {
       fs::remove(run.root / "A" / "bar");  // gone: the tested promise breaks
