@@ -90,8 +90,8 @@ const std::vector<Rule>& rules() {
        "rename commits",
        "Linux Documentation/admin-guide/ext4.rst, auto_da_alloc"},
       {kNoStale,
-       "a file's bytes within its size are never another file's old data: each 4 KiB block holds zeroes or what "
-       "this name's files held there (ext4 but in data=writeback, XFS, btrfs)",
+       "a file's bytes within its size are never another file's old data: each of its blocks (the filesystem's "
+       "block size) holds zeroes or what this name's files held there (ext4 but in data=writeback, XFS, btrfs)",
        "Linux Documentation/admin-guide/ext4.rst, data=ordered (data written out before its metadata commits; "
        "data=writeback alone may show old data after a crash); XFS and btrfs by design (unwritten extents and "
        "sizes moved on at I/O completion; copy on write)"},
