@@ -20,7 +20,8 @@
 # or nvj's cache.
 #
 # Usage: bench/kernel_table.sh [--nvj PATH] --kernels LIST [--host yes] [--bound seq-1] [--ops LIST] [--workload LIST] [--fs ext4]
-#          [--param PARAM=VALUE] [--mount-options O] [--max-states N] [--rule RULE] [--title TEXT] [--out DIR]
+#          [--param PARAM=VALUE] [--mount-options O] [--promises posix|tested] [--max-states N] [--rule RULE]
+#          [--title TEXT] [--out DIR]
 #          [--markdown FILE]
 #        bench/kernel_table.sh --from DIR [--rule RULE] [--title TEXT] [--markdown FILE]
 #
@@ -54,6 +55,7 @@ bench_option --workload workload text
 bench_option --fs fs text
 bench_option --param param text
 bench_option --mount-options mount_options text
+bench_option --promises promises text
 bench_option --max-states max_states count
 bench_option --rule rule text
 bench_option --title title text
@@ -72,6 +74,7 @@ args=(--bound "$bound" --fs "$fs")
 [[ -z $ops ]] || args+=(--ops "$ops")
 [[ -z $workload ]] || args+=(--workload "$workload")
 [[ -z $mount_options ]] || args+=(--mount-options "$mount_options")
+[[ -z $promises ]] || args+=(--promises "$promises")
 [[ -z $max_states ]] || args+=(--max-states "$max_states")
 [[ -z $param ]] || args+=("$param")
 explore() {  # explore NAME ARGS...: nvj crash explore ARGS into DIR/NAME; exit 0 or 1 (findings) is a run
