@@ -364,6 +364,7 @@ void Oracle::dir_synced(const std::string& dir, const LiveTree& live, const char
     if (parent_of(path) == dir) {
       out.push_back({fact(FactKind::entry, dir, name_in(path)), rule_id});
       durable_.insert(path);
+      tested_names_.erase(path);
       settle_rename(path);
       // --promises tested: a symlink's target with its name (sync says it
       // of every symlink already).
@@ -397,6 +398,7 @@ void Oracle::expected(const Expect& e, const LiveTree& live, std::vector<RuledFa
   if (it == live.end()) throw std::invalid_argument(e.rule + " expects " + e.path + "; it is not there");
   const LiveEntry& x = it->second;
   durable_.insert(e.path);  // what is said of it ends as a durable name's does
+  tested_names_.erase(e.path);
   Fact f;
   switch (e.kind) {
     case FactKind::entry:
@@ -466,6 +468,7 @@ std::vector<RuledFact> Oracle::promised(const Step& step, const LiveTree& live) 
       return out;
     case Persist::sync: {
       for (const auto& [path, e] : live) durable_.insert(path);
+      tested_names_.clear();
       dir_synced(".", live, kSync, out);
       for (const auto& [path, e] : live)
         if (e.type == LiveEntry::Type::dir) dir_synced(path, live, kSync, out);
@@ -503,6 +506,7 @@ std::vector<RuledFact> Oracle::promised(const Step& step, const LiveTree& live) 
     if (dir == "." || durable_.count(dir) != 0) {
       out.push_back({fact(FactKind::entry, dir, name_in(target)), kFsyncFileName});
       durable_.insert(target);
+      tested_names_.insert(target);
       settle_rename(target);
     }
   }
@@ -510,8 +514,10 @@ std::vector<RuledFact> Oracle::promised(const Step& step, const LiveTree& live) 
   const char* rule_id = step.persist == Persist::fsync ? kFsyncFile : kFdatasyncFile;
   for (const auto& [path, e] : live)
     if (e.ino == it->second.ino && durable_.count(path) != 0) {
-      content(path, e, rule_id);
-      if (step.persist == Persist::fsync) inode_facts(path, e, false, rule_id);
+      // Under a name only fsync-file-name made durable, that rule's.
+      const char* said_by = tested_names_.count(path) != 0 ? kFsyncFileName : rule_id;
+      content(path, e, said_by);
+      if (step.persist == Persist::fsync) inode_facts(path, e, false, said_by);
       if (options_.tested && step.persist == Persist::fsync) {  // its attribute user.nvj, set or not
         Fact x = fact(e.has_xattr ? FactKind::xattr : FactKind::noxattr, path, "user.nvj");
         x.size = e.xattr_size;

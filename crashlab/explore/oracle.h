@@ -111,6 +111,9 @@ class Oracle {
 
   OracleOptions options_;
   std::set<std::string> durable_;  // names whose entry is durable, "." being durable always
+  // Durable names only a rule of the level tested made so (fsync-file-name):
+  // what is said under them is that rule's, not fsync-file's.
+  std::set<std::string> tested_names_;
   // Names a posted rename moved a file to: facts said of the file go with
   // them until the rename settles.
   std::set<std::string> renamed_to_;
