@@ -413,7 +413,7 @@ TEST_CASE("nostale: judged per block on the files a real folder holds: zeroes an
 
 namespace explore_oracle_test {
 
-TEST_CASE("--promises tested: a file's name and attribute after fsync by the name, a symlink's target after fsync of its directory",
+TEST_CASE("the tested level: a file's name and attribute after fsync by the name, a symlink's target after fsync of its directory",
           "[explore]") {
   for (const bool tested : {false, true}) {
     Run run(true, tested);
