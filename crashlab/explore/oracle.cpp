@@ -167,7 +167,6 @@ void Oracle::track_nostale(const std::vector<RuledFact>& facts) {
     }
     if (f.kind == FactKind::nostale && f.blocks.empty()) nostale_.erase(f.path);
     if (f.kind == FactKind::nostale && !f.blocks.empty()) nostale_[f.path] = f.blocks;
-    if (f.kind == FactKind::nostale) unit_ = static_cast<std::uint32_t>(f.size);
   }
 }
 
@@ -193,13 +192,15 @@ std::vector<RuledFact> Oracle::before(const Op& op, const LiveTree& live) {
     return it != live.end() && files.count(it->second.ino) != 0;
   };
   track_nostale(out);
-  for (const auto& [name, blocks] : nostale_)
-    if (touched(name)) {
-      Fact f = fact(FactKind::nostale, name);
+  for (auto it = nostale_.begin(); it != nostale_.end();)
+    if (touched(it->first)) {
+      Fact f = fact(FactKind::nostale, it->first);
       f.size = unit_;
       out.push_back({f, ""});
+      it = nostale_.erase(it);
+    } else {
+      ++it;
     }
-  track_nostale(out);
   return out;
 }
 

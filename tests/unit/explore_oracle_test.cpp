@@ -55,6 +55,16 @@ struct Run {
     posted.insert(posted.end(), out.begin(), out.end());
     return out;
   }
+  // Every step of `w`.
+  void workload(const crashlab::explore::Workload& w) {
+    for (const Step& s : w.steps) step(s.op.kind, s.op.path, s.op.second, s.persist, s.persist_path);
+  }
+  // Every fact posted so far, folded as the crash lab folds them.
+  crashlab::FactChecker checker() const {
+    crashlab::FactChecker facts;
+    for (const RuledFact& f : posted) facts.add(f.fact);
+    return facts;
+  }
 };
 
 std::vector<std::string> labels(const std::vector<RuledFact>& facts) {
@@ -159,17 +169,14 @@ TEST_CASE("the oracle's facts hold on the tree that made them, and a removed nam
   const crashlab::explore::Generator g(1);
   for (std::uint64_t i = 0; i < g.count(); i += 3) {
     Run run;
-    crashlab::FactChecker facts;
     const auto w = g.at(i);
-    for (const Step& s : w.steps)
-      for (const RuledFact& f : run.step(s.op.kind, s.op.path, s.op.second, s.persist, s.persist_path)) facts.add(f.fact);
+    run.workload(w);
     INFO(w.name);
-    CHECK(facts.check(nvj::cli::DirectoryFacts(run.root)).empty());
+    CHECK(run.checker().check(nvj::cli::DirectoryFacts(run.root)).empty());
   }
   Run run;
   run.step(OpKind::mkdir, "A", "", Persist::sync);
-  crashlab::FactChecker facts;
-  for (const RuledFact& f : run.posted) facts.add(f.fact);
+  const crashlab::FactChecker facts = run.checker();
   std::ofstream(run.root / "A" / "foo") << "back";
   const auto broken = facts.check(nvj::cli::DirectoryFacts(run.root));
   REQUIRE(broken.size() == 1);
@@ -192,8 +199,7 @@ TEST_CASE("a file renamed and then changed is promised under one of the rename's
     run.step(OpKind::rename_over, "A/foo", "A/bar", Persist::none);
     const auto changed = run.step(OpKind::write_append, "A/bar", "", p, p == Persist::fsync ? "A/bar" : "");
     CHECK(has(changed, FactKind::rewrite, "A/bar", ""));
-    crashlab::FactChecker facts;
-    for (const RuledFact& f : run.posted) facts.add(f.fact);
+    const crashlab::FactChecker facts = run.checker();
     const auto broken = facts.check(nvj::cli::DirectoryFacts(run.root));
     CAPTURE(static_cast<int>(p), labels(run.posted));
     CHECK(broken.empty());
@@ -212,11 +218,9 @@ TEST_CASE("the oracle's facts hold on the final tree of every workload of seq-2'
   std::uint64_t failing = 0;
   for (std::uint64_t i = 0; i < g.count(); ++i) {
     Run run;
-    crashlab::FactChecker facts;
     const auto w = g.at(i);
-    for (const Step& s : w.steps)
-      for (const RuledFact& f : run.step(s.op.kind, s.op.path, s.op.second, s.persist, s.persist_path)) facts.add(f.fact);
-    const auto broken = facts.check(nvj::cli::DirectoryFacts(run.root));
+    run.workload(w);
+    const auto broken = run.checker().check(nvj::cli::DirectoryFacts(run.root));
     if (!broken.empty()) {
       ++failing;
       UNSCOPED_INFO(i << ": " << w.name << ": " << broken.front().path << " " << broken.front().what);
@@ -243,13 +247,10 @@ TEST_CASE("the oracle's facts hold on the final tree of a random sample of seq-2
     for (int n = 0; n < 1000; ++n) {
       const std::uint64_t i = pick(rng);
       Run run(true, n % 2 == 1);  // every other one with --promises tested's rules too
-      crashlab::FactChecker facts;
       const auto w = g.at(i);
       INFO("seq-" << bound << " workload " << i << ": " << w.name);
-      for (const Step& s : w.steps)
-        for (const RuledFact& f : run.step(s.op.kind, s.op.path, s.op.second, s.persist, s.persist_path))
-          facts.add(f.fact);
-      const auto broken = facts.check(nvj::cli::DirectoryFacts(run.root));
+      run.workload(w);
+      const auto broken = run.checker().check(nvj::cli::DirectoryFacts(run.root));
       ++checked;
       if (!broken.empty()) {
         ++failing;
@@ -287,8 +288,7 @@ TEST_CASE("a name of a pending rename reused (linked back, made again) ends what
     else
       run.step(OpKind::creat, "A/foo", "", Persist::none);
     run.step(OpKind::creat, "f2", "", Persist::fsync, "f2");
-    crashlab::FactChecker facts;
-    for (const RuledFact& f : run.posted) facts.add(f.fact);
+    const crashlab::FactChecker facts = run.checker();
     CAPTURE(labels(run.posted));
     CHECK_FALSE(has(run.posted, FactKind::rewrite, "A/bar", ""));
     CHECK(facts.check(nvj::cli::DirectoryFacts(synced.path)).empty());
@@ -377,8 +377,7 @@ TEST_CASE("nostale: judged per block on the files a real folder holds: zeroes an
   run.step(OpKind::creat, "A/foo", "", Persist::none);
   run.step(OpKind::fill, "A/foo", "", Persist::none);
   run.step(OpKind::write_overwrite, "A/foo", "", Persist::fsync, "A/foo");
-  crashlab::FactChecker facts;
-  for (const RuledFact& f : run.posted) facts.add(f.fact);
+  const crashlab::FactChecker facts = run.checker();
   CAPTURE(labels(run.posted));
   REQUIRE(has(run.posted, FactKind::nostale, "A/foo", "no-stale-data"));
   CHECK(facts.check(nvj::cli::DirectoryFacts(run.root)).empty());
@@ -431,8 +430,7 @@ TEST_CASE("the tested level: a file's name and attribute after fsync by the name
     // settles there.
     const auto renamed = run.step(OpKind::rename_new, "A/foo", "A/bar", Persist::fsync, "A/bar");
     CHECK(has(renamed, FactKind::entry, "A", "fsync-file-name") == tested);
-    crashlab::FactChecker facts;
-    for (const RuledFact& f : run.posted) facts.add(f.fact);
+    const crashlab::FactChecker facts = run.checker();
     CHECK(facts.check(nvj::cli::DirectoryFacts(run.root)).empty());
     // An attribute set, the file fsynced: the attribute; a symlink made,
     // its directory fsynced: its target.
@@ -443,14 +441,12 @@ TEST_CASE("the tested level: a file's name and attribute after fsync by the name
     const auto link = run.step(OpKind::symlink, "A/C", "../B/foo", Persist::fsync, "A");
     CHECK(has(link, FactKind::symlink, "A/C", "fsync-dir-symlink") == tested);
     CHECK(has(link, FactKind::entry, "A", "fsync-dir"));
-    for (const RuledFact& f : xattr) facts.add(f.fact);
-    for (const RuledFact& f : removed) facts.add(f.fact);
-    for (const RuledFact& f : link) facts.add(f.fact);
-    CHECK(facts.check(nvj::cli::DirectoryFacts(run.root)).empty());
+    const crashlab::FactChecker all = run.checker();
+    CHECK(all.check(nvj::cli::DirectoryFacts(run.root)).empty());
     if (tested) {
       fs::remove(run.root / "A" / "bar");  // gone: the tested promise breaks
       bool broke = false;
-      for (const auto& v : facts.check(nvj::cli::DirectoryFacts(run.root))) broke = broke || v.path == "A/bar";
+      for (const auto& v : all.check(nvj::cli::DirectoryFacts(run.root))) broke = broke || v.path == "A/bar";
       CHECK(broke);
     }
   }
