@@ -4,7 +4,8 @@
 # --bound fstests; docs/explore-rules.md), on this host's kernel:
 #   - the list: every scenario named after its test (generic/NNN), as many
 #     as crashlab/explore/fstests.cpp holds (80), generic/520's 37 cases
-#     among them; --ops that leaves none is bad input (exit 2, said);
+#     among them; --ops that leaves none, and a --promises level that is
+#     neither posix nor tested, are bad input (exit 2, said);
 #   - ext4, every crash state of every scenario (the fast path, e2fsck on
 #     every state's structure): exit 0, no finding, no oracle error (each
 #     test's facts hold on its own final state), explore.json lists the
@@ -35,6 +36,10 @@ status=0
 "$NVJ" crash explore --bound fstests --ops symlink --list >"$T/none.out" 2>&1 || status=$?
 [ "$status" = 2 ] || fail "--bound fstests --ops symlink (no scenario): exit $status, not 2"
 grep -q "no scenario's own steps are all among the operations given" "$T/none.out" || fail "no scenario: $(cat "$T/none.out")"
+status=0
+"$NVJ" crash explore --bound fstests --promises strict --list >"$T/level.out" 2>&1 || status=$?
+[ "$status" = 2 ] || fail "--promises strict: exit $status, not 2"
+grep -q -- "--promises=strict: expected posix or tested" "$T/level.out" || fail "--promises strict: $(cat "$T/level.out")"
 ordinal() {  # ordinal TEST: the first scenario of TEST
   awk -F'\t' -v t="$1: " 'index($2, t) == 1 { print $1; exit }' "$T/list"
 }
