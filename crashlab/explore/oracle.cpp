@@ -22,6 +22,8 @@ const char* const kNoStale = "no-stale-data";
 const char* const kFsyncFileName = "fsync-file-name";
 const char* const kFsyncFileXattr = "fsync-file-xattr";
 const char* const kFsyncDirSymlink = "fsync-dir-symlink";
+const char* const kFsyncFileLinks = "fsync-file-links";
+const char* const kFsyncFileUnlinked = "fsync-file-unlinked";
 constexpr std::size_t kMaxLabel = 1024;  // the server's bound on a mark's label
 
 Fact fact(FactKind kind, const std::string& path, const std::string& second = "") {
@@ -114,6 +116,19 @@ const std::vector<Rule>& rules() {
        "fstests generic/348 (a symlink made, its directory fsynced: it holds its target), generic/690 (a symlink "
        "renamed, its directory fsynced: under its new name, with its target); generic tests, run on ext4, XFS, "
        "btrfs and f2fs",
+       "tested"},
+      {kFsyncFileLinks,
+       "after fsync(F) returns, F's link count is durable, and each of its names is there (in a directory whose own "
+       "name is durable; not a name a rename not yet durable gave it)",
+       "fstests generic/520 (a file made and linked, fsynced by either name: the first name there with both links, "
+       "fsck clean), generic/104 (links made to two files, one fsynced: its link count); generic tests, run on "
+       "ext4, XFS, btrfs and f2fs; fsync(2) does not promise names",
+       "tested"},
+      {kFsyncFileUnlinked,
+       "after fsync(F) returns, each durable name of F removed by unlink is gone (not made again since)",
+       "fstests generic/106 (a link removed, the file fsynced by its other name in the same directory: the name is "
+       "gone), generic/107 (a link removed in another directory than the fsynced name: gone); generic tests, run "
+       "on ext4, XFS, btrfs and f2fs",
        "tested"},
   };
   return table;
@@ -237,6 +252,26 @@ std::vector<RuledFact> Oracle::written(const Step& step, const LiveTree& live) {
 std::vector<RuledFact> Oracle::before_op(const Op& op, const LiveTree& live) {
   std::vector<RuledFact> out;
   same_file_rename_ = false;
+  // A name made again, or moved with its directory, is no longer one
+  // fsync-file-unlinked may say is gone.
+  switch (op.kind) {
+    case OpKind::creat:
+    case OpKind::mkdir:
+    case OpKind::symlink:
+      name_made(op.path);
+      break;
+    case OpKind::link:
+    case OpKind::rename_new:
+    case OpKind::rename_over:
+      name_made(op.second);
+      break;
+    case OpKind::rename_dir:
+      name_made(op.path);
+      name_made(op.second);
+      break;
+    default:
+      break;
+  }
   const auto add = [&](FactKind kind, const std::string& path, const std::string& second = "") {
     out.push_back({fact(kind, path, second), ""});
     if (kind == FactKind::remove) forget_rename(path);  // nothing is said of it any more
@@ -301,6 +336,10 @@ std::vector<RuledFact> Oracle::before_op(const Op& op, const LiveTree& live) {
       break;
     case OpKind::unlink:
     case OpKind::rmdir:
+      if (const auto it = live.find(op.path);
+          op.kind == OpKind::unlink && it != live.end() && it->second.type == LiveEntry::Type::file &&
+          durable_.count(op.path) != 0)
+        unlinked_[file_of(it->second.ino)].insert(op.path);
       add(FactKind::remove, op.path);
       inode_changes(op.path, op.path);
       durable_.erase(op.path);
@@ -358,6 +397,11 @@ void Oracle::settle_rename(const std::string& path) {
 }
 
 void Oracle::leave_rename(const std::string& path) { rename_group_.erase(path); }
+
+void Oracle::name_made(const std::string& path) {
+  for (auto& [file, names] : unlinked_)
+    std::erase_if(names, [&](const std::string& n) { return n == path || under(n, path); });
+}
 
 void Oracle::dir_synced(const std::string& dir, const LiveTree& live, const char* rule_id, std::vector<RuledFact>& out) {
   if (dir != "." && durable_.count(dir) == 0) return;  // its own name may not be there: nothing is promised
@@ -470,6 +514,7 @@ std::vector<RuledFact> Oracle::promised(const Step& step, const LiveTree& live) 
     case Persist::sync: {
       for (const auto& [path, e] : live) durable_.insert(path);
       tested_names_.clear();
+      unlinked_.clear();  // every name gone is said so below
       dir_synced(".", live, kSync, out);
       for (const auto& [path, e] : live)
         if (e.type == LiveEntry::Type::dir) dir_synced(path, live, kSync, out);
@@ -500,33 +545,62 @@ std::vector<RuledFact> Oracle::promised(const Step& step, const LiveTree& live) 
     return out;
   }
   if (it == live.end() || it->second.type != LiveEntry::Type::file) return out;
-  // --promises tested: the name the file was fsynced by (its directory's
-  // own name durable), and with it what fsync-file says under it.
-  if (options_.tested && step.persist == Persist::fsync && durable_.count(target) == 0) {
-    const std::string dir = parent_of(target);
-    if (dir == "." || durable_.count(dir) != 0) {
-      out.push_back({fact(FactKind::entry, dir, name_in(target)), kFsyncFileName});
-      durable_.insert(target);
-      tested_names_.insert(target);
-      settle_rename(target);
-    }
+  const std::uint64_t ino = it->second.ino;
+  const bool tested = options_.tested && step.persist == Persist::fsync;
+  // --promises tested: the name the file was fsynced by (a pending
+  // rename's new name settles there), then its other names (none a pending
+  // rename gave it), each where its directory's own name is durable, and
+  // with them what fsync-file says under each.
+  const auto name_durable = [&](const std::string& path, const char* rule_id) {
+    const std::string dir = parent_of(path);
+    if (durable_.count(path) != 0 || (dir != "." && durable_.count(dir) == 0)) return;
+    if (rule_id == kFsyncFileLinks && renamed_to_.count(path) != 0) return;
+    out.push_back({fact(FactKind::entry, dir, name_in(path)), rule_id});
+    durable_.insert(path);
+    tested_names_[path] = rule_id;
+    settle_rename(path);
+  };
+  if (tested) {
+    name_durable(target, kFsyncFileName);
+    for (const auto& [path, e] : live)
+      if (e.ino == ino) name_durable(path, kFsyncFileLinks);
   }
+  // Its link count is known unless a pending rename may show it under two names.
+  bool links_known = tested;
+  for (const auto& [path, e] : live)
+    if (e.ino == ino && renamed_to_.count(path) != 0) links_known = false;
   // The file's data, under every name of it whose entry is durable.
   const char* rule_id = step.persist == Persist::fsync ? kFsyncFile : kFdatasyncFile;
   for (const auto& [path, e] : live)
-    if (e.ino == it->second.ino && durable_.count(path) != 0) {
-      // Under a name only fsync-file-name made durable, that rule's.
-      const char* said_by = tested_names_.count(path) != 0 ? kFsyncFileName : rule_id;
+    if (e.ino == ino && durable_.count(path) != 0) {
+      // Under a name only a rule of the level tested made durable, that rule's.
+      const auto by = tested_names_.find(path);
+      const char* said_by = by != tested_names_.end() ? by->second : rule_id;
       content(path, e, said_by);
       if (step.persist == Persist::fsync) inode_facts(path, e, false, said_by);
-      if (options_.tested && step.persist == Persist::fsync) {  // its attribute user.nvj, set or not
-        Fact x = fact(e.has_xattr ? FactKind::xattr : FactKind::noxattr, path, "user.nvj");
-        x.size = e.xattr_size;
-        x.crc32c = e.xattr_crc;
-        out.push_back({x, kFsyncFileXattr});
-      }
+      if (!tested) continue;
+      Fact x = fact(e.has_xattr ? FactKind::xattr : FactKind::noxattr, path, "user.nvj");  // user.nvj, set or not
+      x.size = e.xattr_size;
+      x.crc32c = e.xattr_crc;
+      out.push_back({x, kFsyncFileXattr});
+      if (!links_known) continue;
+      Fact links = fact(FactKind::nlink, path);
+      links.size = e.nlink;
+      out.push_back({links, kFsyncFileLinks});
     }
-  rewritten_.erase(it->second.ino);
+  // The durable names unlinked from it, gone.
+  if (tested) {
+    const auto gone = unlinked_.find(file_of(ino));
+    if (gone != unlinked_.end()) {
+      for (const std::string& path : gone->second)
+        if (live.count(path) == 0) {
+          out.push_back({fact(FactKind::absent, path), kFsyncFileUnlinked});
+          leave_rename(path);
+        }
+      unlinked_.erase(gone);
+    }
+  }
+  rewritten_.erase(ino);
   return out;
 }
 

@@ -111,9 +111,15 @@ class Oracle {
 
   OracleOptions options_;
   std::set<std::string> durable_;  // names whose entry is durable, "." being durable always
-  // Durable names only a rule of the level tested made so (fsync-file-name):
-  // what is said under them is that rule's, not fsync-file's.
-  std::set<std::string> tested_names_;
+  // Durable names only a rule of the level tested made so (fsync-file-name,
+  // fsync-file-links), with that rule: what is said under them is its, not
+  // fsync-file's.
+  std::map<std::string, const char*> tested_names_;
+  // Durable names unlinked from each file (by file, file_of()) and not made
+  // again since, nor moved with a directory: what fsync-file-unlinked says
+  // is gone once the file is fsynced.
+  std::map<std::uint64_t, std::set<std::string>> unlinked_;
+  void name_made(const std::string& path);
   // Names a posted rename moved a file to: facts said of the file go with
   // them until the rename settles.
   std::set<std::string> renamed_to_;

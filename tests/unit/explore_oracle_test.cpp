@@ -453,3 +453,75 @@ TEST_CASE("the tested level: a file's name and attribute after fsync by the name
 }
 
 }  // namespace explore_oracle_test
+
+namespace explore_oracle_test {
+
+TEST_CASE("the tested level: a file's links after fsync (its names, its link count) and the names unlinked from it",
+          "[explore]") {
+  for (const bool tested : {false, true}) {
+    CAPTURE(tested);
+    // generic/520's shape: a new file linked into a durable directory, fsynced by its first name.
+    Run run(true, tested);
+    run.step(OpKind::mkdir, "A", "", Persist::sync);
+    run.step(OpKind::creat, "foo", "", Persist::none);
+    const auto linked = run.step(OpKind::link, "foo", "A/bar", Persist::fsync, "foo");
+    CAPTURE(labels(linked));
+    CHECK(has(linked, FactKind::entry, ".", "fsync-file-name") == tested);
+    CHECK(has(linked, FactKind::entry, "A", "fsync-file-links") == tested);
+    CHECK(has(linked, FactKind::nlink, "foo", "fsync-file-links") == tested);
+    CHECK(has(linked, FactKind::nlink, "A/bar", "fsync-file-links") == tested);
+    CHECK(has(linked, FactKind::file, "A/bar", "fsync-file-links") == tested);  // said under the name it made durable
+    CHECK(run.checker().check(nvj::cli::DirectoryFacts(run.root)).empty());
+    // generic/107's shape: a durable link removed in another directory, the file fsynced by its first name.
+    run.step(OpKind::link, "foo", "A/foo", Persist::sync);
+    const auto unlinked = run.step(OpKind::unlink, "A/foo", "", Persist::fsync, "foo");
+    CAPTURE(labels(unlinked));
+    CHECK(has(unlinked, FactKind::absent, "A/foo", "fsync-file-unlinked") == tested);
+    CHECK(has(unlinked, FactKind::nlink, "foo", "fsync-file-links") == tested);
+    const crashlab::FactChecker facts = run.checker();
+    CHECK(facts.check(nvj::cli::DirectoryFacts(run.root)).empty());
+    if (tested) {
+      // A crash that shows the removed name, or loses the link: the tested promises break.
+      fs::create_hard_link(run.root / "foo", run.root / "A" / "foo");
+      bool shown = false, count = false;
+      for (const auto& v : facts.check(nvj::cli::DirectoryFacts(run.root))) {
+        shown = shown || (v.path == "A/foo" && v.what == "absent");
+        count = count || (v.path == "foo" && v.what == "nlink");
+      }
+      CHECK(shown);
+      CHECK(count);
+      fs::remove(run.root / "A" / "foo");
+      fs::remove(run.root / "A" / "bar");
+      bool lost = false;
+      for (const auto& v : facts.check(nvj::cli::DirectoryFacts(run.root))) lost = lost || v.path == "A/bar";
+      CHECK(lost);
+    }
+  }
+}
+
+TEST_CASE("the tested level says nothing of a name unlinked and made again, nor of links a pending rename may double",
+          "[explore]") {
+  Run run(true, true);
+  run.step(OpKind::mkdir, "A", "", Persist::none);
+  run.step(OpKind::creat, "foo", "", Persist::none);
+  run.step(OpKind::link, "foo", "A/foo", Persist::sync);
+  run.step(OpKind::unlink, "A/foo", "", Persist::none);
+  run.step(OpKind::creat, "A/foo", "", Persist::none);  // another file under the name, not durable
+  run.step(OpKind::unlink, "A/foo", "", Persist::none);
+  const auto fsynced = run.step(OpKind::nothing, "", "", Persist::fsync, "foo");
+  CAPTURE(labels(fsynced));
+  CHECK_FALSE(has(fsynced, FactKind::absent, "A/foo", "fsync-file-unlinked"));
+  CHECK(has(fsynced, FactKind::nlink, "foo", "fsync-file-links"));
+  // A durable name renamed, not yet durable: the file may show under both
+  // names, so its link count is not said.
+  run.step(OpKind::link, "foo", "A/bar", Persist::sync);
+  run.step(OpKind::rename_new, "A/bar", "A/foo", Persist::none);
+  const auto renamed = run.step(OpKind::nothing, "", "", Persist::fsync, "foo");
+  CAPTURE(labels(renamed));
+  CHECK(has(renamed, FactKind::file, "foo", "fsync-file"));
+  CHECK_FALSE(has(renamed, FactKind::nlink, "foo", "fsync-file-links"));
+  CHECK_FALSE(has(renamed, FactKind::entry, "A", "fsync-file-links"));
+  CHECK(run.checker().check(nvj::cli::DirectoryFacts(run.root)).empty());
+}
+
+}  // namespace explore_oracle_test
