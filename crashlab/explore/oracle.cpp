@@ -24,6 +24,7 @@ const char* const kFsyncFileXattr = "fsync-file-xattr";
 const char* const kFsyncDirSymlink = "fsync-dir-symlink";
 const char* const kFsyncFileLinks = "fsync-file-links";
 const char* const kFsyncFileUnlinked = "fsync-file-unlinked";
+const char* const kFsyncFileRenamed = "fsync-file-renamed";
 constexpr std::size_t kMaxLabel = 1024;  // the server's bound on a mark's label
 
 Fact fact(FactKind kind, const std::string& path, const std::string& second = "") {
@@ -129,6 +130,12 @@ const std::vector<Rule>& rules() {
        "fstests generic/106 (a link removed, the file fsynced by its other name in the same directory: the name is "
        "gone), generic/107 (a link removed in another directory than the fsynced name: gone); generic tests, run "
        "on ext4, XFS, btrfs and f2fs",
+       "tested"},
+      {kFsyncFileRenamed,
+       "after fsync(F) returns by the new name a rename within one directory gave it, the durable name it had "
+       "before is gone (not made again since)",
+       "fstests generic/534 (a file renamed to a new name in its directory, fsynced by that name: the old name is "
+       "gone); a generic test, run on ext4, XFS, btrfs and f2fs",
        "tested"},
   };
   return table;
@@ -304,6 +311,13 @@ std::vector<RuledFact> Oracle::before_op(const Op& op, const LiveTree& live) {
   // A rename: found under one of the names only if it had a durable one;
   // else nothing is said of either name any more.
   const auto moved = [&] {
+    // The durable name a rename to a new name in the same directory moves
+    // the file from (its first, if renamed again before it settled).
+    const auto from = renamed_from_.find(op.path);
+    std::string origin = from != renamed_from_.end() ? from->second : durable_.count(op.path) != 0 ? op.path : "";
+    if (from != renamed_from_.end()) renamed_from_.erase(from);
+    if (op.kind == OpKind::rename_new && !origin.empty() && parent_of(origin) == parent_of(op.second))
+      renamed_from_[op.second] = origin;
     if (durable_.count(op.path) != 0) {
       out.push_back({fact(FactKind::rename, op.path, op.second), kRenameKeeps});
       renamed_to_.erase(op.path);
@@ -377,12 +391,14 @@ std::vector<RuledFact> Oracle::before_op(const Op& op, const LiveTree& live) {
 // tied to it); an absent fact takes that name out of it (leave_rename).
 void Oracle::forget_rename(const std::string& path) {
   renamed_to_.erase(path);
+  std::erase_if(renamed_from_, [&](const auto& r) { return r.first == path || r.second == path; });
   const auto it = rename_group_.find(path);
   if (it == rename_group_.end()) return;
   const std::size_t group = it->second;
   for (auto g = rename_group_.begin(); g != rename_group_.end();)
     if (g->second == group) {
       renamed_to_.erase(g->first);
+      renamed_from_.erase(g->first);
       g = rename_group_.erase(g);
     } else {
       ++g;
@@ -399,8 +415,9 @@ void Oracle::settle_rename(const std::string& path) {
 void Oracle::leave_rename(const std::string& path) { rename_group_.erase(path); }
 
 void Oracle::name_made(const std::string& path) {
-  for (auto& [file, names] : unlinked_)
-    std::erase_if(names, [&](const std::string& n) { return n == path || under(n, path); });
+  const auto at = [&](const std::string& n) { return n == path || under(n, path); };
+  for (auto& [file, names] : unlinked_) std::erase_if(names, at);
+  std::erase_if(renamed_from_, [&](const auto& r) { return at(r.first) || at(r.second); });
 }
 
 void Oracle::dir_synced(const std::string& dir, const LiveTree& live, const char* rule_id, std::vector<RuledFact>& out) {
@@ -410,6 +427,7 @@ void Oracle::dir_synced(const std::string& dir, const LiveTree& live, const char
       out.push_back({fact(FactKind::entry, dir, name_in(path)), rule_id});
       durable_.insert(path);
       tested_names_.erase(path);
+      renamed_from_.erase(path);  // its directory's entries say the old name's absence
       settle_rename(path);
       // --promises tested: a symlink's target with its name (sync says it
       // of every symlink already).
@@ -515,6 +533,7 @@ std::vector<RuledFact> Oracle::promised(const Step& step, const LiveTree& live) 
       for (const auto& [path, e] : live) durable_.insert(path);
       tested_names_.clear();
       unlinked_.clear();  // every name gone is said so below
+      renamed_from_.clear();
       dir_synced(".", live, kSync, out);
       for (const auto& [path, e] : live)
         if (e.type == LiveEntry::Type::dir) dir_synced(path, live, kSync, out);
@@ -588,6 +607,14 @@ std::vector<RuledFact> Oracle::promised(const Step& step, const LiveTree& live) 
       links.size = e.nlink;
       out.push_back({links, kFsyncFileLinks});
     }
+  // The durable name a rename in its directory moved it from, gone.
+  if (const auto from = renamed_from_.find(target); tested && from != renamed_from_.end()) {
+    if (durable_.count(target) != 0 && live.count(from->second) == 0) {
+      out.push_back({fact(FactKind::absent, from->second), kFsyncFileRenamed});
+      leave_rename(from->second);
+    }
+    renamed_from_.erase(from);
+  }
   // The durable names unlinked from it, gone.
   if (tested) {
     const auto gone = unlinked_.find(file_of(ino));

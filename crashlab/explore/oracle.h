@@ -119,6 +119,11 @@ class Oracle {
   // again since, nor moved with a directory: what fsync-file-unlinked says
   // is gone once the file is fsynced.
   std::map<std::uint64_t, std::set<std::string>> unlinked_;
+  // The durable name each pending rename within one directory moved a file
+  // from, by the name it moved it to (renamed again before it settled: the
+  // first one): what fsync-file-renamed says is gone once the file is
+  // fsynced by the new name.
+  std::map<std::string, std::string> renamed_from_;
   void name_made(const std::string& path);
   // Names a posted rename moved a file to: facts said of the file go with
   // them until the rename settles.

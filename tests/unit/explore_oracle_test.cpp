@@ -430,6 +430,7 @@ TEST_CASE("the tested level: a file's name and attribute after fsync by the name
     // settles there.
     const auto renamed = run.step(OpKind::rename_new, "A/foo", "A/bar", Persist::fsync, "A/bar");
     CHECK(has(renamed, FactKind::entry, "A", "fsync-file-name") == tested);
+    CHECK(has(renamed, FactKind::absent, "A/foo", "fsync-file-renamed") == tested);  // generic/534: the old name gone
     const crashlab::FactChecker facts = run.checker();
     CHECK(facts.check(nvj::cli::DirectoryFacts(run.root)).empty());
     // An attribute set, the file fsynced: the attribute; a symlink made,
@@ -444,6 +445,11 @@ TEST_CASE("the tested level: a file's name and attribute after fsync by the name
     const crashlab::FactChecker all = run.checker();
     CHECK(all.check(nvj::cli::DirectoryFacts(run.root)).empty());
     if (tested) {
+      fs::copy_file(run.root / "A" / "bar", run.root / "A" / "foo");  // the old name back: fsync-file-renamed breaks
+      bool back = false;
+      for (const auto& v : all.check(nvj::cli::DirectoryFacts(run.root))) back = back || v.path == "A/foo";
+      CHECK(back);
+      fs::remove(run.root / "A" / "foo");
       fs::remove(run.root / "A" / "bar");  // gone: the tested promise breaks
       bool broke = false;
       for (const auto& v : all.check(nvj::cli::DirectoryFacts(run.root))) broke = broke || v.path == "A/bar";
@@ -501,6 +507,26 @@ TEST_CASE("the tested level: a file's links after fsync (its names, its link cou
 
 TEST_CASE("the tested level says nothing of a name unlinked and made again, nor of links a pending rename may double",
           "[explore]") {
+  {
+    // Renamed to another directory (generic/534 renames within one), or
+    // the old name made again and removed before the fsync: nothing said of it.
+    Run run(true, true);
+    run.step(OpKind::mkdir, "A", "", Persist::none);
+    run.step(OpKind::creat, "foo", "", Persist::none);
+    run.step(OpKind::creat, "bar", "", Persist::sync);
+    const auto across = run.step(OpKind::rename_new, "foo", "A/foo", Persist::fsync, "A/foo");
+    CAPTURE(labels(across));
+    CHECK(has(across, FactKind::entry, "A", "fsync-file-name"));
+    CHECK_FALSE(has(across, FactKind::absent, "foo", "fsync-file-renamed"));
+    run.step(OpKind::rename_new, "bar", "baz", Persist::none);
+    run.step(OpKind::creat, "bar", "", Persist::none);
+    run.step(OpKind::unlink, "bar", "", Persist::none);
+    const auto again = run.step(OpKind::nothing, "", "", Persist::fsync, "baz");
+    CAPTURE(labels(again));
+    CHECK(has(again, FactKind::entry, ".", "fsync-file-name"));
+    CHECK_FALSE(has(again, FactKind::absent, "bar", "fsync-file-renamed"));
+    CHECK(run.checker().check(nvj::cli::DirectoryFacts(run.root)).empty());
+  }
   Run run(true, true);
   run.step(OpKind::mkdir, "A", "", Persist::none);
   run.step(OpKind::creat, "foo", "", Persist::none);
