@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -186,7 +187,8 @@ int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameter
   o.filesystem = a.filesystem;
   if (a.filesystem == "btrfs") o.exports = {"data"};
   Testbed lab(std::move(o));
-  const ExploreContext context{&lab, a, max_states, folder};
+  std::optional<MountedBase> base;
+  const ExploreContext context{&lab, a, max_states, folder, "", &base};
   lab.unmount();
   lab.post("/base/keep");
   std::printf("== exploring %zu of the %llu workloads of %s%s\n", mine.size(),

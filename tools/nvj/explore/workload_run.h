@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -20,6 +21,18 @@
 
 namespace nvj::cli {
 
+// The kept base as the kernel shows it right after a mount: its root's
+// inode and links, its blocks and inodes, free and in all (statvfs). The
+// same at every mount of the same base; a difference is the host serving
+// something else than the base (an old page of a device's cache), which
+// would make every crash state of the workload wrong.
+struct MountedBase {
+  std::uint64_t root_ino = 0, root_links = 0, blocks = 0, blocks_free = 0, files = 0, files_free = 0;
+  bool operator==(const MountedBase&) const = default;
+};
+std::string describe(const MountedBase& b);
+MountedBase mounted_base(const std::filesystem::path& mount_point);
+
 // What every workload of one exploration shares: the lab (mounted between
 // workloads, its base kept; none when a guest runs the workloads), the
 // options, each workload's state budget.
@@ -29,6 +42,9 @@ struct ExploreContext {
   std::uint64_t max_states;  // 0: every unique state
   const RunFolder& folder;
   std::string guest_kernel = {};  // the kernel a guest ran the workloads on, as --kernel names it exactly ("": this host)
+  // The base as the first workload's mount showed it, which every later
+  // mount must show again (run_workload); null: not checked.
+  std::optional<MountedBase>* base = nullptr;
 };
 
 // Where a workload's time goes, in the order it goes there.

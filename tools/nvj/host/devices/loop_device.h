@@ -3,6 +3,7 @@
 // block device the host's filesystems mount.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace nvj::cli {
@@ -30,8 +31,12 @@ std::string loop_backing_file(const std::string& device);
 
 // Drops what the host caches of a block device (BLKFLSBUF, as blockdev
 // --flushbufs), so that the next read reaches what is under it: a state
-// written into a loop device's file, an export put back to its base.
-// Throws naming the device.
+// written into a loop device's file, an export put back to its base. Flushes
+// again until no page of it is cached (BLKFLSBUF skips pages something holds
+// for a moment, silently); throws naming the device if pages stay.
 void drop_block_cache(const std::string& device);
+
+// How many pages of a block device's contents the host caches now (mincore).
+std::uint64_t cached_pages(const std::string& device);
 
 }  // namespace nvj::cli
