@@ -25,8 +25,10 @@
 #include "crashlab/explore/generator.h"
 #include "crashlab/explore/oracle.h"
 #include "tools/nvj/crash/lab_parameters.h"
+#include "tools/nvj/crash/progress.h"
 #include "tools/nvj/crash/shard.h"
 #include "tools/nvj/crash/subcommands.h"
+#include "tools/nvj/explore/explore_log.h"
 #include "tools/nvj/explore/explore_report.h"
 #include "tools/nvj/explore/guest_explore.h"
 #include "tools/nvj/explore/workload_run.h"
@@ -120,6 +122,25 @@ struct ExploreTally {
     }
   }
 
+  // An outcome an earlier run of the same exploration logged (--resume).
+  void restore(const LoggedOutcome& o) {
+    ++done;
+    for (std::size_t k = 0; k < kExplorePhaseCount && k < o.phases.size(); ++k) {
+      phases[k] += o.phases[k];
+      earlier_seconds += o.phases[k];
+    }
+    const Json& e = o.entry;
+    if (!e.at("error").is_null()) ++errors;
+    states += e.at("states").get<std::uint64_t>();
+    if (!e.at("oracle_error").is_null())
+      ++oracle_errors;
+    else if (e.at("failing").get<std::uint64_t>() > 0)
+      ++findings;
+    if (o.status > 1) worst = o.status;
+    workloads.push_back(e);
+  }
+  double earlier_seconds = 0;  // the restored workloads' time
+
   // explore.json's figures; the caller adds what it knows beyond them.
   Json report(const ExploreArgs& a, const std::vector<std::string>& parameters, std::uint64_t max_states,
               const Generator& generator, const Shard& shard, double seconds) const {
@@ -174,6 +195,30 @@ struct ExploreTally {
   }
 };
 
+// A line every 30 s while workloads run: how many are explored (before
+// this run too), the rate of this run, the time left at that rate.
+class ExploreProgress {
+ public:
+  ExploreProgress(std::size_t total, std::size_t before) : total_(total), before_(before) {}
+  void one_more() {
+    ++done_;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::seconds(30) && before_ + done_ < total_) return;
+    last_ = now;
+    const double seconds = std::chrono::duration<double>(now - start_).count();
+    const std::size_t explored = before_ + done_;
+    const std::string left = Progress::time_left(done_, total_ - before_, seconds);
+    std::printf("== %zu of %zu workloads explored (%zu%%), %.2f workloads/s%s%s\n", explored, total_,
+                explored * 100 / std::max<std::size_t>(total_, 1), static_cast<double>(done_) / std::max(seconds, 1e-9),
+                left.empty() ? "" : ", ", left.c_str());
+    std::fflush(stdout);
+  }
+
+ private:
+  std::size_t total_, before_, done_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
+};
+
 // The workloads on this host: one server, one attach, the base restored
 // before each.
 int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameters, std::uint64_t max_states,
@@ -191,14 +236,28 @@ int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameter
   const ExploreContext context{&lab, a, max_states, folder, "", &base};
   lab.unmount();
   lab.post("/base/keep");
-  std::printf("== exploring %zu of the %llu workloads of %s%s\n", mine.size(),
+  // What an earlier run of this exploration finished (--resume), and the
+  // log each workload's outcome joins as it ends.
+  ExploreTally tally;
+  std::set<std::uint64_t> finished;
+  const std::set<std::uint64_t> planned(mine.begin(), mine.end());
+  for (const LoggedOutcome& before : read_outcomes(out)) {
+    if (planned.count(before.ordinal) == 0 || !finished.insert(before.ordinal).second)
+      throw std::runtime_error((out / "outcomes.jsonl").string() + ": workload " + std::to_string(before.ordinal) +
+                               (planned.count(before.ordinal) == 0 ? " is not in the plan" : " is there twice"));
+    tally.restore(before);
+  }
+  OutcomeLog log(out);
+  std::printf("== exploring %zu of the %llu workloads of %s%s%s\n", mine.size(),
               static_cast<unsigned long long>(generator.count()), a.bound.c_str(),
-              shard.count > 1 ? (" (shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) + ")").c_str() : "");
+              shard.count > 1 ? (" (shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) + ")").c_str() : "",
+              finished.empty() ? "" : (", " + std::to_string(finished.size()) + " of them explored before").c_str());
   std::fflush(stdout);
   const auto start = std::chrono::steady_clock::now();
-  ExploreTally tally;
+  ExploreProgress progress(mine.size(), finished.size());
   for (const std::uint64_t i : mine) {
     if (interrupted()) break;
+    if (finished.count(i) != 0) continue;
     const Workload w = generator.at(i);
     WorkloadOutcome r;
     try {
@@ -223,8 +282,19 @@ int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameter
         std::printf("  minimal: %s: %llu of %llu states fail\n", m.workload.name.c_str(),
                     static_cast<unsigned long long>(m.outcome.failing), static_cast<unsigned long long>(m.outcome.states));
     }
+    log.append({i, tally.workloads.back(), std::vector<double>(std::begin(r.seconds), std::end(r.seconds)), r.status});
+    progress.one_more();
   }
-  const double seconds = seconds_since(start);
+  // In the plan's order, whichever run explored each.
+  std::map<std::uint64_t, std::size_t> position;
+  for (std::size_t k = 0; k < mine.size(); ++k) position[mine[k]] = k;
+  std::stable_sort(tally.workloads.begin(), tally.workloads.end(), [&](const Json& x, const Json& y) {
+    return position.at(x.at("ordinal").get<std::uint64_t>()) < position.at(y.at("ordinal").get<std::uint64_t>());
+  });
+  const double seconds = tally.earlier_seconds + seconds_since(start);
+  if (interrupted())
+    std::printf("== interrupted: nvj crash explore --resume %s goes on with the %zu workloads left\n", out.c_str(),
+                mine.size() - tally.done);
   if (!lab.teardown()) throw std::runtime_error("taking the lab down failed (see above)");
   write_explore_report(tally.report(a, parameters, max_states, generator, shard, seconds), out);
   tally.print_summary("", seconds);
@@ -319,7 +389,58 @@ int explore_in_guests(const ExploreArgs& a, const std::vector<GuestKernel>& kern
 
 }  // namespace
 
-int crash_explore_main(const ExploreArgs& a) {
+namespace {
+
+// The options an exploration runs with, as plan.json keeps them: every one
+// that decides what is explored and how, the shard resolved.
+Json plan_options(const ExploreArgs& a, const Shard& shard) {
+  return Json{{"filesystem", a.filesystem},   {"bound", a.bound},
+              {"ops", a.ops},                 {"mount_options", a.mount_options},
+              {"promises", a.promises},       {"parameters", a.parameters},
+              {"shard", std::to_string(shard.index) + "/" + std::to_string(shard.count)},
+              {"workload", a.workload},       {"no_minimize", a.no_minimize},
+              {"max_states", a.max_states},   {"max_states_given", a.max_states_given},
+              {"structure", a.structure}};
+}
+
+// --resume OUT: the options OUT/plan.json keeps, and its workloads (the
+// command line gives none with it but --keep-run).
+ExploreArgs resumed(const ExploreArgs& given, ExplorePlan& plan) {
+  try {
+    plan = read_plan(fs::absolute(given.resume));
+    const Json& o = plan.options;
+    ExploreArgs a;
+    a.filesystem = o.at("filesystem").get<std::string>();
+    a.bound = o.at("bound").get<std::string>();
+    a.ops = o.at("ops").get<std::string>();
+    a.mount_options = o.at("mount_options").get<std::string>();
+    a.promises = o.at("promises").get<std::string>();
+    a.parameters = o.at("parameters").get<std::vector<std::string>>();
+    a.shard = o.at("shard").get<std::string>();
+    a.workload = o.at("workload").get<std::string>();
+    a.no_minimize = o.at("no_minimize").get<bool>();
+    a.max_states = o.at("max_states").get<std::uint64_t>();
+    a.max_states_given = o.at("max_states_given").get<bool>();
+    a.structure = o.at("structure").get<std::string>();
+    a.out = given.resume;
+    a.resume = given.resume;
+    a.keep = given.keep;
+    return a;
+  } catch (const Json::exception& e) {
+    throw UsageError("nvj crash explore --resume " + given.resume + ": its plan.json's options: " + e.what());
+  } catch (const std::runtime_error& e) {
+    throw UsageError("nvj crash explore --resume: " + std::string(e.what()));
+  }
+}
+
+}  // namespace
+
+int crash_explore_main(const ExploreArgs& given) {
+  ExplorePlan plan;
+  const ExploreArgs a = given.resume.empty() ? given : resumed(given, plan);
+  if (!a.resume.empty() && a.promises != "posix" && a.promises != "tested")
+    throw UsageError("nvj crash explore --resume " + a.resume + ": its plan's promises '" + a.promises +
+                     "': expected posix or tested");
   const Generator generator = explore_generator(a);
   if (a.filesystem != "ext4" && a.filesystem != "xfs" && a.filesystem != "btrfs")
     throw UsageError("nvj crash explore: --fs " + a.filesystem + ": expected ext4, xfs or btrfs");
@@ -351,6 +472,11 @@ int crash_explore_main(const ExploreArgs& a) {
   std::vector<std::uint64_t> mine = only;
   if (only.empty())
     for (std::uint64_t i = shard.index; i < generator.count(); i += shard.count) mine.push_back(i);
+  if (!a.resume.empty()) {
+    if (plan.workloads != mine)
+      throw UsageError("nvj crash explore --resume " + a.resume + ": its plan.json lists other workloads than its options name (" +
+                       std::to_string(plan.workloads.size()) + " against " + std::to_string(mine.size()) + ")");
+  }
   if (a.list) {
     for (const std::uint64_t i : mine) std::printf("%llu\t%s\n", static_cast<unsigned long long>(i), generator.at(i).name.c_str());
     return 0;
@@ -360,6 +486,9 @@ int crash_explore_main(const ExploreArgs& a) {
   // The kernels named are found (or fetched) before anything is made.
   const std::vector<GuestKernel> kernels = a.vm ? kernels_of(a) : std::vector<GuestKernel>{};
   const fs::path out = fs::absolute(a.out);
+  if (a.resume.empty() && fs::exists(out / "plan.json"))
+    throw UsageError("nvj crash explore: --out " + a.out + " holds an exploration already (plan.json): --resume " +
+                     a.out + " goes on with it; another --out starts a new one");
   fs::create_directories(out);
   catch_interrupts();
   RunFolder folder("explore");
@@ -371,6 +500,11 @@ int crash_explore_main(const ExploreArgs& a) {
                        " is not installed: Debian's " + (a.filesystem == "xfs" ? "xfsprogs" : "btrfs-progs") + ")");
   }
   if (a.vm) return explore_in_guests(a, kernels, parameters, max_states, generator, shard, mine, out, folder);
+  if (a.resume.empty()) {
+    // A new exploration: its plan, and no outcome of another one.
+    fs::remove(out / "outcomes.jsonl");
+    write_plan(out, {plan_options(a, shard), mine});
+  }
   return explore_here(a, parameters, max_states, generator, shard, mine, out, folder);
 }
 
@@ -394,8 +528,12 @@ W workloads, S states checked in T s, F findings. With --vm a QEMU guest
 runs the workloads, one boot for all of them, once per --kernel: OUT/VERSION/
 holds each kernel's exploration, OUT/kernels.md and kernels.json set the
 kernels side by side (the workloads whose verdict differs first); the
-recordings are checked on this host. Exit status 0 when no state fails, 1
-when one does, 2 for bad input.
+recordings are checked on this host. On this host a run lasts:
+OUT/plan.json names its workloads before the first, OUT/outcomes.jsonl
+gains each one's outcome as it ends, and --resume OUT goes on where a run
+killed or interrupted stopped, ending with the explore.json of a run never
+stopped. Exit status 0 when no state fails, 1 when one does, 2 for bad
+input.
 )";
 
 }  // namespace
@@ -404,44 +542,63 @@ CrashSubcommand declare_crash_explore(Command& crash) {
   auto explore = std::make_shared<ExploreArgs>();
   Command explores = crash.subcommand("explore", "generate workloads and check every crash state of each");
   explores.describe(kExploreText);
-  explores.add("PARAM", explore->parameters, "the plugin's PARAM=VALUE, over the defaults").value_name("PARAM=VALUE");
-  explores.choice("--fs", explore->filesystem, {"ext4", "xfs", "btrfs"}, "the filesystem (default ext4)");
-  explores.add("--bound", explore->bound,
-               "seq-1 (default), seq-2 or seq-3: core operations per workload; fstests: the scenarios of fstests' "
-               "power-fail tests, each with the facts its test asserts")
-      .value_name("BOUND");
-  explores.add("--ops", explore->ops, "the core operations to draw from, comma-separated (default: all)")
-      .value_name("LIST");
-  explores.add("--mount-options", explore->mount_options, "the workloads' mount options (journal_path= is added)")
-      .value_name("OPTIONS");
-  explores.choice("--promises", explore->promises, {"posix", "tested"},
-                  "the rules' level: posix (default), what POSIX and the filesystems' documents promise; tested, "
-                  "that and what fstests' power-fail tests hold the filesystems to (docs/explore-rules.md)");
-  explores.add("--shard", explore->shard, "this run's share of the workloads, I/N (default: Slurm's or "
-               "Kubernetes' index, else all)").value_name("I/N");
-  explores.add("--workload", explore->workload, "only these workloads (their ordinals in --list, comma-separated)")
-      .value_name("N[,N]...");
-  explores.flag("--list", explore->list, "print the workloads, one per line, and run none");
-  explores.flag("--no-minimize", explore->no_minimize,
-                "leave failing workloads of seq-2 and seq-3 as they are (default: their core steps reduced while "
-                "they fail the same way)");
-  explores.count("--max-states", explore->max_states, 0, std::uint64_t{1} << 40,
-                 "unique crash states checked per workload at most, a sample over its crash points (default: "
-                 "every one on ext4, 40 on XFS and btrfs, whose states the kernel checks one by one)")
-      .value_name("N")
-      .on_given([explore] { explore->max_states_given = true; });
-  explores.choice("--structure", explore->structure, {"every", "none"},
-                  "ext4: e2fsck on the structure of every state, each recovered metadata image once (default: every); "
-                  "none: the facts alone");
-  explores.flag("--vm", explore->vm,
-                "run the workloads in a QEMU guest, one boot for all of them (as nvj vm), once per kernel");
-  explores.add("--kernel", explore->kernels,
-               "with --vm, the guest's kernel: a bzImage, a folder, debian:SUITE or debian:PACKAGE[=VERSION]; several, "
-               "comma-separated or repeated, for a table by kernel (default: the distribution's)")
-      .value_name("KERNEL[,KERNEL]...");
+  // What decides an exploration: --resume takes it from the plan, and none with it.
+  std::vector<Option> decides;
+  decides.push_back(
+      explores.add("PARAM", explore->parameters, "the plugin's PARAM=VALUE, over the defaults").value_name("PARAM=VALUE"));
+  decides.push_back(explores.choice("--fs", explore->filesystem, {"ext4", "xfs", "btrfs"}, "the filesystem (default ext4)"));
+  decides.push_back(explores
+                        .add("--bound", explore->bound,
+                             "seq-1 (default), seq-2 or seq-3: core operations per workload; fstests: the scenarios of "
+                             "fstests' power-fail tests, each with the facts its test asserts")
+                        .value_name("BOUND"));
+  decides.push_back(
+      explores.add("--ops", explore->ops, "the core operations to draw from, comma-separated (default: all)").value_name("LIST"));
+  decides.push_back(explores.add("--mount-options", explore->mount_options, "the workloads' mount options (journal_path= is added)")
+                        .value_name("OPTIONS"));
+  decides.push_back(explores.choice("--promises", explore->promises, {"posix", "tested"},
+                                    "the rules' level: posix (default), what POSIX and the filesystems' documents promise; "
+                                    "tested, that and what fstests' power-fail tests hold the filesystems to "
+                                    "(docs/explore-rules.md)"));
+  decides.push_back(explores
+                        .add("--shard", explore->shard,
+                             "this run's share of the workloads, I/N (default: Slurm's or Kubernetes' index, else all)")
+                        .value_name("I/N"));
+  decides.push_back(
+      explores.add("--workload", explore->workload, "only these workloads (their ordinals in --list, comma-separated)")
+          .value_name("N[,N]..."));
+  decides.push_back(explores.flag("--list", explore->list, "print the workloads, one per line, and run none"));
+  decides.push_back(explores.flag("--no-minimize", explore->no_minimize,
+                                  "leave failing workloads of seq-2 and seq-3 as they are (default: their core steps "
+                                  "reduced while they fail the same way)"));
+  decides.push_back(explores
+                        .count("--max-states", explore->max_states, 0, std::uint64_t{1} << 40,
+                               "unique crash states checked per workload at most, a sample over its crash points "
+                               "(default: every one on ext4, 40 on XFS and btrfs, whose states the kernel checks one by one)")
+                        .value_name("N")
+                        .on_given([explore] { explore->max_states_given = true; }));
+  decides.push_back(explores.choice("--structure", explore->structure, {"every", "none"},
+                                    "ext4: e2fsck on the structure of every state, each recovered metadata image once "
+                                    "(default: every); none: the facts alone"));
+  decides.push_back(explores.flag("--vm", explore->vm,
+                                  "run the workloads in a QEMU guest, one boot for all of them (as nvj vm), once per kernel"));
+  decides.push_back(explores
+                        .add("--kernel", explore->kernels,
+                             "with --vm, the guest's kernel: a bzImage, a folder, debian:SUITE or "
+                             "debian:PACKAGE[=VERSION]; several, comma-separated or repeated, for a table by kernel "
+                             "(default: the distribution's)")
+                        .value_name("KERNEL[,KERNEL]..."));
   explores.flag("--keep-run", explore->keep, "leave the run folder (the server's log) behind");
-  explores.add("--out", explore->out, "the folder for explore.json and each workload's check (required to run)")
-      .value_name("DIR");
+  decides.push_back(
+      explores.add("--out", explore->out, "the folder for explore.json and each workload's check (required to run)")
+          .value_name("DIR"));
+  Option resume = explores
+                      .add("--resume", explore->resume,
+                           "go on with the exploration in DIR where it stopped (killed, interrupted, preempted), with "
+                           "the options its plan.json keeps, exploring the workloads it had not finished; it ends with "
+                           "the explore.json of a run never stopped")
+                      .value_name("DIR");
+  for (const Option& o : decides) resume.excludes(o);
   return {explores, [explore] { return crash_explore_main(*explore); }};
 }
 

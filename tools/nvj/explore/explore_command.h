@@ -41,6 +41,9 @@ struct ExploreArgs {
   // kernel: bzImage files; empty: the distribution's kernel.
   bool vm = false;
   std::vector<std::string> kernels;
+  // --resume OUT: go on with the exploration OUT's plan.json names, every
+  // other option from there.
+  std::string resume;
 };
 
 int crash_explore_main(const ExploreArgs& args);
