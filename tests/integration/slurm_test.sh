@@ -134,4 +134,38 @@ assert all(w["states"] > 0 for w in merged["workloads"])
 print(f"{merged['explored']} workloads, merged from 4 tasks, as explored in one run")
 PY
 [ -f "$T/explored/merged/workloads/0/results.json" ] || fail "the merge did not bring the workloads' folders"
+
+# The array run again (as Slurm requeues a task): each task finds its
+# shard's plan.json and resumes it, exploring nothing explored already.
+status=0
+again=$(timeout 300 sbatch --parsable --wait --array=0-3 "$top/deploy/slurm/crash-explore.sbatch" "$T/explored" "${explore[@]}") ||
+  status=$?
+[ "$status" = 0 ] || fail "the array run again exited $status"
+for i in 0 1 2 3; do
+  grep -Eq "^== exploring ([0-9]+) of the [0-9]+ workloads of seq-1 \(shard $i/4\), \1 of them explored before$" \
+    "$T/nvj-crash-explore-${again}_$i.out" || fail "explore task $i run again did not resume its shard: $(grep '^== exploring' "$T/nvj-crash-explore-${again}_$i.out")"
+done
+
+# How long the bound takes on 4 nodes at shard 0's rate, and the array to submit.
+NVJ="$NVJ" "$top/deploy/slurm/explore-time.sh" --nodes 4 --rate-from "$T/explored/shard-0/explore.json" "${explore[@]}" \
+  >"$T/time.log" || fail "explore-time.sh failed: $(cat "$T/time.log")"
+cat "$T/time.log"
+python3 - "$T/time.log" "$T/explored/shard-0/explore.json" "$T/explore-one/explore.json" <<'PY' || fail "explore-time.sh's figures"
+import json, math, re, sys
+lines = open(sys.argv[1]).read().splitlines()
+shard, one = (json.load(open(p)) for p in sys.argv[2:])
+m = re.match(r"^(\d+) workloads; ([\d.]+) workloads/s on one node", lines[0])
+assert m and int(m[1]) == one["workloads_in_bound"], lines[0]
+rate = shard["explored"] / shard["seconds"]
+assert abs(float(m[2]) - rate) < 0.006, (m[2], rate)
+t = re.search(r"--array=0-3 --time=(\d\d):(\d\d):00 deploy/slurm/crash-explore.sbatch OUT --ops", lines[2])
+assert t, lines[2]
+limit = int(t[1]) * 3600 + int(t[2]) * 60
+assert limit == max(600, math.ceil(math.ceil(one["workloads_in_bound"] / 4) / rate * 1.25 / 60) * 60), (limit, rate)
+PY
+status=0
+NVJ="$NVJ" "$top/deploy/slurm/explore-time.sh" --nodes 0 --rate-from "$T/explored/shard-0/explore.json" >"$T/bad.log" 2>&1 ||
+  status=$?
+[ "$status" = 2 ] || fail "--nodes 0: exit $status, not 2"
+grep -q -- "--nodes '0'" "$T/bad.log" || fail "--nodes 0: the error does not name it: $(cat "$T/bad.log")"
 echo "PASS"
