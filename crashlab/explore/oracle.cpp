@@ -100,7 +100,7 @@ const std::vector<Rule>& rules() {
        "sizes moved on at I/O completion; copy on write)"},
       {kFsyncFileName,
        "after fsync(F) returns, the name F was opened by is durable, if its directory's own name is (a new file's "
-       "name; a renamed file's new one)",
+       "name; the new name a rename gave it, not one it replaced)",
        "fstests generic/342 and generic/376 (a new file under a name just renamed away, fsynced: it is there), "
        "generic/322 (a file renamed, fsynced: under its new name), run on ext4, XFS, btrfs and f2fs; POSIX does "
        "not promise it (Linux man-pages fsync(2), NOTES)",
@@ -318,6 +318,7 @@ std::vector<RuledFact> Oracle::before_op(const Op& op, const LiveTree& live) {
     if (from != renamed_from_.end()) renamed_from_.erase(from);
     if (op.kind == OpKind::rename_new && !origin.empty() && parent_of(origin) == parent_of(op.second))
       renamed_from_[op.second] = origin;
+    if (op.kind == OpKind::rename_over) replaced_.insert(op.second);
     if (durable_.count(op.path) != 0) {
       out.push_back({fact(FactKind::rename, op.path, op.second), kRenameKeeps});
       renamed_to_.erase(op.path);
@@ -391,6 +392,7 @@ std::vector<RuledFact> Oracle::before_op(const Op& op, const LiveTree& live) {
 // tied to it); an absent fact takes that name out of it (leave_rename).
 void Oracle::forget_rename(const std::string& path) {
   renamed_to_.erase(path);
+  replaced_.erase(path);
   std::erase_if(renamed_from_, [&](const auto& r) { return r.first == path || r.second == path; });
   const auto it = rename_group_.find(path);
   if (it == rename_group_.end()) return;
@@ -399,6 +401,7 @@ void Oracle::forget_rename(const std::string& path) {
     if (g->second == group) {
       renamed_to_.erase(g->first);
       renamed_from_.erase(g->first);
+      replaced_.erase(g->first);
       g = rename_group_.erase(g);
     } else {
       ++g;
@@ -418,6 +421,7 @@ void Oracle::name_made(const std::string& path) {
   const auto at = [&](const std::string& n) { return n == path || under(n, path); };
   for (auto& [file, names] : unlinked_) std::erase_if(names, at);
   std::erase_if(renamed_from_, [&](const auto& r) { return at(r.first) || at(r.second); });
+  std::erase_if(replaced_, at);
 }
 
 void Oracle::dir_synced(const std::string& dir, const LiveTree& live, const char* rule_id, std::vector<RuledFact>& out) {
@@ -428,6 +432,7 @@ void Oracle::dir_synced(const std::string& dir, const LiveTree& live, const char
       durable_.insert(path);
       tested_names_.erase(path);
       renamed_from_.erase(path);  // its directory's entries say the old name's absence
+      replaced_.erase(path);
       settle_rename(path);
       // --promises tested: a symlink's target with its name (sync says it
       // of every symlink already).
@@ -534,6 +539,7 @@ std::vector<RuledFact> Oracle::promised(const Step& step, const LiveTree& live) 
       tested_names_.clear();
       unlinked_.clear();  // every name gone is said so below
       renamed_from_.clear();
+      replaced_.clear();
       dir_synced(".", live, kSync, out);
       for (const auto& [path, e] : live)
         if (e.type == LiveEntry::Type::dir) dir_synced(path, live, kSync, out);
@@ -580,7 +586,7 @@ std::vector<RuledFact> Oracle::promised(const Step& step, const LiveTree& live) 
     settle_rename(path);
   };
   if (tested) {
-    name_durable(target, kFsyncFileName);
+    if (replaced_.count(target) == 0) name_durable(target, kFsyncFileName);
     for (const auto& [path, e] : live)
       if (e.ino == ino) name_durable(path, kFsyncFileLinks);
   }

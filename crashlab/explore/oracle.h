@@ -124,6 +124,10 @@ class Oracle {
   // first one): what fsync-file-renamed says is gone once the file is
   // fsynced by the new name.
   std::map<std::string, std::string> renamed_from_;
+  // Names a pending rename over an existing name replaced: fsync of the
+  // file by such a name promises nothing of the name at the level tested
+  // (generic/322 renames to a new name only).
+  std::set<std::string> replaced_;
   void name_made(const std::string& path);
   // Names a posted rename moved a file to: facts said of the file go with
   // them until the rename settles.
