@@ -16,8 +16,9 @@
 #     says it was not interrupted; each workload was explored once (its
 #     outcome logged once); nothing is left behind;
 #   - bad input: --resume with another option, on a folder with no plan, on
-#     a plan that is no plan; --out over an exploration already there: exit
-#     2, naming what is wrong, nothing already there changed.
+#     a plan that is no plan, on an outcome log with a line that is no
+#     outcome; --out over an exploration already there: exit 2, naming what
+#     is wrong, nothing already there changed.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 
@@ -106,5 +107,7 @@ mkdir "$T/empty"
 expect_exit2 "plan.json: no such file" --resume "$T/empty"
 mkdir "$T/notaplan" && echo '{"workloads": 3}' >"$T/notaplan/plan.json"
 expect_exit2 "not a plan" --resume "$T/notaplan"
+mkdir "$T/badline" && cp "$T/resumed/plan.json" "$T/badline/" && printf 'x\n{"ordinal": 0}\n' >"$T/badline/outcomes.jsonl"
+expect_exit2 "outcomes.jsonl, line 1" --resume "$T/badline"
 [ "$before" = "$(md5sum "$T/resumed/plan.json" "$T/resumed/outcomes.jsonl")" ] || fail "bad input changed the exploration"
 echo "PASS"

@@ -220,10 +220,10 @@ class ExploreProgress {
 };
 
 // The workloads on this host: one server, one attach, the base restored
-// before each.
+// before each; those with an outcome `before` (--resume) not run again.
 int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameters, std::uint64_t max_states,
                  const Generator& generator, const Shard& shard, const std::vector<std::uint64_t>& mine,
-                 const fs::path& out, RunFolder& folder) {
+                 const std::vector<LoggedOutcome>& before, const fs::path& out, RunFolder& folder) {
   TestbedOptions o{folder.path(), parameters, a.mount_options, [](const std::string& what) {
                      if (interrupted()) throw std::runtime_error("interrupted");
                      std::printf("== %s\n", what.c_str());
@@ -240,12 +240,9 @@ int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameter
   // log each workload's outcome joins as it ends.
   ExploreTally tally;
   std::set<std::uint64_t> finished;
-  const std::set<std::uint64_t> planned(mine.begin(), mine.end());
-  for (const LoggedOutcome& before : read_outcomes(out)) {
-    if (planned.count(before.ordinal) == 0 || !finished.insert(before.ordinal).second)
-      throw std::runtime_error((out / "outcomes.jsonl").string() + ": workload " + std::to_string(before.ordinal) +
-                               (planned.count(before.ordinal) == 0 ? " is not in the plan" : " is there twice"));
-    tally.restore(before);
+  for (const LoggedOutcome& earlier : before) {
+    finished.insert(earlier.ordinal);
+    tally.restore(earlier);
   }
   OutcomeLog log(out);
   std::printf("== exploring %zu of the %llu workloads of %s%s%s\n", mine.size(),
@@ -472,10 +469,23 @@ int crash_explore_main(const ExploreArgs& given) {
   std::vector<std::uint64_t> mine = only;
   if (only.empty())
     for (std::uint64_t i = shard.index; i < generator.count(); i += shard.count) mine.push_back(i);
+  // --resume: the outcomes logged so far, each of a workload of the plan, once.
+  std::vector<LoggedOutcome> before;
   if (!a.resume.empty()) {
     if (plan.workloads != mine)
       throw UsageError("nvj crash explore --resume " + a.resume + ": its plan.json lists other workloads than its options name (" +
                        std::to_string(plan.workloads.size()) + " against " + std::to_string(mine.size()) + ")");
+    try {
+      before = read_outcomes(fs::absolute(a.resume));
+    } catch (const std::runtime_error& e) {
+      throw UsageError("nvj crash explore --resume: " + std::string(e.what()));
+    }
+    const std::set<std::uint64_t> planned(mine.begin(), mine.end());
+    std::set<std::uint64_t> seen;
+    for (const LoggedOutcome& o : before)
+      if (planned.count(o.ordinal) == 0 || !seen.insert(o.ordinal).second)
+        throw UsageError("nvj crash explore --resume " + a.resume + ": outcomes.jsonl: workload " + std::to_string(o.ordinal) +
+                         (planned.count(o.ordinal) == 0 ? " is not in the plan" : " is there twice"));
   }
   if (a.list) {
     for (const std::uint64_t i : mine) std::printf("%llu\t%s\n", static_cast<unsigned long long>(i), generator.at(i).name.c_str());
@@ -505,7 +515,7 @@ int crash_explore_main(const ExploreArgs& given) {
     fs::remove(out / "outcomes.jsonl");
     write_plan(out, {plan_options(a, shard), mine});
   }
-  return explore_here(a, parameters, max_states, generator, shard, mine, out, folder);
+  return explore_here(a, parameters, max_states, generator, shard, mine, before, out, folder);
 }
 
 namespace {

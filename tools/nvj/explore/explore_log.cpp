@@ -69,10 +69,18 @@ std::vector<LoggedOutcome> read_outcomes(const fs::path& out) {
     if (i + 1 == lines.size() && !whole) break;  // cut short by a kill: its workload runs again
     const std::string where = file.string() + ", line " + std::to_string(i + 1);
     const Json j = parse_json(lines[i], where);
+    const auto entry_ok = [&] {
+      const Json& e = j.at("entry");
+      return e.is_object() && e.contains("ordinal") && e.at("ordinal") == j.at("ordinal") && e.contains("states") &&
+             e.at("states").is_number_unsigned() && e.contains("failing") && e.at("failing").is_number_unsigned() &&
+             e.contains("error") && e.contains("oracle_error");
+    };
     if (!j.is_object() || !j.contains("ordinal") || !j.at("ordinal").is_number_unsigned() || !j.contains("entry") ||
-        !j.at("entry").is_object() || !j.contains("phases") || !j.at("phases").is_array() || !j.contains("status") ||
+        !entry_ok() || !j.contains("phases") || !j.at("phases").is_array() || !j.contains("status") ||
         !j.at("status").is_number_integer())
       throw std::runtime_error(where + ": not a workload's outcome (ordinal, entry, phases and status expected)");
+    for (const Json& s : j.at("phases"))
+      if (!s.is_number()) throw std::runtime_error(where + ": a phase's time that is no number");
     LoggedOutcome o{j.at("ordinal").get<std::uint64_t>(), j.at("entry"), {}, j.at("status").get<int>()};
     for (const Json& s : j.at("phases")) o.phases.push_back(s.get<double>());
     outcomes.push_back(std::move(o));
