@@ -3,7 +3,8 @@
 # The crash lab explores by itself (nvj crash explore), on this host's kernel:
 #   - the enumeration: seq-1 lists at least 300 workloads (ACE's seq-1:
 #     328), every name its own; seq-2's count; --workload N names one, a
-#     list several in its order;
+#     list several in its order; --sample N --seed S draws N of seq-3, the
+#     same for a seed, its shards sharing it out;
 #   - a sixth of seq-1 (--shard 0/6), every operation among it, on one
 #     server and one attach, each workload from the kept base: exit 0, no
 #     finding, every workload's states checked, the closing line, explore.json
@@ -20,7 +21,8 @@
 #   - SIGTERM mid-run: it ends within 30 s, takes the lab down and writes
 #     explore.json of what it finished (interrupted);
 #   - bad input: an unknown operation, an empty bound, a shard out of range,
-#     a workload out of range, a filesystem unknown or one the host cannot
+#     a workload out of range, a sample of none or of more than the bound, a
+#     seed without a sample, a sample with --workload, a filesystem unknown or one the host cannot
 #     make (no mkfs.xfs), a parameter that is no PARAM=VALUE, record=
 #     (its own), fs= other than none for XFS, a data export too small for
 #     XFS: exit 2, naming it.
@@ -56,6 +58,22 @@ n2=$("$NVJ" crash explore --bound seq-2 --list | wc -l)
 echo "seq-1: $n1 workloads, seq-2: $n2"
 line=$("$NVJ" crash explore --list --workload 100)
 [ "$line" = "$(sed -n 101p "$T/seq1.list")" ] || fail "--workload 100 lists '$line'"
+# A sample of seq-3 (84 million workloads): 20 distinct ordinals, ascending,
+# the same for the same seed, another for another, the seed said on stderr;
+# shards of it share the sample out.
+"$NVJ" crash explore --bound seq-3 --sample 20 --seed 7 --list >"$T/sample.a" 2>"$T/sample.err"
+"$NVJ" crash explore --bound seq-3 --sample 20 --seed 7 --list >"$T/sample.b" 2>/dev/null
+"$NVJ" crash explore --bound seq-3 --sample 20 --seed 8 --list >"$T/sample.c" 2>/dev/null
+[ "$(wc -l <"$T/sample.a")" = 20 ] || fail "--sample 20 lists $(wc -l <"$T/sample.a") workloads"
+cut -f1 "$T/sample.a" | sort -n -c || fail "the sample is not listed by ordinal"
+[ "$(cut -f1 "$T/sample.a" | sort -u | wc -l)" = 20 ] || fail "the sample lists a workload twice"
+cmp -s "$T/sample.a" "$T/sample.b" || fail "--seed 7 drew two samples"
+! cmp -s "$T/sample.a" "$T/sample.c" || fail "--seed 7 and --seed 8 drew the same sample"
+grep -q "^== a sample of 20 workloads of seq-3, seed 7 (--seed 7 draws it again)$" "$T/sample.err" ||
+  fail "the sample's seed is not said: $(cat "$T/sample.err")"
+for i in 0 1 2; do "$NVJ" crash explore --bound seq-3 --sample 20 --seed 7 --shard $i/3 --list 2>/dev/null; done |
+  sort -n >"$T/sample.shards"
+sort -n "$T/sample.a" | cmp -s - "$T/sample.shards" || fail "three shards of the sample are not the sample"
 
 # A sixth of seq-1, on the defaults (e2fsck on every state's structure): nothing fails.
 run_explore "$T/sixth.log" --shard 0/6 --out "$T/sixth"
@@ -204,6 +222,10 @@ expect_usage "4/4" --shard 4/4 --list
 expect_usage "--workload $n1" --workload "$n1" --list
 expect_usage "--workload 3,5,3: 3 is given twice" --workload 3,5,3 --list
 expect_usage "--workload 3,: an empty ordinal" --workload 3, --list
+expect_usage "--sample" --sample 0 --list
+expect_usage "--sample $((n1 + 1)): seq-1 has $n1 workloads" --sample $((n1 + 1)) --list
+expect_usage "--seed is --sample's" --seed 3 --list
+expect_usage "not with --workload" --sample 3 --workload 5 --list
 [ "$("$NVJ" crash explore --list --workload 100,7 | cut -f1 | tr '\n' ' ')" = "100 7 " ] ||
   fail "--workload 100,7 does not list those two, in that order"
 mkdir -p "$T/bin" && ln -sf "$(command -v sh)" "$T/bin/sh"

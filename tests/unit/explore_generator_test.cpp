@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "crashlab/explore/generator.h"
+#include "crashlab/explore/sample.h"
 #include "tests/support/temp_dir.h"
 #include "tools/workloads/explore_steps.h"
 
@@ -144,6 +149,38 @@ TEST_CASE("names lead to files: a rename of one link over another leaves both, a
   std::size_t creats = 0;
   for (const Step& s : steps) creats += s.op.kind == OpKind::creat && s.op.path == "A/C/foo";
   CHECK(creats == 1);
+}
+
+}  // namespace explore_generator_test
+
+namespace explore_generator_test {
+
+TEST_CASE("a sample of a bound: distinct ordinals in range, ascending, the same for a seed, uniform", "[explore]") {
+  using crashlab::explore::sample_ordinals;
+  const std::vector<std::uint64_t> a = sample_ordinals(84478176, 1000, 7);
+  CHECK(a.size() == 1000);
+  CHECK(std::is_sorted(a.begin(), a.end()));
+  CHECK(std::adjacent_find(a.begin(), a.end()) == a.end());
+  CHECK(a.back() < 84478176);
+  CHECK(sample_ordinals(84478176, 1000, 7) == a);
+  CHECK(sample_ordinals(84478176, 1000, 8) != a);
+  // The whole bound, and one of one.
+  const std::vector<std::uint64_t> all = sample_ordinals(50, 50, 1);
+  CHECK(all.size() == 50);
+  CHECK(all.front() == 0);
+  CHECK(all.back() == 49);
+  CHECK(sample_ordinals(1, 1, 3) == std::vector<std::uint64_t>{0});
+  // Uniform: 3 of 10 drawn 20000 times, each ordinal about 6000 times
+  // (binomial, sd about 65: 6 sd is 390).
+  std::vector<int> hits(10, 0);
+  for (std::uint64_t seed = 0; seed < 20000; ++seed)
+    for (const std::uint64_t o : sample_ordinals(10, 3, seed)) ++hits[o];
+  for (const int h : hits) {
+    CAPTURE(hits);
+    CHECK(std::abs(h - 6000) < 390);
+  }
+  CHECK_THROWS_WITH(sample_ordinals(10, 0, 1), Catch::Contains("expected 1 to 10"));
+  CHECK_THROWS_WITH(sample_ordinals(10, 11, 1), Catch::Contains("a sample of 11 of 10"));
 }
 
 }  // namespace explore_generator_test

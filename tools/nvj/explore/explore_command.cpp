@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -24,6 +25,7 @@
 #include "crashlab/explore/fstests.h"
 #include "crashlab/explore/generator.h"
 #include "crashlab/explore/oracle.h"
+#include "crashlab/explore/sample.h"
 #include "tools/nvj/crash/lab_parameters.h"
 #include "tools/nvj/crash/progress.h"
 #include "tools/nvj/crash/shard.h"
@@ -163,6 +165,7 @@ struct ExploreTally {
                 {"parameters", parameters},
                 {"max_states", max_states},
                 {"structure", a.structure},
+                {"sample", a.sample > 0 ? Json{{"workloads", a.sample}, {"seed", a.seed}} : Json(nullptr)},
                 {"workloads_in_bound", generator.count()},
                 {"shard", Json{{"index", shard.index}, {"count", shard.count}}},
                 {"explored", done},
@@ -397,7 +400,8 @@ Json plan_options(const ExploreArgs& a, const Shard& shard) {
               {"shard", std::to_string(shard.index) + "/" + std::to_string(shard.count)},
               {"workload", a.workload},       {"no_minimize", a.no_minimize},
               {"max_states", a.max_states},   {"max_states_given", a.max_states_given},
-              {"structure", a.structure}};
+              {"structure", a.structure},     {"sample", a.sample},
+              {"seed", a.seed}};
 }
 
 // --resume OUT: the options OUT/plan.json keeps, and its workloads (the
@@ -419,6 +423,9 @@ ExploreArgs resumed(const ExploreArgs& given, ExplorePlan& plan) {
     a.max_states = o.at("max_states").get<std::uint64_t>();
     a.max_states_given = o.at("max_states_given").get<bool>();
     a.structure = o.at("structure").get<std::string>();
+    a.sample = o.at("sample").get<std::uint64_t>();
+    a.seed = o.at("seed").get<std::uint64_t>();
+    a.seed_given = a.sample > 0;
     a.out = given.resume;
     a.resume = given.resume;
     a.keep = given.keep;
@@ -434,7 +441,14 @@ ExploreArgs resumed(const ExploreArgs& given, ExplorePlan& plan) {
 
 int crash_explore_main(const ExploreArgs& given) {
   ExplorePlan plan;
-  const ExploreArgs a = given.resume.empty() ? given : resumed(given, plan);
+  ExploreArgs a = given.resume.empty() ? given : resumed(given, plan);
+  if (a.seed_given && a.sample == 0) throw UsageError("nvj crash explore: --seed is --sample's");
+  if (a.sample > 0 && !a.seed_given) {  // a seed of its own, said so that it can be drawn again
+    std::random_device entropy;
+    a.seed = (std::uint64_t{entropy()} << 32) | entropy();
+    a.seed_given = true;
+  }
+
   if (!a.resume.empty() && a.promises != "posix" && a.promises != "tested")
     throw UsageError("nvj crash explore --resume " + a.resume + ": its plan's promises '" + a.promises +
                      "': expected posix or tested");
@@ -467,8 +481,21 @@ int crash_explore_main(const ExploreArgs& given) {
   }
   const Shard shard = shard_given_or_from_environment(a.shard);
   std::vector<std::uint64_t> mine = only;
-  if (only.empty())
+  if (a.sample > 0) {
+    // The sample of the whole bound, then this shard's share of it.
+    if (!a.workload.empty()) throw UsageError("nvj crash explore: --sample draws the workloads: not with --workload");
+    if (a.sample > generator.count())
+      throw UsageError("nvj crash explore: --sample " + std::to_string(a.sample) + ": " + a.bound + " has " +
+                       std::to_string(generator.count()) + " workloads");
+    const std::vector<std::uint64_t> drawn = crashlab::explore::sample_ordinals(generator.count(), a.sample, a.seed);
+    for (std::size_t k = shard.index; k < drawn.size(); k += shard.count) mine.push_back(drawn[k]);
+  } else if (only.empty()) {
     for (std::uint64_t i = shard.index; i < generator.count(); i += shard.count) mine.push_back(i);
+  }
+  if (a.sample > 0)  // on stderr with --list, whose output is the workloads
+    std::fprintf(a.list ? stderr : stdout, "== a sample of %llu workloads of %s, seed %llu (--seed %llu draws it again)\n",
+                 static_cast<unsigned long long>(a.sample), a.bound.c_str(), static_cast<unsigned long long>(a.seed),
+                 static_cast<unsigned long long>(a.seed));
   // --resume: the outcomes logged so far, each of a workload of the plan, once.
   std::vector<LoggedOutcome> before;
   if (!a.resume.empty()) {
@@ -578,6 +605,16 @@ CrashSubcommand declare_crash_explore(Command& crash) {
       explores.add("--workload", explore->workload, "only these workloads (their ordinals in --list, comma-separated)")
           .value_name("N[,N]..."));
   decides.push_back(explores.flag("--list", explore->list, "print the workloads, one per line, and run none"));
+  decides.push_back(explores
+                        .count("--sample", explore->sample, 1, std::uint64_t{1} << 40,
+                               "a uniform random sample of N workloads of the bound (its seed printed and in "
+                               "explore.json), shared out by --shard as the whole bound is")
+                        .value_name("N"));
+  decides.push_back(explores
+                        .count("--seed", explore->seed, 0, ~std::uint64_t{0},
+                               "with --sample, the seed that draws it (default: a random one)")
+                        .value_name("S")
+                        .on_given([explore] { explore->seed_given = true; }));
   decides.push_back(explores.flag("--no-minimize", explore->no_minimize,
                                   "leave failing workloads of seq-2 and seq-3 as they are (default: their core steps "
                                   "reduced while they fail the same way)"));

@@ -41,6 +41,12 @@ struct ExploreArgs {
   // kernel: bzImage files; empty: the distribution's kernel.
   bool vm = false;
   std::vector<std::string> kernels;
+  // --sample N: a uniform random sample of N workloads of the bound (before
+  // sharding), drawn with `seed` (--seed; else a random one, printed and
+  // kept in explore.json).
+  std::uint64_t sample = 0;
+  std::uint64_t seed = 0;
+  bool seed_given = false;
   // --resume OUT: go on with the exploration OUT's plan.json names, every
   // other option from there.
   std::string resume;

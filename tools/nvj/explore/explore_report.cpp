@@ -187,6 +187,8 @@ int explore_merge_main(const std::vector<std::string>& inputs, const std::string
                             "workloads_in_bound", "rules"})
       if (s.at(key) != first.at(key))
         throw UsageError("nvj crash merge: " + inputs[i] + " explored with another " + key + " than " + inputs[0]);
+    if (s.value("sample", Json(nullptr)) != first.value("sample", Json(nullptr)))
+      throw UsageError("nvj crash merge: " + inputs[i] + " explored another sample than " + inputs[0]);
     if (s.at("shard").at("count").get<std::uint64_t>() != count)
       throw UsageError("nvj crash merge: " + inputs[i] + " is a shard of " + std::to_string(s.at("shard").at("count").get<std::uint64_t>()) +
                        ", " + inputs[0] + " of " + std::to_string(count));
