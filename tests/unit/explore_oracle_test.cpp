@@ -505,7 +505,7 @@ TEST_CASE("the tested level: a file's links after fsync (its names, its link cou
   }
 }
 
-TEST_CASE("the tested level says nothing of a name unlinked and made again, nor of links a pending rename may double",
+TEST_CASE("the tested level says nothing of a name unlinked or renamed away and made again, of a rename across directories, nor of links a pending rename may double",
           "[explore]") {
   {
     // Renamed to another directory (generic/534 renames within one), or
