@@ -6,7 +6,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -58,10 +57,8 @@ ExplorePlan read_plan(const fs::path& out) {
 std::vector<LoggedOutcome> read_outcomes(const fs::path& out) {
   const fs::path file = out / kOutcomes;
   std::vector<LoggedOutcome> outcomes;
-  std::ifstream in(file);
-  if (!in) return outcomes;  // none yet
+  const std::string text = read_text_file(file);  // "": none yet
   std::vector<std::string> lines;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const bool whole = text.empty() || text.back() == '\n';
   std::istringstream split(text);
   for (std::string line; std::getline(split, line);) lines.push_back(line);
