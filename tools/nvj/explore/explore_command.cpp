@@ -84,21 +84,15 @@ struct ExploreTally {
 
   // `quiet`: an error the caller has said already.
   void add(std::uint64_t i, const Workload& w, const WorkloadOutcome& r, bool quiet = false) {
-    ++done;
-    for (std::size_t k = 0; k < kExplorePhaseCount; ++k) phases[k] += r.seconds[k];
-    if (!r.error.empty()) ++errors;
     if (!r.error.empty() && !quiet) {
       std::fprintf(stderr, "nvj crash explore: workload %llu (%s) could not run: %s\n",
                    static_cast<unsigned long long>(i), w.name.c_str(), r.error.c_str());
     }
-    states += r.states;
     if (!r.oracle_error.empty()) {
-      ++oracle_errors;
       std::printf("workload %llu: %s: the oracle's error, not a finding: %s\n", static_cast<unsigned long long>(i),
                   w.name.c_str(), r.oracle_error.c_str());
       std::fflush(stdout);
     } else if (r.failing > 0) {
-      ++findings;
       const std::string cut = r.fstests_cut.is_null()
                                   ? ""
                                   : " (fstests' own cut: state " + std::to_string(r.fstests_cut.at("ordinal").get<std::uint64_t>()) +
@@ -107,39 +101,42 @@ struct ExploreTally {
                   static_cast<unsigned long long>(r.failing), static_cast<unsigned long long>(r.states), cut.c_str());
       std::fflush(stdout);
     }
-    if (r.status > 1) worst = r.status;
-    workloads.push_back(Json{{"ordinal", i},
-                             {"name", w.name},
-                             {"steps", crashlab::explore::describe_steps(w.steps)},
-                             {"states", r.states},
-                             {"failing", r.failing},
-                             {"error", r.error.empty() ? Json(nullptr) : Json(r.error)},
-                             {"oracle_error", r.oracle_error.empty() ? Json(nullptr) : Json(r.oracle_error)},
-                             {"failures", r.failures}});
-    if (!r.fstests_cut.is_null()) workloads.back()["fstests_cut"] = r.fstests_cut;
+    Json entry{{"ordinal", i},
+               {"name", w.name},
+               {"steps", crashlab::explore::describe_steps(w.steps)},
+               {"states", r.states},
+               {"failing", r.failing},
+               {"error", r.error.empty() ? Json(nullptr) : Json(r.error)},
+               {"oracle_error", r.oracle_error.empty() ? Json(nullptr) : Json(r.oracle_error)},
+               {"failures", r.failures}};
+    if (!r.fstests_cut.is_null()) entry["fstests_cut"] = r.fstests_cut;
     if (r.failing > 0 && r.oracle_error.empty()) {
-      workloads.back()["signature"] = r.signature;
-      workloads.back()["reproducer"] = "workloads/" + std::to_string(i) + "/reproduce.sh";  // beside explore.json
-      if (guest) workloads.back()["guest_reproducer"] = "workloads/" + std::to_string(i) + "/reproduce-guest.sh";
+      entry["signature"] = r.signature;
+      entry["reproducer"] = "workloads/" + std::to_string(i) + "/reproduce.sh";  // beside explore.json
+      if (guest) entry["guest_reproducer"] = "workloads/" + std::to_string(i) + "/reproduce-guest.sh";
     }
+    count(std::move(entry), std::vector<double>(std::begin(r.seconds), std::end(r.seconds)), r.status);
   }
 
   // An outcome an earlier run of the same exploration logged (--resume).
   void restore(const LoggedOutcome& o) {
+    for (const double s : o.phases) earlier_seconds += s;
+    count(o.entry, o.phases, o.status);
+  }
+
+  // A workload's explore.json entry, its phases' seconds and its check's
+  // status, into the figures.
+  void count(Json entry, const std::vector<double>& seconds, int status) {
     ++done;
-    for (std::size_t k = 0; k < kExplorePhaseCount && k < o.phases.size(); ++k) {
-      phases[k] += o.phases[k];
-      earlier_seconds += o.phases[k];
-    }
-    const Json& e = o.entry;
-    if (!e.at("error").is_null()) ++errors;
-    states += e.at("states").get<std::uint64_t>();
-    if (!e.at("oracle_error").is_null())
+    for (std::size_t k = 0; k < kExplorePhaseCount && k < seconds.size(); ++k) phases[k] += seconds[k];
+    if (!entry.at("error").is_null()) ++errors;
+    states += entry.at("states").get<std::uint64_t>();
+    if (!entry.at("oracle_error").is_null())
       ++oracle_errors;
-    else if (e.at("failing").get<std::uint64_t>() > 0)
+    else if (entry.at("failing").get<std::uint64_t>() > 0)
       ++findings;
-    if (o.status > 1) worst = o.status;
-    workloads.push_back(e);
+    if (status > 1) worst = status;
+    workloads.push_back(std::move(entry));
   }
   double earlier_seconds = 0;  // the restored workloads' time
 

@@ -76,10 +76,11 @@ std::vector<LoggedOutcome> read_outcomes(const fs::path& out) {
         !entry_ok() || !j.contains("phases") || !j.at("phases").is_array() || !j.contains("status") ||
         !j.at("status").is_number_integer())
       throw std::runtime_error(where + ": not a workload's outcome (ordinal, entry, phases and status expected)");
-    for (const Json& s : j.at("phases"))
-      if (!s.is_number()) throw std::runtime_error(where + ": a phase's time that is no number");
     LoggedOutcome o{j.at("ordinal").get<std::uint64_t>(), j.at("entry"), {}, j.at("status").get<int>()};
-    for (const Json& s : j.at("phases")) o.phases.push_back(s.get<double>());
+    for (const Json& s : j.at("phases")) {
+      if (!s.is_number()) throw std::runtime_error(where + ": a phase's time that is no number");
+      o.phases.push_back(s.get<double>());
+    }
     outcomes.push_back(std::move(o));
   }
   return outcomes;
