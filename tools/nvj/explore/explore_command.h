@@ -31,6 +31,10 @@ struct ExploreArgs {
   bool list = false;
   bool no_minimize = false;  // else a failing workload's core steps are reduced while it fails the same way
   bool keep = false;  // the run folder
+  // Which workloads' folders (OUT/workloads/N/) stay: "all", or "failing"
+  // (a failing state, an error or the oracle's error; a passing workload's
+  // folder is removed once its outcome is logged).
+  std::string keep_workloads = "all";
   std::string out;
   // Unique crash states checked per workload at most (0: every one): a
   // sample spread over its crash points, as nvj crash check takes it.
