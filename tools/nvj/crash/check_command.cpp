@@ -26,6 +26,7 @@
 #include "tools/nvj/crash/crash_report.h"
 #include "tools/nvj/crash/ground_truth.h"
 #include "tools/nvj/crash/judge_session.h"
+#include "tools/nvj/crash/recovery_check.h"
 #include "tools/nvj/crash/results_json.h"
 #include "tools/nvj/crash/shard.h"
 #include "tools/nvj/crash/state_options.h"
@@ -221,6 +222,14 @@ int crash_check_main(const CheckArgs& a) {
   print_signatures(document);
   print_checkers(c, fast, run);
   print_coverage(document, a.recording);
+  std::uint64_t recovery_failing = 0;
+  if (a.during_recovery_given && run.progress.stopped != "interrupted") {
+    const std::filesystem::path out = a.out.empty() ? folder.path() / "recovery" : std::filesystem::path(a.out) / "recovery";
+    const RecoveryContext context{a, index, checker, filesystem, out, folder.path()};
+    document["during_recovery"] = check_during_recovery(context, recovery_picks(results.states, a.during_recovery));
+    recovery_failing = document["during_recovery"]["failing"].get<std::uint64_t>() +
+                       document["during_recovery"]["disagree"].get<std::uint64_t>();
+  }
   if (!a.out.empty()) {
     if (document.contains("shard")) document["shard"]["seconds"] = json_round(run.seconds, 3);  // merge drops it
     write_results(a.out, results);
@@ -232,7 +241,7 @@ int crash_check_main(const CheckArgs& a) {
                 a.out.empty() ? "" : " and in results.json");
     return 1;
   }
-  return c.failing == 0 && c.disagree == 0 ? 0 : 1;
+  return c.failing == 0 && c.disagree == 0 && recovery_failing == 0 ? 0 : 1;
 }
 
 void recording_options(Command& c, CheckArgs& check) {
@@ -264,6 +273,11 @@ void check_options(Command& c, CheckArgs& check) {
   c.choice("--structure", check.structure, {"every", "none"},
            "e2fsck on the structure of every state the fast path reads, each recovered metadata image once "
            "(default: every); none: the facts alone");
+  c.count("--during-recovery", check.during_recovery, 0, ~std::uint64_t{0},
+          "recover N of the passing states again (0: every one) under a recording, and check every crash state of "
+          "each recovery against the state's facts (as root)")
+      .value_name("N")
+      .on_given([&check] { check.during_recovery_given = true; });
   c.add("--recovery-kernel", check.recovery_kernel,
         "the fast path recovers journals as Linux RELEASE does (6.1.0, 6.12.118; default: this machine's kernel)")
       .value_name("RELEASE");

@@ -50,6 +50,11 @@ struct CheckArgs {
   // nvj crash run's folder (run_folder.h), which the check shares; null:
   // the check makes its own.
   const RunFolder* run_folder = nullptr;
+  // --during-recovery N: N of the passing states (0: every one) recovered
+  // again under a recording, and each recovery's crash states checked
+  // (recovery_check.h).
+  std::uint64_t during_recovery = 0;
+  bool during_recovery_given = false;
   // How the recording was made, for results.json's recording.made_by (nvj
   // crash run --vm: the guest's kernel and transport); null: not said.
   Json made_by = nullptr;

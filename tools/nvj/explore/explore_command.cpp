@@ -78,6 +78,7 @@ namespace {
 struct ExploreTally {
   bool guest = false;  // the workloads ran in a guest: each failing one has a guest reproducer too
   std::uint64_t states = 0, findings = 0, done = 0, errors = 0, oracle_errors = 0;
+  std::uint64_t recovered = 0, recovery_states = 0, recovery_failing = 0;  // --during-recovery
   double phases[kExplorePhaseCount] = {};
   Json workloads = Json::array();
   int worst = 0;
@@ -101,6 +102,13 @@ struct ExploreTally {
                   static_cast<unsigned long long>(r.failing), static_cast<unsigned long long>(r.states), cut.c_str());
       std::fflush(stdout);
     }
+    if (r.oracle_error.empty() && r.recovery_fails()) {
+      std::printf("workload %llu: %s: %llu of the %llu crash states of its states' recoveries fail\n",
+                  static_cast<unsigned long long>(i), w.name.c_str(),
+                  static_cast<unsigned long long>(r.recovery.at("failing").get<std::uint64_t>()),
+                  static_cast<unsigned long long>(r.recovery.at("checked").get<std::uint64_t>()));
+      std::fflush(stdout);
+    }
     Json entry{{"ordinal", i},
                {"name", w.name},
                {"steps", crashlab::explore::describe_steps(w.steps)},
@@ -110,7 +118,8 @@ struct ExploreTally {
                {"oracle_error", r.oracle_error.empty() ? Json(nullptr) : Json(r.oracle_error)},
                {"failures", r.failures}};
     if (!r.fstests_cut.is_null()) entry["fstests_cut"] = r.fstests_cut;
-    if (r.failing > 0 && r.oracle_error.empty()) {
+    if (!r.recovery.is_null()) entry["during_recovery"] = r.recovery;
+    if ((r.failing > 0 || r.recovery_fails()) && r.oracle_error.empty()) {
       entry["signature"] = r.signature;
       entry["reproducer"] = "workloads/" + std::to_string(i) + "/reproduce.sh";  // beside explore.json
       if (guest) entry["guest_reproducer"] = "workloads/" + std::to_string(i) + "/reproduce-guest.sh";
@@ -131,9 +140,16 @@ struct ExploreTally {
     for (std::size_t k = 0; k < kExplorePhaseCount && k < seconds.size(); ++k) phases[k] += seconds[k];
     if (!entry.at("error").is_null()) ++errors;
     states += entry.at("states").get<std::uint64_t>();
+    if (entry.contains("during_recovery")) {
+      const Json& r = entry["during_recovery"];
+      recovered += r.at("recovered").get<std::uint64_t>();
+      recovery_states += r.at("checked").get<std::uint64_t>();
+      recovery_failing += r.at("failing").get<std::uint64_t>();
+    }
     if (!entry.at("oracle_error").is_null())
       ++oracle_errors;
-    else if (entry.at("failing").get<std::uint64_t>() > 0)
+    else if (entry.at("failing").get<std::uint64_t>() > 0 ||
+             (entry.contains("during_recovery") && entry["during_recovery"].at("failing").get<std::uint64_t>() > 0))
       ++findings;
     if (status > 1) worst = status;
     workloads.push_back(std::move(entry));
@@ -162,6 +178,12 @@ struct ExploreTally {
                 {"parameters", parameters},
                 {"max_states", max_states},
                 {"structure", a.structure},
+                {"during_recovery", a.during_recovery_given
+                                        ? Json{{"per_workload", a.during_recovery},
+                                               {"recovered", recovered},
+                                               {"checked", recovery_states},
+                                               {"failing", recovery_failing}}
+                                        : Json(nullptr)},
                 {"sample", a.sample > 0 ? Json{{"workloads", a.sample}, {"seed", a.seed}} : Json(nullptr)},
                 {"workloads_in_bound", generator.count()},
                 {"shard", Json{{"index", shard.index}, {"count", shard.count}}},
@@ -181,6 +203,10 @@ struct ExploreTally {
     std::printf("%s%llu workloads, %llu states checked in %.1f s, %llu findings\n", prefix,
                 static_cast<unsigned long long>(done), static_cast<unsigned long long>(states), seconds,
                 static_cast<unsigned long long>(findings));
+    if (recovered > 0)
+      std::printf("(during recovery: %llu states recovered, %llu crash states of their recoveries checked, %llu failing)\n",
+                  static_cast<unsigned long long>(recovered), static_cast<unsigned long long>(recovery_states),
+                  static_cast<unsigned long long>(recovery_failing));
     if (errors > 0) std::printf("(%llu workloads could not run: see explore.json)\n", static_cast<unsigned long long>(errors));
     if (oracle_errors > 0)
       std::printf("(%llu workloads broke a fact in their own final state: the oracle's errors, not findings; see "
@@ -280,7 +306,8 @@ int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameter
                     static_cast<unsigned long long>(m.outcome.failing), static_cast<unsigned long long>(m.outcome.states));
     }
     log.append({i, tally.workloads.back(), std::vector<double>(std::begin(r.seconds), std::end(r.seconds)), r.status});
-    if (a.keep_workloads == "failing" && r.failing == 0 && r.error.empty() && r.oracle_error.empty())
+    if (a.keep_workloads == "failing" && r.failing == 0 && !r.recovery_fails() && r.error.empty() &&
+        r.oracle_error.empty())
       fs::remove_all(out / "workloads" / std::to_string(i));
     progress.one_more();
   }
@@ -400,7 +427,8 @@ Json plan_options(const ExploreArgs& a, const Shard& shard) {
               {"workload", a.workload},       {"no_minimize", a.no_minimize},
               {"max_states", a.max_states},   {"max_states_given", a.max_states_given},
               {"structure", a.structure},     {"sample", a.sample},
-              {"seed", a.seed},               {"keep_workloads", a.keep_workloads}};
+              {"seed", a.seed},               {"keep_workloads", a.keep_workloads},
+              {"during_recovery", a.during_recovery_given ? Json(a.during_recovery) : Json(nullptr)}};
 }
 
 // --resume OUT: the options OUT/plan.json keeps, and its workloads (the
@@ -426,6 +454,10 @@ ExploreArgs resumed(const ExploreArgs& given, ExplorePlan& plan) {
     a.seed = o.at("seed").get<std::uint64_t>();
     a.seed_given = a.sample > 0;
     a.keep_workloads = o.value("keep_workloads", std::string("all"));
+    if (o.contains("during_recovery") && !o["during_recovery"].is_null()) {
+      a.during_recovery = o["during_recovery"].get<std::uint64_t>();
+      a.during_recovery_given = true;
+    }
     a.out = given.resume;
     a.resume = given.resume;
     a.keep = given.keep;
@@ -456,6 +488,9 @@ int crash_explore_main(const ExploreArgs& given) {
   if (a.filesystem != "ext4" && a.filesystem != "xfs" && a.filesystem != "btrfs")
     throw UsageError("nvj crash explore: --fs " + a.filesystem + ": expected ext4, xfs or btrfs");
   if (!a.kernels.empty() && !a.vm) throw UsageError("nvj crash explore: --kernel is --vm's (the guest's kernel)");
+  if (a.during_recovery_given && a.vm)
+    throw UsageError("nvj crash explore: --during-recovery recovers the states with this host's kernel: not with --vm "
+                     "(the guest's kernel ran the workloads)");
   // The crash lab's layout, the journal's live decoder off (a restore
   // would confuse it), the user's parameters over both.
   const std::vector<std::string> parameters =
@@ -635,6 +670,13 @@ CrashSubcommand declare_crash_explore(Command& crash) {
                              "debian:PACKAGE[=VERSION]; several, comma-separated or repeated, for a table by kernel "
                              "(default: the distribution's)")
                         .value_name("KERNEL[,KERNEL]..."));
+  decides.push_back(explores
+                        .count("--during-recovery", explore->during_recovery, 0, ~std::uint64_t{0},
+                               "recover N of each workload's passing states again (0: every one) under a recording "
+                               "and check every crash state of each recovery against the state's facts (as nvj crash "
+                               "check --during-recovery; on this host)")
+                        .value_name("N")
+                        .on_given([explore] { explore->during_recovery_given = true; }));
   decides.push_back(explores.choice("--keep-workloads", explore->keep_workloads, {"all", "failing"},
                                     "the workloads whose folders stay in OUT/workloads/: all (default), or failing "
                                     "(a failing state or an error; a passing workload's folder, about 0.5 MB on ext4, "

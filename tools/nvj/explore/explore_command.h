@@ -35,6 +35,11 @@ struct ExploreArgs {
   // (a failing state, an error or the oracle's error; a passing workload's
   // folder is removed once its outcome is logged).
   std::string keep_workloads = "all";
+  // --during-recovery N: each workload's check recovers N of its passing
+  // states again under a recording and checks the recovery's crash states
+  // (nvj crash check --during-recovery).
+  std::uint64_t during_recovery = 0;
+  bool during_recovery_given = false;
   std::string out;
   // Unique crash states checked per workload at most (0: every one): a
   // sample spread over its crash points, as nvj crash check takes it.

@@ -25,6 +25,7 @@
 #include "tools/nvj/crash/check_command.h"
 #include "tools/nvj/crash/results_json.h"
 #include "tools/nvj/explore/reproducer.h"
+#include "tools/nvj/host/files/output_to_file.h"
 #include "tools/nvj/host/devices/loop_device.h"
 #include "tools/nvj/host/processes/interrupt.h"
 
@@ -55,37 +56,6 @@ bool data_writeback(const std::string& options) {
     if (o.rfind("data=", 0) == 0) writeback = o == "data=writeback";
   return writeback;
 }
-
-// stdout and stderr into `file` while it lives (nvj crash check's report
-// and progress for one workload).
-class OutputToFile {
- public:
-  explicit OutputToFile(const fs::path& file) {
-    std::fflush(stdout);
-    std::fflush(stderr);
-    saved_out_ = ::dup(STDOUT_FILENO);
-    saved_err_ = ::dup(STDERR_FILENO);
-    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (saved_out_ < 0 || saved_err_ < 0 || fd < 0)
-      throw std::runtime_error("open " + file.string() + ": " + std::strerror(errno));
-    ::dup2(fd, STDOUT_FILENO);
-    ::dup2(fd, STDERR_FILENO);
-    ::close(fd);
-  }
-  ~OutputToFile() {
-    std::fflush(stdout);
-    std::fflush(stderr);
-    ::dup2(saved_out_, STDOUT_FILENO);
-    ::dup2(saved_err_, STDERR_FILENO);
-    ::close(saved_out_);
-    ::close(saved_err_);
-  }
-  OutputToFile(const OutputToFile&) = delete;
-  OutputToFile& operator=(const OutputToFile&) = delete;
-
- private:
-  int saved_out_ = -1, saved_err_ = -1;
-};
 
 // A JSON string's text, without its quotes.
 std::string json_words(const Json& j) {
@@ -247,6 +217,8 @@ CheckArgs workload_check(const ExploreContext& context, const fs::path& recordin
   check.structure = a.structure;
   check.mount_options = a.mount_options;
   check.run_folder = &context.folder;
+  check.during_recovery = a.during_recovery;
+  check.during_recovery_given = a.during_recovery_given;
   return check;
 }
 
@@ -321,6 +293,16 @@ void sign_failure(const Workload& w, WorkloadOutcome& o) {
   o.signature += " | " + ops;
 }
 
+// explore.json's account of a workload's recoveries (results.json's
+// "during_recovery" without the per-state detail).
+Json recovery_summary(const Json& r) {
+  Json failing_states = Json::array();
+  for (const Json& s : r.at("states"))
+    if (s.value("failing", std::uint64_t{0}) > 0) failing_states.push_back(s.at("ordinal"));
+  return Json{{"recovered", r.at("recovered")}, {"checked", r.at("checked")},     {"failing", r.at("failing")},
+              {"errors", r.at("errors")},       {"states", std::move(failing_states)}};
+}
+
 }  // namespace
 
 void check_workload(const ExploreContext& context, const Workload& w, const fs::path& dir,
@@ -354,6 +336,7 @@ void check_workload(const ExploreContext& context, const Workload& w, const fs::
   collect_failures(results, rule_of, o);
   if (o.failing > 0) sign_failure(w, o);
   if (a.bound == "fstests") o.fstests_cut = fstests_cut(results, trace, o.failing);
+  if (results.contains("during_recovery")) o.recovery = recovery_summary(results.at("during_recovery"));
 }
 
 MinimalWorkload minimize(const ExploreContext& context, const Workload& w, const WorkloadOutcome& failed, const fs::path& dir) {

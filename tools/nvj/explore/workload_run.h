@@ -71,6 +71,11 @@ struct WorkloadOutcome {
   // states other than it (what the lab adds to fstests); null when no
   // state is that one (the trace posted nothing).
   Json fstests_cut = nullptr;
+  // --during-recovery: {"recovered", "checked", "failing", "states"} (the
+  // states whose recovery had failing crash states: their ordinals); null
+  // when not asked.
+  Json recovery = nullptr;
+  bool recovery_fails() const { return !recovery.is_null() && recovery.at("failing").get<std::uint64_t>() > 0; }
 };
 
 // One workload on the lab: the base restored (the host's caches of the

@@ -48,7 +48,7 @@ Testbed::Testbed(TestbedOptions options) : options_(std::move(options)) {
     if (data_device_.empty()) throw std::runtime_error("the server has no data export");
     mount_ = options_.run_dir / "mnt";
     fs::create_directories(mount_);
-    if (options_.filesystem != "ext4") {
+    if (options_.filesystem != "ext4" && options_.make_filesystem) {
       step("making " + options_.filesystem + " on " + data_device_ +
            (options_.filesystem != "xfs" ? ""
             : journal_device_.empty()    ? " (log inside)"
@@ -56,7 +56,10 @@ Testbed::Testbed(TestbedOptions options) : options_(std::move(options)) {
       make_filesystem(options_.filesystem, data_device_, journal_device_, options_.mkfs_options);
     }
     if (options_.before_mount) options_.before_mount(*this);
-    step("mounting " + std::string(options_.filesystem == "ext4" ? "the ext4 the server built" : options_.filesystem) +
+    step("mounting " +
+         std::string(!options_.make_filesystem      ? "the " + options_.filesystem + " the exports hold"
+                     : options_.filesystem == "ext4" ? "the ext4 the server built"
+                                                     : options_.filesystem) +
          " on " + data_device_ +
          (options_.filesystem == "btrfs" ? ""
           : journal_device_.empty()      ? (options_.filesystem == "xfs" ? " (log inside)" : " (journal inside)")

@@ -43,6 +43,9 @@ struct TestbedOptions {
   std::vector<std::string> exports{};
   // Options for mkfs (xfs, btrfs), before the device: {"--mixed"}.
   std::vector<std::string> mkfs_options{};
+  // xfs, btrfs: false mounts what the exports hold already (a crash state
+  // served from its images) instead of making the filesystem.
+  bool make_filesystem = true;
 };
 
 class Testbed {
