@@ -104,11 +104,12 @@ if not env["EX_MARKDOWN"]:
 lines = [
     "## explore",
     "",
-    f"`nvj crash explore` on ext4 (the default layout: journal on the NVRAM export, data on the hdd model with"
-    f" its write cache), this host's kernel: {w} workloads of {r['bound']}"
+    f"`nvj crash explore` on ext4 (the default layout: journal on the NVRAM export; data on"
+    f" `{' '.join(p for p in r['parameters'] if p.startswith('data-'))}`), this host's kernel: {w} workloads of {r['bound']}"
     + (f" (--ops {','.join(r['ops'])})" if r["ops"] else "")
     + f", one server and one attach for all, the base restored between them; every unique crash state of each"
-    f" checked (the fast path; the kernel confirms the failing states). The peer checks a state by a replay of"
+    f" checked (the fast path; the kernel confirms the failing states; on ext4 a workload's check overlaps the"
+    f" next workloads' runs, so the phases below add up to more than the wall time). The peer checks a state by a replay of"
     f" its own: both images copied whole (`cp --sparse=always`), loop devices, a mount (the kernel replays the"
     f" journal), every file read, unmount, `e2fsck -fn`, on the first {len(peer)} states of the same workloads"
     f" (their images written beforehand by `nvj crash image`, untimed; files in `{env['EX_SCRATCH']}`).",

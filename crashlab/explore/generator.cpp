@@ -229,15 +229,82 @@ class Tree {
 
 }  // namespace
 
+namespace {
+
+bool buffered_write(OpKind k) {
+  return k == OpKind::write_append || k == OpKind::write_overwrite || k == OpKind::write_unaligned;
+}
+
+// ACE drops the sequences of buffered writes alone ("write" thrice).
+bool not_writes_alone(const std::vector<Step>& core) {
+  return !std::all_of(core.begin(), core.end(), [](const Step& s) { return buffered_write(s.op.kind); });
+}
+
+// seq3writegenerator: the first operation an append (the file starts
+// empty there), and not buffered writes alone.
+bool data_rule(const std::vector<Step>& core) {
+  return !core.empty() && core.front().op.kind == OpKind::write_append && not_writes_alone(core);
+}
+
+// seq3nestedgenerator: each operation after the first names a path that
+// one before it named.
+bool nested_rule(const std::vector<Step>& core) {
+  std::set<std::string> named;
+  for (std::size_t i = 0; i < core.size(); ++i) {
+    const Op& op = core[i].op;
+    if (i > 0 && named.count(op.path) == 0 && (op.second.empty() || named.count(op.second) == 0)) return false;
+    named.insert(op.path);
+    if (!op.second.empty()) named.insert(op.second);
+  }
+  return true;
+}
+
+}  // namespace
+
+Restriction ace_subset(const std::string& name) {
+  using K = OpKind;
+  if (name == "seq-3-data")
+    return {{K::write_append, K::write_overwrite, K::write_unaligned, K::write_direct, K::mmap_write, K::falloc,
+             K::falloc_keep_size, K::falloc_punch, K::falloc_zero},
+            {"A/foo"},
+            false,
+            true,
+            data_rule};
+  if (name == "seq-3-metadata")
+    return {{K::write_append, K::write_unaligned, K::link, K::unlink, K::rename_new, K::rename_over, K::truncate_shrink},
+            {"A", "B", "A/foo", "A/bar", "B/foo", "B/bar"},
+            true,
+            false,
+            not_writes_alone};
+  if (name == "seq-3-nested")
+    return {{K::link, K::rename_new, K::rename_over, K::rename_dir},
+            {"A", "B", "A/C", "B/C", "A/D", "A/foo", "A/bar", "B/foo", "B/bar", "A/C/foo"},
+            true,
+            false,
+            nested_rule};
+  throw std::invalid_argument("ACE's seq-3 subsets are seq-3-data, seq-3-metadata and seq-3-nested, not " + name);
+}
+
 int bound_named(const std::string& bound) {
   if (bound == "seq-1") return 1;
   if (bound == "seq-2") return 2;
-  if (bound == "seq-3") return 3;
+  if (bound == "seq-3" || bound == "seq-3-data" || bound == "seq-3-metadata" || bound == "seq-3-nested") return 3;
   throw std::invalid_argument("--bound " + (bound.empty() ? std::string("''") : bound) +
-                              ": expected seq-1, seq-2, seq-3 or fstests");
+                              ": expected seq-1, seq-2, seq-3, seq-3-data, seq-3-metadata, seq-3-nested or fstests");
 }
 
 Generator generator_named(const std::string& bound, const std::vector<OpKind>& kinds) {
+  if (bound.rfind("seq-3-", 0) == 0) {
+    Restriction r = ace_subset(bound);
+    if (!kinds.empty()) {
+      std::vector<OpKind> both;
+      for (const OpKind k : r.kinds)
+        if (std::find(kinds.begin(), kinds.end(), k) != kinds.end()) both.push_back(k);
+      if (both.empty()) throw std::invalid_argument("--bound " + bound + ": none of its operations is among those given (--ops)");
+      r.kinds = both;
+    }
+    return Generator(3, r);
+  }
   if (bound != "fstests") return Generator(bound_named(bound), kinds);
   std::vector<Workload> listed;
   for (const Scenario& s : fstests_scenarios()) {
@@ -294,15 +361,50 @@ Generator::Generator(std::vector<Workload> listed) : core_ops_(0), listed_(std::
   count_ = listed_.size();
 }
 
+Generator::Generator(int core_ops, const Restriction& r) : core_ops_(core_ops) {
+  if (core_ops < 1 || core_ops > 3) throw std::invalid_argument("a bound of 1 to 3 core operations (seq-1, seq-2, seq-3)");
+  const auto allowed = [&r](const std::string& name) {
+    return name.empty() || r.names.empty() || std::find(r.names.begin(), r.names.end(), name) != r.names.end();
+  };
+  for (const OpKind k : r.kinds.empty() ? all_op_kinds() : r.kinds)
+    for (const Op& op : variants(k)) {
+      if (!allowed(op.path) || (k != OpKind::symlink && k != OpKind::chmod && !allowed(op.second))) continue;
+      choices_.push_back(persisted(op, Persist::none));
+      for (const Step& s : persistence_for(op)) {
+        if ((s.persist == Persist::sync && !r.sync) || (s.persist == Persist::fdatasync && !r.fdatasync) ||
+            !allowed(s.persist_path))
+          continue;
+        last_.push_back(choices_.size());
+        choices_.push_back(s);
+      }
+    }
+  if (last_.empty()) throw std::invalid_argument("the restriction leaves no operation with a persistence call");
+  count_ = last_.size();
+  for (int i = 1; i < core_ops; ++i) count_ *= choices_.size();
+  if (r.keep == nullptr) return;
+  for (std::uint64_t plain = 0; plain < count_; ++plain)
+    if (r.keep(core_at(plain))) kept_.push_back(plain);
+  count_ = kept_.size();
+}
+
 Workload Generator::at(std::uint64_t ordinal) const {
   if (ordinal >= count_)
     throw std::out_of_range("workload " + std::to_string(ordinal) + ": this bound has " + std::to_string(count_) +
                             (count_ == 0 ? std::string() : " (0 to " + std::to_string(count_ - 1) + ")"));
   if (core_ops_ == 0) return listed_[static_cast<std::size_t>(ordinal)];
+  const std::vector<Step> core = core_at(kept_.empty() ? ordinal : kept_[static_cast<std::size_t>(ordinal)]);
+  Workload w;
+  w.ordinal = ordinal;
+  w.name = name_of(core);
+  w.steps = with_setup(core);
+  return w;
+}
+
+std::vector<Step> Generator::core_at(std::uint64_t plain) const {
   // Mixed radix, the first core step most significant; the last step's digit
   // counts only the choices whose persistence is not none.
   std::vector<std::size_t> digits(static_cast<std::size_t>(core_ops_));
-  std::uint64_t rest = ordinal;
+  std::uint64_t rest = plain;
   digits[digits.size() - 1] = last_[rest % last_.size()];
   rest /= last_.size();
   for (std::size_t i = digits.size() - 1; i-- > 0;) {
@@ -311,11 +413,7 @@ Workload Generator::at(std::uint64_t ordinal) const {
   }
   std::vector<Step> core;
   for (const std::size_t d : digits) core.push_back(choices_[d]);
-  Workload w;
-  w.ordinal = ordinal;
-  w.name = name_of(core);
-  w.steps = with_setup(core);
-  return w;
+  return core;
 }
 
 }  // namespace crashlab::explore

@@ -250,6 +250,18 @@ experiment_leftovers() {
   if losetup -a | grep -q "$dir"; then echo "a loop device is left"; return 1; fi
   if losetup -a | grep -q "/nvj-crash-$1-"; then echo "a loop device of the ground truth is left"; return 1; fi
   if compgen -G "${TMPDIR:-/tmp}/nvj-crash-$1-*" >/dev/null; then echo "the ground truth's scratch is left"; return 1; fi
+  # The explorer's checks (each in a process of its own) keep their scratch
+  # in /dev/shm: one whose process is gone was left behind.
+  local left pid
+  for left in /dev/shm/nvj-crash-*; do
+    [ -e "$left" ] || continue
+    pid=${left#/dev/shm/nvj-crash-}
+    pid=${pid%%-*}
+    if ! kill -0 "$pid" 2>/dev/null; then echo "a check's scratch is left: $left"; return 1; fi
+  done
+  for pid in $(losetup -a | sed -n 's|.*/dev/shm/nvj-crash-\([0-9]*\)-.*|\1|p'); do
+    if ! kill -0 "$pid" 2>/dev/null; then echo "a loop device of a check's ground truth is left (process $pid)"; return 1; fi
+  done
   if grep -q "$dir" /proc/self/mountinfo; then echo "a mount is left"; return 1; fi
   if [ -e "$dir" ]; then echo "the run folder is left"; return 1; fi
   if pgrep -f "$dir" >/dev/null; then echo "a server is left"; return 1; fi

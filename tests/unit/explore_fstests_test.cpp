@@ -115,7 +115,7 @@ TEST_CASE("the fstests bound lists every scenario; --ops keeps those whose own s
       if (!s.setup && s.op.kind != OpKind::nothing)
         CHECK((s.op.kind == OpKind::creat || s.op.kind == OpKind::link || s.op.kind == OpKind::mkdir));
   CHECK_THROWS_WITH(crashlab::explore::generator_named("fstest"),
-                    "--bound fstest: expected seq-1, seq-2, seq-3 or fstests");
+                    "--bound fstest: expected seq-1, seq-2, seq-3, seq-3-data, seq-3-metadata, seq-3-nested or fstests");
   CHECK_THROWS_WITH(crashlab::explore::generator_named("fstests", {OpKind::symlink}),
                     "--bound fstests: no scenario's own steps are all among the operations given (--ops)");
 }

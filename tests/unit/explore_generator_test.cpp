@@ -80,6 +80,64 @@ TEST_CASE("the operations drawn from are those --ops names", "[explore]") {
   CHECK_THROWS_AS(crashlab::explore::op_kind_named("frobnicate"), std::invalid_argument);
 }
 
+TEST_CASE("ACE's seq-3 subsets keep the workloads of their operations, names, persistence calls and rules",
+          "[explore]") {
+  using crashlab::explore::generator_named;
+  const auto names_of = [](const Step& s) {
+    std::vector<std::string> out{s.op.path};
+    if (!s.op.second.empty()) out.push_back(s.op.second);
+    if (!s.persist_path.empty()) out.push_back(s.persist_path);
+    return out;
+  };
+  const auto buffered = [](OpKind k) {
+    return k == OpKind::write_append || k == OpKind::write_overwrite || k == OpKind::write_unaligned;
+  };
+  for (const std::string bound : {"seq-3-data", "seq-3-metadata", "seq-3-nested"}) {
+    INFO(bound);
+    const crashlab::explore::Restriction r = crashlab::explore::ace_subset(bound);
+    const Generator g = generator_named(bound);
+    REQUIRE(g.count() > 1000);
+    CHECK(g.count() < Generator(3, r.kinds).count());  // narrower than seq-3 over its operations
+    std::set<std::string> seen;
+    const std::uint64_t stride = std::max<std::uint64_t>(1, g.count() / 3000);
+    for (std::uint64_t i = 0; i < g.count(); i += stride) {
+      const Workload w = g.at(i);
+      INFO(i << ": " << w.name);
+      CHECK(w.ordinal == i);
+      CHECK(seen.insert(w.name).second);
+      std::vector<Step> core;
+      for (const Step& s : w.steps)
+        if (!s.setup) core.push_back(s);
+      REQUIRE(core.size() == 3);
+      CHECK(core.back().persist != Persist::none);
+      std::set<std::string> named;
+      for (std::size_t k = 0; k < core.size(); ++k) {
+        const Step& s = core[k];
+        CHECK(std::find(r.kinds.begin(), r.kinds.end(), s.op.kind) != r.kinds.end());
+        for (const std::string& n : names_of(s))
+          if (s.op.kind != OpKind::symlink) CHECK(std::find(r.names.begin(), r.names.end(), n) != r.names.end());
+        if (!r.sync) CHECK(s.persist != Persist::sync);
+        if (!r.fdatasync) CHECK(s.persist != Persist::fdatasync);
+        if (bound == "seq-3-nested" && k > 0)
+          CHECK((named.count(s.op.path) > 0 || named.count(s.op.second) > 0));
+        named.insert(s.op.path);
+        named.insert(s.op.second);
+      }
+      CHECK_FALSE(std::all_of(core.begin(), core.end(), [&](const Step& s) { return buffered(s.op.kind); }));
+      if (bound == "seq-3-data") CHECK(core.front().op.kind == OpKind::write_append);
+    }
+    CHECK_THROWS_AS(g.at(g.count()), std::out_of_range);
+  }
+  // --ops narrows a subset further; one that leaves it nothing is refused.
+  const Generator links = generator_named("seq-3-nested", {OpKind::link});
+  for (std::uint64_t i = 0; i < links.count(); i += 11)
+    for (const Step& s : links.at(i).steps)
+      if (!s.setup) CHECK(s.op.kind == OpKind::link);
+  CHECK_THROWS_AS(generator_named("seq-3-data", {OpKind::link}), std::invalid_argument);
+  CHECK_THROWS_AS(crashlab::explore::ace_subset("seq-3-other"), std::invalid_argument);
+  CHECK_THROWS_AS(generator_named("seq-3-other"), std::invalid_argument);
+}
+
 TEST_CASE("the setup satisfies every step's dependencies: each workload runs on a real filesystem", "[explore]") {
   // Under the working directory (the build tree: a real filesystem that
   // takes O_DIRECT, which tmpfs does not).
@@ -96,6 +154,10 @@ TEST_CASE("the setup satisfies every step's dependencies: each workload runs on 
   const Generator two(2), three(3);
   for (std::uint64_t i = 0; i < two.count(); i += 997) run_all(two.at(i));
   for (std::uint64_t i = 0; i < three.count(); i += 99991) run_all(three.at(i));
+  for (const char* bound : {"seq-3-data", "seq-3-metadata", "seq-3-nested"}) {
+    const Generator g = crashlab::explore::generator_named(bound);
+    for (std::uint64_t i = 0; i < g.count(); i += std::max<std::uint64_t>(1, g.count() / 50)) run_all(g.at(i));
+  }
 }
 
 TEST_CASE("a setup that must undo what a core step did", "[explore]") {

@@ -45,11 +45,12 @@ namespace {
 constexpr std::uint64_t kShownFailures = 10;
 
 // A folder for the ground truth's files: the one given, or a new one in
-// $TMPDIR (or /tmp), named in the run folder (so that a run killed leaves
+// `parent` (empty: $TMPDIR, or /tmp), named in the run folder (so that a run killed leaves
 // nothing the next one does not clear) and removed at the end.
 class Scratch {
  public:
-  Scratch(const std::string& given, const RunFolder& run) : path_(given), run_(run) {}
+  Scratch(const std::string& given, std::string parent, const RunFolder& run)
+      : path_(given), parent_(std::move(parent)), run_(run) {}
   ~Scratch() {
     std::error_code ignored;
     if (made_) std::filesystem::remove_all(path_, ignored);
@@ -59,7 +60,8 @@ class Scratch {
   std::filesystem::path path() {
     if (path_.empty()) {
       const char* tmp = std::getenv("TMPDIR");
-      std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/nvj-crash-" +
+      const std::string parent = !parent_.empty() ? parent_ : tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+      std::string pattern = parent + "/nvj-crash-" +
                             std::to_string(::getpid()) + "-XXXXXX";
       if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp " + pattern + ": " + std::strerror(errno));
       path_ = pattern;
@@ -71,6 +73,7 @@ class Scratch {
 
  private:
   std::filesystem::path path_;
+  std::string parent_;
   const RunFolder& run_;
   bool made_ = false;
 };
@@ -203,7 +206,7 @@ int crash_check_main(const CheckArgs& a) {
   std::optional<RunFolder> own_folder;
   if (a.run_folder == nullptr) own_folder.emplace("crash");
   const RunFolder& folder = a.run_folder != nullptr ? *a.run_folder : *own_folder;
-  Scratch scratch(a.scratch, folder);
+  Scratch scratch(a.scratch, a.scratch_parent, folder);
   catch_interrupts();
   const SessionOptions session = session_options(a, fast, recorded, scratch);
   SessionResult run = run_judge_session(index, checker, session);

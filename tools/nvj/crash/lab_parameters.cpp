@@ -53,7 +53,12 @@ std::vector<std::string> parameters_over_defaults(const std::string& filesystem,
                        filesystem + " is made on blank exports (fs=none)");
   }
   const bool inside = filesystem == "ext4" && no_journal_export(given);
-  std::vector<std::string> defaults = default_parameters(filesystem);
+  std::vector<std::string> defaults;
+  for (const std::string& d : default_parameters(filesystem)) {
+    bool replaced = false;
+    for (const std::string& m : more) replaced = replaced || key_of(m) == key_of(d);
+    if (!replaced) defaults.push_back(d);
+  }
   defaults.insert(defaults.end(), more.begin(), more.end());
   for (const std::string& d : defaults) {
     bool replaced = inside && key_of(d) == "journal";

@@ -16,8 +16,8 @@ namespace nvj::cli {
 // exports (fs=none) for mkfs.
 std::vector<std::string> default_parameters(const std::string& filesystem);
 
-// The defaults (and the caller's own `more` defaults), each replaced by a
-// parameter of the same key given, or dropped by one given empty
+// The defaults (and the caller's own `more` defaults, each over the
+// default of its key), each replaced by a parameter of the same key given, or dropped by one given empty
 // (journal=); journal= goes by itself where ext4's journal is inside the
 // data export (fs-journal=internal or none). A UsageError, naming
 // `command`, for a word that is no PARAM=VALUE (`hint` follows the

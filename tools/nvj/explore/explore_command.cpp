@@ -30,6 +30,7 @@
 #include "tools/nvj/crash/progress.h"
 #include "tools/nvj/crash/shard.h"
 #include "tools/nvj/crash/subcommands.h"
+#include "tools/nvj/explore/check_pool.h"
 #include "tools/nvj/explore/explore_log.h"
 #include "tools/nvj/explore/explore_report.h"
 #include "tools/nvj/explore/guest_explore.h"
@@ -73,6 +74,14 @@ Generator explore_generator(const ExploreArgs& a) {
 }
 
 namespace {
+
+// The explorer's data disk: the hdd's write cache (volatile until a flush
+// or FUA) and its identity to the host (rotational, a cache), without its
+// timing. A crash state is made of which writes were durable, never of
+// when they completed, and the hdd's seeks and rotation were most of a
+// workload's run and unmount (bench/RESULTS.md, explore_speed).
+// A data-model= given replaces all three (data-model=hdd: the timing back).
+constexpr const char* kExploreDataDisk[] = {"data-model=none", "data-write-cache=write-back", "data-rotational=yes"};
 
 // The workloads' outcomes as they come, what explore.json says of them.
 struct ExploreTally {
@@ -278,17 +287,10 @@ int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameter
   std::fflush(stdout);
   const auto start = std::chrono::steady_clock::now();
   ExploreProgress progress(mine.size(), finished.size());
-  for (const std::uint64_t i : mine) {
-    if (interrupted()) break;
-    if (finished.count(i) != 0) continue;
-    const Workload w = generator.at(i);
-    WorkloadOutcome r;
-    try {
-      r = run_workload(context, w, out / "workloads" / std::to_string(i));
-    } catch (const std::exception&) {
-      if (interrupted()) break;  // a step of the lab gave up on the signal
-      throw;
-    }
+  // A workload checked: its verdicts counted, minimized if it fails, its
+  // outcome logged, its folder removed if it passes and only failing ones
+  // stay.
+  const auto account = [&](std::uint64_t i, const Workload& w, const WorkloadOutcome& r) {
     tally.add(i, w, r);
     if (r.failing > 0 && r.oracle_error.empty() && !a.no_minimize && !generator.listed() &&
         r.signature.find(" + ") != std::string::npos) {
@@ -310,7 +312,43 @@ int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameter
         r.oracle_error.empty())
       fs::remove_all(out / "workloads" / std::to_string(i));
     progress.one_more();
+  };
+  // Each workload recorded on the lab, then, on ext4, checked in a child
+  // process while the lab records the next ones (check_pool.h). XFS and
+  // btrfs are checked by the kernel, which would mount a state's copy of
+  // the lab's filesystem beside the lab's own: XFS refuses a second mount
+  // of one UUID, and btrfs takes devices of one fsid for one filesystem's.
+  const bool overlap = a.filesystem == "ext4";
+  CheckPool checks(context, default_check_slots());
+  const auto collect = [&](bool all) {
+    for (const CheckedWorkload& c : checks.finished(all)) account(c.ordinal, c.workload, c.outcome);
+  };
+  for (const std::uint64_t i : mine) {
+    if (interrupted()) break;
+    if (finished.count(i) != 0) continue;
+    const Workload w = generator.at(i);
+    const fs::path dir = out / "workloads" / std::to_string(i);
+    RecordedWorkload recorded;
+    try {
+      recorded = record_workload(context, w, dir);
+    } catch (const std::exception&) {
+      if (interrupted()) break;  // a step of the lab gave up on the signal
+      throw;
+    }
+    if (!recorded.outcome.error.empty()) {
+      account(i, w, recorded.outcome);  // nothing to check
+    } else if (overlap) {
+      checks.start(i, w, dir, std::move(recorded));
+    } else {
+      check_workload(context, w, dir, recorded.trace, recorded.outcome);
+      account(i, w, recorded.outcome);
+    }
+    collect(false);
   }
+  if (interrupted())
+    checks.stop();  // their workloads run again on --resume
+  else
+    collect(true);
   // In the plan's order, whichever run explored each.
   std::map<std::uint64_t, std::size_t> position;
   for (std::size_t k = 0; k < mine.size(); ++k) position[mine[k]] = k;
@@ -492,9 +530,14 @@ int crash_explore_main(const ExploreArgs& given) {
     throw UsageError("nvj crash explore: --during-recovery recovers the states with this host's kernel: not with --vm "
                      "(the guest's kernel ran the workloads)");
   // The crash lab's layout, the journal's live decoder off (a restore
-  // would confuse it), the user's parameters over both.
+  // would confuse it), the data disk without its timing (kExploreDataDisk),
+  // the user's parameters over all.
+  std::vector<std::string> more{"journal-trace=off"};
+  const bool model_given = std::any_of(a.parameters.begin(), a.parameters.end(),
+                                       [](const std::string& p) { return p.rfind("data-model=", 0) == 0; });
+  if (!model_given) more.insert(more.end(), std::begin(kExploreDataDisk), std::end(kExploreDataDisk));
   const std::vector<std::string> parameters =
-      parameters_over_defaults(a.filesystem, a.parameters, "nvj crash explore", "", {"journal-trace=off"});
+      parameters_over_defaults(a.filesystem, a.parameters, "nvj crash explore", "", more);
   const std::uint64_t max_states = a.max_states_given || a.filesystem == "ext4" ? a.max_states : kKernelExploreBudget;
   // --workload N[,N]...: those, in order, once each.
   std::vector<std::uint64_t> only;
@@ -621,8 +664,9 @@ CrashSubcommand declare_crash_explore(Command& crash) {
   decides.push_back(explores.choice("--fs", explore->filesystem, {"ext4", "xfs", "btrfs"}, "the filesystem (default ext4)"));
   decides.push_back(explores
                         .add("--bound", explore->bound,
-                             "seq-1 (default), seq-2 or seq-3: core operations per workload; fstests: the scenarios of "
-                             "fstests' power-fail tests, each with the facts its test asserts")
+                             "seq-1 (default), seq-2 or seq-3: core operations per workload; seq-3-data, "
+                             "seq-3-metadata, seq-3-nested: seq-3 narrowed as ACE narrowed it; fstests: the scenarios "
+                             "of fstests' power-fail tests, each with the facts its test asserts")
                         .value_name("BOUND"));
   decides.push_back(
       explores.add("--ops", explore->ops, "the core operations to draw from, comma-separated (default: all)").value_name("LIST"));

@@ -106,9 +106,16 @@ MountedBase mounted_base(const fs::path& mount_point) {
 }
 
 WorkloadOutcome run_workload(const ExploreContext& context, const Workload& w, const fs::path& dir) {
-  if (context.lab == nullptr) throw std::logic_error("run_workload: no lab on this host");
+  RecordedWorkload recorded = record_workload(context, w, dir);
+  if (recorded.outcome.error.empty()) check_workload(context, w, dir, recorded.trace, recorded.outcome);
+  return recorded.outcome;
+}
+
+RecordedWorkload record_workload(const ExploreContext& context, const Workload& w, const fs::path& dir) {
+  if (context.lab == nullptr) throw std::logic_error("record_workload: no lab on this host");
   Testbed& lab = *context.lab;
-  WorkloadOutcome o;
+  RecordedWorkload recorded;
+  WorkloadOutcome& o = recorded.outcome;
   ExplorePhaseClock clock;
   fs::create_directories(dir);
   const fs::path recording = fs::absolute(dir / "recording.nvjrec");
@@ -137,20 +144,20 @@ WorkloadOutcome run_workload(const ExploreContext& context, const Workload& w, c
     fs::remove(recording);
     if (attempt == 2) {
       o.error = what;
-      return o;
+      return recorded;
     }
     std::fprintf(stderr, "nvj crash explore: workload %s: %s: restoring it again\n", w.name.c_str(), what.c_str());
     run_checked({"sh", "-c", "sync && echo 3 >/proc/sys/vm/drop_caches"});
   }
-  const workloads::ExploreTrace trace =
+  recorded.trace =
       workloads::run_workload_steps(lab.mount_point(), w, oracle_options(context.args),
                                     [&](const std::string& label) { lab.post("/mark?label=" + query_escape(label)); });
   clock.lap(&o.seconds[2]);
   lab.unmount();
   lab.post("/record/stop");
   clock.lap(&o.seconds[3]);
-  check_workload(context, w, dir, trace, o);
-  return o;
+  if (!recorded.trace.error.empty()) o.error = recorded.trace.error;
+  return recorded;
 }
 
 namespace {
@@ -217,6 +224,11 @@ CheckArgs workload_check(const ExploreContext& context, const fs::path& recordin
   check.structure = a.structure;
   check.mount_options = a.mount_options;
   check.run_folder = &context.folder;
+  // The states' files in memory where there is a tmpfs for them: a state of
+  // the explorer's small filesystem is a few MB, and e2fsck on each
+  // recovered image read them back from disk otherwise (bench/RESULTS.md,
+  // explore_speed).
+  if (::access("/dev/shm", W_OK) == 0) check.scratch_parent = "/dev/shm";
   check.during_recovery = a.during_recovery;
   check.during_recovery_given = a.during_recovery_given;
   return check;

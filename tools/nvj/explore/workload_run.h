@@ -86,6 +86,17 @@ struct WorkloadOutcome {
 WorkloadOutcome run_workload(const ExploreContext& context, const crashlab::explore::Workload& workload,
                      const std::filesystem::path& dir);
 
+// run_workload's first half: restored, recorded, mounted, its steps run
+// with the oracle's facts posted, unmounted; the trace of its steps and the
+// outcome so far (its first four phases' times, or its error). The check
+// (check_workload) may then run elsewhere: in another process (CheckPool).
+struct RecordedWorkload {
+  workloads::ExploreTrace trace;
+  WorkloadOutcome outcome;
+};
+RecordedWorkload record_workload(const ExploreContext& context, const crashlab::explore::Workload& workload,
+                                 const std::filesystem::path& dir);
+
 // The second half of run_workload, for a workload run elsewhere (in a
 // guest): its recording DIR/recording.nvjrec checked, with what its trace
 // says was posted (the trace's error, if any, becomes the outcome's).
