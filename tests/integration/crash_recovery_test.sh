@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Crashes during recovery (nvj crash check --during-recovery, nvj crash
 # explore --during-recovery), on this host's kernel:
-#   - ext4: the explorer's seq-1 workload 29 (write_append(A/foo)
-#     fsync(A/foo)), 4 of its passing states recovered again under a
-#     recording: each recovery has crash states (a point after every write),
-#     all checked, none failing, the recovery's own final state passing;
-#     explore.json and results.json say so and are valid;
+#   - ext4: the explorer's seq-1 workloads 29 (write_append(A/foo)
+#     fsync(A/foo)) and 30 (the same, fdatasync), checked side by side (each in a process of its
+#     own), 4 passing states of each recovered again under a recording: each
+#     recovery has crash states (a point after every write), all checked,
+#     none failing, the recovery's own final state passing; explore.json and
+#     results.json say so and are valid;
 #   - the same recording checked by nvj crash check with the kernel checking
 #     a sample of the recoveries' states: none failing, the kernel agreeing;
 #   - the planted fault, nobarrier: jbd2 then replays the journal without
@@ -21,9 +22,9 @@
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 
-run_explore "$T/ext4.log" --workload 29 --during-recovery 4 --out "$T/ext4"
+run_explore "$T/ext4.log" --workload 29,30 --during-recovery 4 --out "$T/ext4"
 [ "$STATUS" = 0 ] || fail "ext4: exit $STATUS, not 0"
-grep -Eq '^\(during recovery: 4 states recovered, [0-9]+ crash states of their recoveries checked, 0 failing\)$' "$T/ext4.log" ||
+grep -Eq '^\(during recovery: 8 states recovered, [0-9]+ crash states of their recoveries checked, 0 failing\)$' "$T/ext4.log" ||
   fail "ext4: no line for the recoveries: $(tail -n 3 "$T/ext4.log")"
 check_json crash-explore "$T/ext4/explore.json"
 check_json crash-results "$T/ext4/workloads/29/results.json"
@@ -31,20 +32,22 @@ python3 - "$T/ext4" <<'PY' || fail "ext4: the recoveries are not what they shoul
 import json, os, sys
 out = sys.argv[1]
 r = json.load(open(f"{out}/explore.json"))
-assert r["during_recovery"]["per_workload"] == 4 and r["during_recovery"]["recovered"] == 4, r["during_recovery"]
-w = r["workloads"][0]
-assert w["during_recovery"]["failing"] == 0 and w["during_recovery"]["states"] == [], w["during_recovery"]
-d = json.load(open(f"{out}/workloads/29/results.json"))["during_recovery"]
-assert d["errors"] == 0 and len(d["states"]) == 4, d
-ordinals = [s["ordinal"] for s in d["states"]]
-assert ordinals == sorted(set(ordinals)), ordinals
-for s in d["states"]:
-    assert s["final_state"] == "pass", s
-    assert s["crash_points"] >= 2 and s["checked"] >= 2 and s["failing"] == 0, s
-    assert os.path.getsize(f"{out}/workloads/29/{s['recording']}") > 0, s
-# Some recovery replays the journal: its states are more than the two ends.
-assert max(s["checked"] for s in d["states"]) >= 8, [s["checked"] for s in d["states"]]
-print("ext4:", [(s["ordinal"], s["crash_points"], s["checked"]) for s in d["states"]])
+assert r["during_recovery"]["per_workload"] == 4 and r["during_recovery"]["recovered"] == 8, r["during_recovery"]
+assert [w["ordinal"] for w in r["workloads"]] == [29, 30], [w["ordinal"] for w in r["workloads"]]
+for w in r["workloads"]:
+    assert w["during_recovery"]["failing"] == 0 and w["during_recovery"]["states"] == [], w["during_recovery"]
+    n = w["ordinal"]
+    d = json.load(open(f"{out}/workloads/{n}/results.json"))["during_recovery"]
+    assert d["errors"] == 0 and len(d["states"]) == 4, d
+    ordinals = [s["ordinal"] for s in d["states"]]
+    assert ordinals == sorted(set(ordinals)), ordinals
+    for s in d["states"]:
+        assert s["final_state"] == "pass", s
+        assert s["crash_points"] >= 2 and s["checked"] >= 2 and s["failing"] == 0, s
+        assert os.path.getsize(f"{out}/workloads/{n}/{s['recording']}") > 0, s
+    # Some recovery replays the journal: its states are more than the two ends.
+    assert max(s["checked"] for s in d["states"]) >= 8, [s["checked"] for s in d["states"]]
+    print(f"ext4 workload {n}:", [(s["ordinal"], s["crash_points"], s["checked"]) for s in d["states"]])
 PY
 
 recording="$T/ext4/workloads/29/recording.nvjrec"

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "tools/nvj/crash/recovery_check.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <set>
 #include <stdexcept>
@@ -67,7 +69,10 @@ void record_recovery(const RecoveryContext& c, const StateImages& s, const fs::p
     if (p.rfind("data=", 0) != 0 && p.rfind("journal=", 0) != 0 && p.rfind("fs=", 0) != 0) params.push_back(p);
   params.push_back("fs=none");  // served as they are
   for (const std::string& name : s.exports) params.push_back(name + "-file=" + fs::absolute(dir / (name + ".img")).string());
-  TestbedOptions o{c.run_dir / ("recovery-" + dir.filename().string()), params, c.args.mount_options,
+  // Named by this process too: the explorer's checks run side by side in
+  // one run folder (tools/nvj/explore/check_pool.h).
+  TestbedOptions o{c.run_dir / ("recovery-" + std::to_string(::getpid()) + "-" + dir.filename().string()), params,
+                   c.args.mount_options,
                    [](const std::string&) {
                      if (interrupted()) throw std::runtime_error("interrupted");
                    }};

@@ -79,7 +79,7 @@ namespace {
 // or FUA) and its identity to the host (rotational, a cache), without its
 // timing. A crash state is made of which writes were durable, never of
 // when they completed, and the hdd's seeks and rotation were most of a
-// workload's run and unmount (bench/RESULTS.md, explore_speed).
+// workload's run and unmount (bench/RESULTS.md, explore and two_builds).
 // A data-model= given replaces all three (data-model=hdd: the timing back).
 constexpr const char* kExploreDataDisk[] = {"data-model=none", "data-write-cache=write-back", "data-rotational=yes"};
 

@@ -227,7 +227,7 @@ CheckArgs workload_check(const ExploreContext& context, const fs::path& recordin
   // The states' files in memory where there is a tmpfs for them: a state of
   // the explorer's small filesystem is a few MB, and e2fsck on each
   // recovered image read them back from disk otherwise (bench/RESULTS.md,
-  // explore_speed).
+  // two_builds).
   if (::access("/dev/shm", W_OK) == 0) check.scratch_parent = "/dev/shm";
   check.during_recovery = a.during_recovery;
   check.during_recovery_given = a.during_recovery_given;
@@ -349,6 +349,10 @@ void check_workload(const ExploreContext& context, const Workload& w, const fs::
   if (o.failing > 0) sign_failure(w, o);
   if (a.bound == "fstests") o.fstests_cut = fstests_cut(results, trace, o.failing);
   if (results.contains("during_recovery")) o.recovery = recovery_summary(results.at("during_recovery"));
+  if (o.failing == 0 && o.recovery_fails()) {  // the states pass, a recovery of one does not
+    o.broke.insert("during recovery");
+    sign_failure(w, o);
+  }
 }
 
 MinimalWorkload minimize(const ExploreContext& context, const Workload& w, const WorkloadOutcome& failed, const fs::path& dir) {
