@@ -71,8 +71,11 @@ void record_recovery(const RecoveryContext& c, const StateImages& s, const fs::p
   for (const std::string& name : s.exports) params.push_back(name + "-file=" + fs::absolute(dir / (name + ".img")).string());
   // Named by this process too: the explorer's checks run side by side in
   // one run folder (tools/nvj/explore/check_pool.h).
+  // XFS: nouuid, as the ground truth mounts a state (ground_truth.h).
+  std::string options = c.args.mount_options;
+  if (c.filesystem == "xfs") options += (options.empty() ? "" : ",") + std::string("nouuid");
   TestbedOptions o{c.run_dir / ("recovery-" + std::to_string(::getpid()) + "-" + dir.filename().string()), params,
-                   c.args.mount_options,
+                   options,
                    [](const std::string&) {
                      if (interrupted()) throw std::runtime_error("interrupted");
                    }};

@@ -313,12 +313,12 @@ int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameter
       fs::remove_all(out / "workloads" / std::to_string(i));
     progress.one_more();
   };
-  // Each workload recorded on the lab, then, on ext4, checked in a child
-  // process while the lab records the next ones (check_pool.h). XFS and
-  // btrfs are checked by the kernel, which would mount a state's copy of
-  // the lab's filesystem beside the lab's own: XFS refuses a second mount
-  // of one UUID, and btrfs takes devices of one fsid for one filesystem's.
-  const bool overlap = a.filesystem == "ext4";
+  // Each workload recorded on the lab, then checked in a child process
+  // while the lab records the next ones (check_pool.h). Not btrfs: its
+  // checks mount a state's copy of the lab's filesystem beside the lab's
+  // own, and btrfs takes devices of one fsid for one filesystem's (XFS
+  // refuses a second mount of one UUID, so its checks mount with nouuid).
+  const bool overlap = a.filesystem != "btrfs";
   CheckPool checks(context, default_check_slots());
   const auto collect = [&](bool all) {
     for (const CheckedWorkload& c : checks.finished(all)) account(c.ordinal, c.workload, c.outcome);
