@@ -236,7 +236,8 @@ int crash_check_main(const CheckArgs& a) {
   if (!a.out.empty()) {
     if (document.contains("shard")) document["shard"]["seconds"] = json_round(run.seconds, 3);  // merge drops it
     write_results(a.out, results);
-    if (!document.contains("shard")) write_crash_report(results, a.out);  // a shard's waits for the merge
+    if (!document.contains("shard"))  // a shard's waits for the merge
+      write_crash_report(results, a.out, a.plots_when_passing || c.failing > 0 || recovery_failing > 0);
   }
   summary_line(c.checked, run.seconds, c.failing);
   if (run.progress.stopped == "interrupted") {

@@ -56,6 +56,10 @@ struct CheckArgs {
   // (recovery_check.h).
   std::uint64_t during_recovery = 0;
   bool during_recovery_given = false;
+  // The report's plots (gnuplot: states.png, states.svg) for a check with
+  // no failing state; false: table.md and states.dat only (the explorer's
+  // passing workloads, where two gnuplot runs cost more than the check).
+  bool plots_when_passing = true;
   // How the recording was made, for results.json's recording.made_by (nvj
   // crash run --vm: the guest's kernel and transport); null: not said.
   Json made_by = nullptr;

@@ -235,15 +235,15 @@ void plot_states(const std::filesystem::path& dir, const std::map<std::uint64_t,
 
 }  // namespace
 
-void write_crash_report(const Results& all, const std::filesystem::path& dir) {
+void write_crash_report(const Results& all, const std::filesystem::path& dir, bool plot) {
   const VerdictCount c = count_verdicts(all.states);
   const std::map<std::uint64_t, PointRow> points = point_rows(all.states);
   const std::string md = summary_section(all.document, c) + signatures_section(all.document) +
                          failing_points_section(points) + failing_states_section(all.states, c.failing) +
-                         "\n![states by verdict at each crash point](states.png)\n";
+                         (plot ? "\n![states by verdict at each crash point](states.png)\n" : "");
   write_report_file(dir, "table.md", md);
   write_report_file(dir, "states.dat", points_data(points));
-  plot_states(dir, points);
+  if (plot) plot_states(dir, points);
 }
 
 int crash_report_main(const ReportArgs& a) {

@@ -15,7 +15,9 @@ namespace nvj::cli {
 
 // Writes table.md, states.dat and the plots into `dir`. Throws naming what
 // is wrong (a results.json it cannot read, gnuplot failing).
-void write_crash_report(const Results& results, const std::filesystem::path& dir);
+// `plot` false: table.md and states.dat only, no gnuplot run (the
+// explorer's passing workloads: nvj crash report draws them again).
+void write_crash_report(const Results& results, const std::filesystem::path& dir, bool plot = true);
 
 // nvj crash report: the report of a results.json written again (by a
 // newer nvj, or into another folder). A shard's results are refused: the

@@ -229,6 +229,7 @@ CheckArgs workload_check(const ExploreContext& context, const fs::path& recordin
   // recovered image read them back from disk otherwise (bench/RESULTS.md,
   // two_builds).
   if (::access("/dev/shm", W_OK) == 0) check.scratch_parent = "/dev/shm";
+  check.plots_when_passing = false;  // nvj crash report draws them from results.json
   check.during_recovery = a.during_recovery;
   check.during_recovery_given = a.during_recovery_given;
   return check;
