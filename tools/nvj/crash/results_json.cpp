@@ -179,6 +179,7 @@ Json state_json(const RecordingIndex& index, const CheckedState& checked) {
          {"frame", p.sequence},
          {"at", reasons(p.reasons)},
          {"last_mark", p.last_mark == crashlab::kNoMark ? Json(nullptr) : Json(index.marks()[p.last_mark].label)},
+         {"marks", p.last_mark == crashlab::kNoMark ? 0 : p.last_mark + 1},
          {"strategy", crashlab::to_string(s.strategy)},
          {"volatile", p.volatile_changes.size()},
          {"kept", s.kept.size()},

@@ -162,9 +162,31 @@ RecordedWorkload record_workload(const ExploreContext& context, const Workload& 
 
 namespace {
 
-// The rule of the last fact that said something of each path: by the path
-// and what a violation will call it ("PATH\tfile"), and by the path alone.
-using RuleOf = std::map<std::string, std::string>;
+// The rule of each fact posted, in the order posted (the recording's marks'
+// order): the keys a violation finds it by, the path and what a violation
+// will call it ("PATH\tfile"), and the path alone (but for nostale facts,
+// posted after every operation: a violation without a key of its own falls
+// back on the path's other facts).
+struct PostedRule {
+  std::string keyed;  // "PATH\tWHAT"; empty: none
+  std::string path;   // empty: not for the path alone
+  std::string rule;   // empty: a fact of no rule (its key is then no one's)
+};
+using RuleOf = std::vector<PostedRule>;
+
+// The rule of the fact a violation broke: the last posted among the first
+// `marks` (those in force at the state's crash point) that says something of
+// its path, by what the violation calls it first, then by the path alone;
+// empty if none.
+std::string rule_in_force(const RuleOf& posted, std::size_t marks, const std::string& path, const std::string& what) {
+  const std::size_t n = std::min(marks, posted.size());
+  for (const bool by_what : {true, false})
+    for (std::size_t k = n; k-- > 0;) {
+      const PostedRule& p = posted[k];
+      if (by_what ? p.keyed == path + "\t" + what : p.path == path) return p.rule;
+    }
+  return "";
+}
 
 // What a violation of `fact` is called on the path it names, as the
 // checker names it; null for a kind no violation names.
@@ -189,6 +211,7 @@ RuleOf rules_of_trace(const Workload& w, const workloads::ExploreTrace& trace, s
       for (const workloads::PostedFact& f : *facts) {
         (facts == &t.before ? script.back().before : facts == &t.written ? script.back().written : script.back().after)
             .push_back(f.label);
+        rule_of.push_back({});
         if (f.rule.empty()) continue;
         const std::optional<crashlab::Fact> parsed = crashlab::parse_fact(f.label);
         if (!parsed) throw std::runtime_error("the trace of " + w.name + " posted " + f.label + ", which is no fact");
@@ -199,10 +222,10 @@ RuleOf rules_of_trace(const Workload& w, const workloads::ExploreTrace& trace, s
                                      ? (fact.path == "." ? fact.second : fact.path + "/" + fact.second)
                                  : fact.kind == FactKind::rename ? fact.path + " | " + fact.second
                                                                  : fact.path;
-        if (const char* what = violation_name(fact.kind)) rule_of[path + "\t" + what] = f.rule;
-        // A nostale fact is posted after every operation: the path's other
-        // facts' rule stays the one a violation without its own falls back on.
-        if (fact.kind != FactKind::nostale) rule_of[path] = f.rule;
+        PostedRule& posted = rule_of.back();
+        posted.rule = f.rule;
+        if (const char* what = violation_name(fact.kind)) posted.keyed = path + "\t" + what;
+        if (fact.kind != FactKind::nostale) posted.path = path;
       }
   }
   return rule_of;
@@ -257,12 +280,15 @@ void collect_failures(const Json& results, const RuleOf& rule_of, WorkloadOutcom
     Json f{{"ordinal", s.at("ordinal")}, {"verdict", s.at("verdict")}};
     if (s.contains("violations"))
       for (Json v : s.at("violations")) {
-        auto r = rule_of.find(v.at("path").get<std::string>() + "\t" + v.at("what").get<std::string>());
-        if (r == rule_of.end()) r = rule_of.find(v.at("path").get<std::string>());
-        if (r != rule_of.end()) {
-          v["rule"] = r->second;
-          v["source"] = crashlab::explore::rule(r->second).source;
-          v["level"] = crashlab::explore::rule(r->second).level;
+        // The facts in force at the state's crash point: the marks up to it,
+        // posted in the trace's order (every mark of a workload's recording
+        // is a fact its trace posted).
+        const std::string r = rule_in_force(rule_of, s.at("marks").get<std::size_t>(), v.at("path").get<std::string>(),
+                                            v.at("what").get<std::string>());
+        if (!r.empty()) {
+          v["rule"] = r;
+          v["source"] = crashlab::explore::rule(r).source;
+          v["level"] = crashlab::explore::rule(r).level;
         }
         f["violations"].push_back(v);
       }
