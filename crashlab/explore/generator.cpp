@@ -343,19 +343,8 @@ std::vector<Step> with_setup(const std::vector<Step>& core) {
   return out;
 }
 
-Generator::Generator(int core_ops, const std::vector<OpKind>& kinds) : core_ops_(core_ops) {
-  if (core_ops < 1 || core_ops > 3) throw std::invalid_argument("a bound of 1 to 3 core operations (seq-1, seq-2, seq-3)");
-  for (const OpKind k : kinds.empty() ? all_op_kinds() : kinds)
-    for (const Op& op : variants(k)) {
-      choices_.push_back(persisted(op, Persist::none));
-      for (const Step& s : persistence_for(op)) {
-        last_.push_back(choices_.size());
-        choices_.push_back(s);
-      }
-    }
-  count_ = last_.size();
-  for (int i = 1; i < core_ops; ++i) count_ *= choices_.size();
-}
+Generator::Generator(int core_ops, const std::vector<OpKind>& kinds)
+    : Generator(core_ops, Restriction{kinds, {}, true, true, nullptr}) {}
 
 Generator::Generator(std::vector<Workload> listed) : core_ops_(0), listed_(std::move(listed)) {
   count_ = listed_.size();

@@ -215,12 +215,10 @@ StateVerdict KernelCheck::check(crashlab::CrashImage& image, std::uint8_t data, 
   StateVerdict v;
   const std::string log = journal ? loops_.at(*journal) : "";
   try {
-    // XFS refuses a second mount of one UUID: a state is a copy of a
-    // filesystem that may be mounted beside it (the explorer's lab, another
-    // check's state), and nouuid changes nothing else of the mount.
-    std::string options = mount_options_;
-    if (filesystem_ == "xfs") options += (options.empty() ? "" : ",") + std::string("nouuid");
-    DetachedMount mounted(filesystem_, loops_.at(data), mount_data(filesystem_, options, log));
+    // A copy of a filesystem that may be mounted beside it (the explorer's
+    // lab, another check's state).
+    DetachedMount mounted(filesystem_, loops_.at(data),
+                          mount_data(filesystem_, copy_mount_options(filesystem_, mount_options_), log));
     try {
       v.violations = oracle.check(DirectoryFacts(mounted.root()));
     } catch (const std::exception& e) {

@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -11,6 +13,7 @@
 #include "common/query_escape.h"
 #include "tools/nvj/crash/ground_truth.h"
 #include "tools/nvj/crash/lab_parameters.h"
+#include "tools/nvj/host/fs_tools/filesystem_tools.h"
 #include "tools/nvj/host/files/output_to_file.h"
 #include "tools/nvj/host/files/text_file.h"
 #include "tools/nvj/host/processes/interrupt.h"
@@ -23,8 +26,7 @@ std::vector<std::uint64_t> recovery_picks(const std::vector<StateRecord>& states
   std::vector<std::uint64_t> passing;
   for (const StateRecord& s : states)
     if (s.verdict == crashlab::Verdict::pass && !s.failing()) passing.push_back(s.ordinal);
-  std::set<std::uint64_t> sorted(passing.begin(), passing.end());
-  passing.assign(sorted.begin(), sorted.end());
+  std::sort(passing.begin(), passing.end());
   if (count == 0 || count >= passing.size()) return passing;
   // Evenly spread: the k-th of `count` at k * n / count, the first and the
   // last among them when count > 1.
@@ -45,9 +47,16 @@ struct StateImages {
   std::size_t point = 0;
 };
 
-StateImages write_images(const RecoveryContext& c, std::uint64_t ordinal, const fs::path& dir) {
-  StateImages s;
-  c.checker.walk_states(c.checker.find({ordinal}), [&](crashlab::StateContext& state) {
+// Every state of `ordinals`, each into OUT/N/ (made empty first), in one
+// walk over the recording.
+std::map<std::uint64_t, StateImages> write_images(const RecoveryContext& c, const std::vector<std::uint64_t>& ordinals) {
+  std::map<std::uint64_t, StateImages> out;
+  const std::set<std::uint64_t> wanted(ordinals.begin(), ordinals.end());
+  c.checker.walk_states(c.checker.find(wanted), [&](crashlab::StateContext& state) {
+    const fs::path dir = fs::absolute(c.out / std::to_string(state.selected.ordinal));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    StateImages& s = out[state.selected.ordinal];
     for (std::size_t d = 0; d < state.image.count(); ++d) {
       const std::string name = c.index.exports()[d].name;
       write_state_file(state.image, static_cast<std::uint8_t>(d), dir / (name + ".img"));
@@ -57,7 +66,7 @@ StateImages write_images(const RecoveryContext& c, std::uint64_t ordinal, const 
     if (state.point.last_mark != crashlab::kNoMark)
       for (std::size_t k = 0; k <= state.point.last_mark; ++k) s.labels.push_back(c.index.marks()[k].label);
   });
-  return s;
+  return out;
 }
 
 // The server on the state's images (the lab's device models, the images'
@@ -71,11 +80,8 @@ void record_recovery(const RecoveryContext& c, const StateImages& s, const fs::p
   for (const std::string& name : s.exports) params.push_back(name + "-file=" + fs::absolute(dir / (name + ".img")).string());
   // Named by this process too: the explorer's checks run side by side in
   // one run folder (tools/nvj/explore/check_pool.h).
-  // XFS: nouuid, as the ground truth mounts a state (ground_truth.h).
-  std::string options = c.args.mount_options;
-  if (c.filesystem == "xfs") options += (options.empty() ? "" : ",") + std::string("nouuid");
   TestbedOptions o{c.run_dir / ("recovery-" + std::to_string(::getpid()) + "-" + dir.filename().string()), params,
-                   options,
+                   copy_mount_options(c.filesystem, c.args.mount_options),
                    [](const std::string&) {
                      if (interrupted()) throw std::runtime_error("interrupted");
                    }};
@@ -92,11 +98,8 @@ void record_recovery(const RecoveryContext& c, const StateImages& s, const fs::p
   if (!lab.teardown()) throw std::runtime_error("taking the recovery's server down failed (see above)");
 }
 
-Json recover_one(const RecoveryContext& c, std::uint64_t ordinal) {
+Json recover_one(const RecoveryContext& c, std::uint64_t ordinal, const StateImages& s) {
   const fs::path dir = fs::absolute(c.out / std::to_string(ordinal));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const StateImages s = write_images(c, ordinal, dir);
   Json entry{{"ordinal", ordinal}, {"point", s.point}, {"marks", s.labels.size()}};
   const fs::path recording = dir / "recovery.nvjrec";
   try {
@@ -142,13 +145,14 @@ Json recover_one(const RecoveryContext& c, std::uint64_t ordinal) {
 Json check_during_recovery(const RecoveryContext& c, const std::vector<std::uint64_t>& ordinals) {
   Json states = Json::array();
   std::uint64_t checked = 0, failing = 0, errors = 0, disagree = 0;
+  const std::map<std::uint64_t, StateImages> images = write_images(c, ordinals);
   std::printf("during recovery: %zu passing states recovered again under a recording, each recovery's crash states "
               "checked against the state's facts\n",
               ordinals.size());
   std::fflush(stdout);
   for (const std::uint64_t ordinal : ordinals) {
     if (interrupted()) break;
-    Json e = recover_one(c, ordinal);
+    Json e = recover_one(c, ordinal, images.at(ordinal));
     if (e.contains("error")) {
       ++errors;
       std::printf("  state %llu: %s\n", static_cast<unsigned long long>(ordinal), e["error"].get<std::string>().c_str());

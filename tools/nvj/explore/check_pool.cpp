@@ -54,9 +54,9 @@ void read_outcome(const Json& j, WorkloadOutcome& o) {
 // In the child: the check, its outcome (or what it threw) written, then
 // out without the parent's destructors (the lab, the run folder are its).
 [[noreturn]] void check_in_child(const ExploreContext& context, const CheckedWorkload& c,
-                                 const workloads::ExploreTrace& trace) {
+                                 const workloads::ExploreTrace& trace, pid_t explorer) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() == 1) ::_exit(4);  // the explorer is gone already
+  if (::getppid() != explorer) ::_exit(4);  // the explorer is gone already
   int code = 0;
   Json j;
   try {
@@ -96,9 +96,10 @@ void CheckPool::start(std::uint64_t ordinal, const crashlab::explore::Workload& 
   fs::remove(dir / kOutcomeFile);
   std::fflush(stdout);
   std::fflush(stderr);
+  const pid_t explorer = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork for the check of a workload: ") + std::strerror(errno));
-  if (pid == 0) check_in_child(context_, c, recorded.trace);
+  if (pid == 0) check_in_child(context_, c, recorded.trace, explorer);
   running_.push_back({pid, std::move(c)});
 }
 

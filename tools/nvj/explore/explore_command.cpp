@@ -149,16 +149,17 @@ struct ExploreTally {
     for (std::size_t k = 0; k < kExplorePhaseCount && k < seconds.size(); ++k) phases[k] += seconds[k];
     if (!entry.at("error").is_null()) ++errors;
     states += entry.at("states").get<std::uint64_t>();
+    std::uint64_t failing_recoveries = 0;
     if (entry.contains("during_recovery")) {
       const Json& r = entry["during_recovery"];
       recovered += r.at("recovered").get<std::uint64_t>();
       recovery_states += r.at("checked").get<std::uint64_t>();
-      recovery_failing += r.at("failing").get<std::uint64_t>();
+      failing_recoveries = r.at("failing").get<std::uint64_t>();
+      recovery_failing += failing_recoveries;
     }
     if (!entry.at("oracle_error").is_null())
       ++oracle_errors;
-    else if (entry.at("failing").get<std::uint64_t>() > 0 ||
-             (entry.contains("during_recovery") && entry["during_recovery"].at("failing").get<std::uint64_t>() > 0))
+    else if (entry.at("failing").get<std::uint64_t>() > 0 || failing_recoveries > 0)
       ++findings;
     if (status > 1) worst = status;
     workloads.push_back(std::move(entry));

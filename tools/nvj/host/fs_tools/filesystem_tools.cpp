@@ -13,6 +13,11 @@ std::string mount_data(const std::string& filesystem, const std::string& options
   return options + (options.empty() ? "" : ",") + (filesystem == "xfs" ? "logdev=" : "journal_path=") + log;
 }
 
+std::string copy_mount_options(const std::string& filesystem, const std::string& options) {
+  if (filesystem != "xfs") return options;
+  return options + (options.empty() ? "" : ",") + "nouuid";
+}
+
 std::vector<std::string> fsck_command(const std::string& filesystem, const std::string& data, const std::string& log) {
   std::vector<std::string> argv;
   if (filesystem == "ext4") {

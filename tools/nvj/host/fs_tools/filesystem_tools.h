@@ -15,6 +15,11 @@ namespace nvj::cli {
 // a filesystem whose `log` is "".
 std::string mount_data(const std::string& filesystem, const std::string& options, const std::string& log);
 
+// `options` for mounting a copy of a filesystem (a crash state) that may be
+// mounted beside the original or another copy: XFS refuses a second mount
+// of one UUID, so it gains nouuid, which changes nothing else of the mount.
+std::string copy_mount_options(const std::string& filesystem, const std::string& options);
+
 // Makes `filesystem` on block devices that hold none: mkfs.xfs -l
 // logdev=LOG DATA (without `log`: its log inside DATA), mkfs.btrfs DATA,
 // never forced (mkfs
