@@ -100,8 +100,20 @@ ls "$T/sixth/workloads/0/recording.nvjrec" "$T/sixth/workloads/0/results.json" >
 
 # The other layouts the lab serves (before the planted fault, so that a
 # finding here is near the top of the output).
-run_explore "$T/internal.log" --shard 1/12 --out "$T/internal" fs-journal=internal:16M
+run_explore "$T/internal.log" --shard 1/12 --keep-workloads failing --out "$T/internal" fs-journal=internal:16M
 [ "$STATUS" = 0 ] || failed "$T/internal" "seq-1 with an internal journal exited $STATUS"
+# --keep-workloads failing: a passing workload's folder goes once it is
+# logged; its entry stays.
+python3 - "$T/internal" <<'PY' || fail "--keep-workloads failing kept a passing workload's folder, or lost an entry"
+import json, os, sys
+out = sys.argv[1]
+r = json.load(open(f"{out}/explore.json"))
+assert len(r["workloads"]) == r["explored"] > 20, r["explored"]
+for w in r["workloads"]:
+    kept = os.path.isdir(f"{out}/workloads/{w['ordinal']}")
+    assert kept == bool(w["failing"] or w["error"] or w["oracle_error"]), (w["ordinal"], kept)
+assert json.load(open(f"{out}/plan.json"))["options"]["keep_workloads"] == "failing"
+PY
 run_explore "$T/journal.log" --shard 2/12 --mount-options data=journal --out "$T/journal"
 [ "$STATUS" = 0 ] || failed "$T/journal" "seq-1 with data=journal exited $STATUS"
 
@@ -239,6 +251,7 @@ grep -q "this host cannot make it (mkfs.xfs is not installed" "$T/bad.out" || fa
 expect_usage "--fs=ext3" --fs ext3 --list
 expect_usage "'data' is no PARAM=VALUE" --out "$T/bad" data
 expect_usage "--max-states" --max-states many --list
+expect_usage "--keep-workloads" --keep-workloads some --list
 expect_usage "--out DIR is required" --ops rmdir
 expect_usage "record= is its own to set" --out "$T/bad" record=/tmp/r.nvjrec
 expect_usage "fs=ext4 with --fs xfs" --fs xfs --out "$T/bad" fs=ext4
