@@ -32,6 +32,7 @@
 #include "tools/nvj/crash/state_options.h"
 #include "tools/nvj/crash/subcommands.h"
 #include "tools/nvj/experiment/report.h"
+#include "tools/nvj/host/files/scratch_parent.h"
 #include "tools/nvj/host/files/mapped_file.h"
 #include "tools/nvj/host/processes/interrupt.h"
 #include "tools/nvj/host/processes/run_folder.h"
@@ -59,8 +60,7 @@ class Scratch {
   Scratch& operator=(const Scratch&) = delete;
   std::filesystem::path path() {
     if (path_.empty()) {
-      const char* tmp = std::getenv("TMPDIR");
-      const std::string parent = !parent_.empty() ? parent_ : tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+      const std::string parent = !parent_.empty() ? parent_ : default_scratch_parent();
       std::string pattern = parent + "/nvj-crash-" +
                             std::to_string(::getpid()) + "-XXXXXX";
       if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp " + pattern + ": " + std::strerror(errno));
@@ -261,7 +261,7 @@ void check_options(Command& c, CheckArgs& check) {
            "which states the ground truth checks too (default: sample)");
   c.count("--sample", check.sample, 1, ~std::uint64_t{0}, "with --verify sample, one passing state in N (default 64)")
       .value_name("N");
-  c.add("--scratch", check.scratch, "the ground truth's files (default: a new folder in $TMPDIR)").value_name("DIR");
+  c.add("--scratch", check.scratch, "the ground truth's and the structure check's files (default: a new folder in $TMPDIR, else in /dev/shm, else in /tmp)").value_name("DIR");
   c.count("--per-signature", check.per_signature, 0, ~std::uint64_t{0},
           "describe, minimize and verify the first N failing states of each signature (default 3)")
       .value_name("N");

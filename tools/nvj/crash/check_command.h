@@ -36,7 +36,7 @@ struct CheckArgs {
   std::uint64_t max_findings = 0;  // stop once a signature has this many failing states; 0: never
   std::int64_t time_limit_ns = 0;  // stop checking new states after this long; 0: never
   std::string scratch;        // the ground truth's files; empty: a new folder in scratch_parent
-  std::string scratch_parent; // where that folder is made; empty: $TMPDIR or /tmp
+  std::string scratch_parent; // where that folder is made; empty: default_scratch_parent()
   std::string mount_options;  // the ground truth's mount, besides journal_path=
   // The Linux release whose journal recovery the fast path follows
   // (fscore::jbd2::recovery_rules_of); empty: this machine's, the kernel

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -247,11 +246,6 @@ CheckArgs workload_check(const ExploreContext& context, const fs::path& recordin
   check.structure = a.structure;
   check.mount_options = a.mount_options;
   check.run_folder = &context.folder;
-  // The states' files in memory where there is a tmpfs for them: a state of
-  // the explorer's small filesystem is a few MB, and e2fsck on each
-  // recovered image read them back from disk otherwise (bench/RESULTS.md,
-  // two_builds).
-  if (::access("/dev/shm", W_OK) == 0) check.scratch_parent = "/dev/shm";
   check.plots_when_passing = false;  // nvj crash report draws them from results.json
   check.during_recovery = a.during_recovery;
   check.during_recovery_given = a.during_recovery_given;
