@@ -262,22 +262,22 @@ bool nested_rule(const std::vector<Step>& core) {
 }  // namespace
 
 Restriction ace_subset(const std::string& name) {
-  using K = OpKind;
+  using Op = OpKind;
   if (name == "seq-3-data")
-    return {{K::write_append, K::write_overwrite, K::write_unaligned, K::write_direct, K::mmap_write, K::falloc,
-             K::falloc_keep_size, K::falloc_punch, K::falloc_zero},
+    return {{Op::write_append, Op::write_overwrite, Op::write_unaligned, Op::write_direct, Op::mmap_write, Op::falloc,
+             Op::falloc_keep_size, Op::falloc_punch, Op::falloc_zero},
             {"A/foo"},
             false,
             true,
             data_rule};
   if (name == "seq-3-metadata")
-    return {{K::write_append, K::write_unaligned, K::link, K::unlink, K::rename_new, K::rename_over, K::truncate_shrink},
+    return {{Op::write_append, Op::write_unaligned, Op::link, Op::unlink, Op::rename_new, Op::rename_over, Op::truncate_shrink},
             {"A", "B", "A/foo", "A/bar", "B/foo", "B/bar"},
             true,
             false,
             not_writes_alone};
   if (name == "seq-3-nested")
-    return {{K::link, K::rename_new, K::rename_over, K::rename_dir},
+    return {{Op::link, Op::rename_new, Op::rename_over, Op::rename_dir},
             {"A", "B", "A/C", "B/C", "A/D", "A/foo", "A/bar", "B/foo", "B/bar", "A/C/foo"},
             true,
             false,
