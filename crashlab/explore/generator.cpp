@@ -262,22 +262,22 @@ bool nested_rule(const std::vector<Step>& core) {
 }  // namespace
 
 Restriction ace_subset(const std::string& name) {
-  using Op = OpKind;
   if (name == "seq-3-data")
-    return {{Op::write_append, Op::write_overwrite, Op::write_unaligned, Op::write_direct, Op::mmap_write, Op::falloc,
-             Op::falloc_keep_size, Op::falloc_punch, Op::falloc_zero},
+    return {{OpKind::write_append, OpKind::write_overwrite, OpKind::write_unaligned, OpKind::write_direct,
+             OpKind::mmap_write, OpKind::falloc, OpKind::falloc_keep_size, OpKind::falloc_punch, OpKind::falloc_zero},
             {"A/foo"},
             false,
             true,
             data_rule};
   if (name == "seq-3-metadata")
-    return {{Op::write_append, Op::write_unaligned, Op::link, Op::unlink, Op::rename_new, Op::rename_over, Op::truncate_shrink},
+    return {{OpKind::write_append, OpKind::write_unaligned, OpKind::link, OpKind::unlink, OpKind::rename_new,
+             OpKind::rename_over, OpKind::truncate_shrink},
             {"A", "B", "A/foo", "A/bar", "B/foo", "B/bar"},
             true,
             false,
             not_writes_alone};
   if (name == "seq-3-nested")
-    return {{Op::link, Op::rename_new, Op::rename_over, Op::rename_dir},
+    return {{OpKind::link, OpKind::rename_new, OpKind::rename_over, OpKind::rename_dir},
             {"A", "B", "A/C", "B/C", "A/D", "A/foo", "A/bar", "B/foo", "B/bar", "A/C/foo"},
             true,
             false,
