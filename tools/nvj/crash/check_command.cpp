@@ -261,7 +261,10 @@ void check_options(Command& c, CheckArgs& check) {
            "which states the ground truth checks too (default: sample)");
   c.count("--sample", check.sample, 1, ~std::uint64_t{0}, "with --verify sample, one passing state in N (default 64)")
       .value_name("N");
-  c.add("--scratch", check.scratch, "the ground truth's and the structure check's files (default: a new folder in $TMPDIR, else in /dev/shm, else in /tmp)").value_name("DIR");
+  c.add("--scratch", check.scratch,
+        "the ground truth's and the structure check's files (default: a new folder in $TMPDIR, else in /dev/shm, "
+        "else in /tmp)")
+      .value_name("DIR");
   c.count("--per-signature", check.per_signature, 0, ~std::uint64_t{0},
           "describe, minimize and verify the first N failing states of each signature (default 3)")
       .value_name("N");
