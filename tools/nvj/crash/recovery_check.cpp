@@ -47,6 +47,8 @@ struct StateImages {
   std::size_t point = 0;
 };
 
+constexpr std::size_t kRecoveryBatch = 16;
+
 // Every state of `ordinals`, each into OUT/N/ (made empty first), in one
 // walk over the recording.
 std::map<std::uint64_t, StateImages> write_images(const RecoveryContext& c, const std::vector<std::uint64_t>& ordinals) {
@@ -145,13 +147,22 @@ Json recover_one(const RecoveryContext& c, std::uint64_t ordinal, const StateIma
 Json check_during_recovery(const RecoveryContext& c, const std::vector<std::uint64_t>& ordinals) {
   Json states = Json::array();
   std::uint64_t checked = 0, failing = 0, errors = 0, disagree = 0;
-  const std::map<std::uint64_t, StateImages> images = write_images(c, ordinals);
   std::printf("during recovery: %zu passing states recovered again under a recording, each recovery's crash states "
               "checked against the state's facts\n",
               ordinals.size());
   std::fflush(stdout);
-  for (const std::uint64_t ordinal : ordinals) {
+  // The states' images written kRecoveryBatch at a time, each batch in one
+  // walk over the recording: a walk each would read it again per state, all
+  // at once would hold every state's images on disk (--during-recovery 0).
+  std::map<std::uint64_t, StateImages> images;
+  for (std::size_t at = 0; at < ordinals.size(); ++at) {
     if (interrupted()) break;
+    const std::uint64_t ordinal = ordinals[at];
+    if (at % kRecoveryBatch == 0) {
+      const auto first = ordinals.begin() + static_cast<std::ptrdiff_t>(at);
+      const auto end = first + static_cast<std::ptrdiff_t>(std::min(kRecoveryBatch, ordinals.size() - at));
+      images = write_images(c, {first, end});
+    }
     Json e = recover_one(c, ordinal, images.at(ordinal));
     if (e.contains("error")) {
       ++errors;
