@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -92,6 +94,37 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> CrashImage::Export::covered
   for (const auto& r : ranges) {
     if (!joined.empty() && r.first <= joined.back().second)
       joined.back().second = std::max(joined.back().second, r.second);
+    else
+      joined.push_back(r);
+  }
+  return joined;
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> CrashImage::Export::nonzero() const {
+  std::map<std::uint64_t, std::uint64_t> ranges;  // start -> end, disjoint
+  const auto cut = [&](std::uint64_t start, std::uint64_t end) {
+    auto it = ranges.lower_bound(start);
+    if (it != ranges.begin() && std::prev(it)->second > start) --it;
+    while (it != ranges.end() && it->first < end) {
+      const auto [from, to] = *it;
+      it = ranges.erase(it);
+      if (from < start) ranges.emplace(from, start);
+      if (to > end) {
+        ranges.emplace(end, to);
+        break;
+      }
+    }
+  };
+  // Layer over layer, as read() lays them: a piece of zeroes hides what is below.
+  for (const PieceMap* map : {&durable_, &kept_, &written_})
+    for (const auto& [start, piece] : map->pieces()) {
+      cut(start, piece.end);
+      if (piece.data != nullptr) ranges.emplace(start, piece.end);
+    }
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> joined;
+  for (const auto& r : ranges) {
+    if (!joined.empty() && r.first == joined.back().second)
+      joined.back().second = r.second;
     else
       joined.push_back(r);
   }

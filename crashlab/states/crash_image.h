@@ -57,6 +57,10 @@ class CrashImage {
     // change, the state's own writes) holds, in order, joined where they
     // touch: what reads as anything but zeroes is in them.
     std::vector<std::pair<std::uint64_t, std::uint64_t>> covered() const;
+    // covered() less the ranges whose topmost piece is zeroes (a write of
+    // zeroes, a trim): outside these the state reads as zeroes. A change
+    // of zero bytes sent as an ordinary write stays in them.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> nonzero() const;
 
    private:
     friend class CrashImage;

@@ -78,7 +78,9 @@ class Recorder {
   Recorder& operator=(const Recorder&) = delete;
 
   // The starting contents of export `device`: its allocated ranges, read
-  // and written to the file at once (the caller has paused its changes).
+  // and written to the file at once (the caller has paused its changes),
+  // less their 4 KiB blocks of zeroes, which a recording's reader takes as
+  // zeroes anyway (an XFS log that mkfs zeroed is 64 MiB of them).
   // Then start() once every export has its base.
   void base(std::uint8_t device, Store& store);
   void start();

@@ -156,6 +156,54 @@ TEST_CASE("a recording holds the starting contents and every change, and rebuild
   }
 }
 
+TEST_CASE("a recording's base leaves out the starting contents' blocks of zeroes, and still rebuilds them",
+          "[recording]") {
+  // The journal starts as an XFS log after mkfs: written, but zeroes; the
+  // data disk as 12 KiB of bytes (the Lab's) then 8 KiB of zeroes, one byte
+  // in a block of zeroes, 4 KiB of zeroes and a last block of bytes.
+  TempDir dir;
+  const std::string path = dir.file("zeroes.nvjrec");
+  Lab lab;
+  const std::vector<char> zeroes(kMiB, 0);
+  lab.journal->write(zeroes.data(), static_cast<std::uint32_t>(kMiB), 0, false);
+  lab.data->write(zeroes.data(), 8192, 77824, false);
+  const char one = 7;
+  lab.data->write(zeroes.data(), 4096, 86016, false);
+  lab.data->write(&one, 1, 86016 + 100, false);
+  lab.data->write(zeroes.data(), 4096, 90112, false);
+  const auto tail = bytes(4096, 9);
+  lab.data->write(tail.data(), 4096, 94208, false);
+  auto recorder = lab.record(path);
+  recorder->start();
+  const Recorder::Status status = recorder->stop();
+  CHECK(status.base_bytes == 12288 + 4096 + 4096);
+
+  const auto file = file_bytes(path);
+  const Read rec = read_recording(file);
+  std::vector<std::pair<std::uint64_t, std::size_t>> bases;  // offset, length: the journal's none
+  for (const Frame& f : rec.frames)
+    if (f.kind == FrameKind::base) {
+      CHECK(f.device == 0);
+      bases.emplace_back(f.offset, f.data.size());
+    }
+  CHECK(bases == std::vector<std::pair<std::uint64_t, std::size_t>>{{65536, 12288}, {86016, 4096}, {94208, 4096}});
+
+  FrameReader again(file);
+  ReplayedExports replayed(again.exports());
+  while (auto f = again.next()) replayed.apply(*f);
+  std::vector<std::uint8_t> got(kMiB);
+  replayed.read(0, 0, got);
+  for (std::uint64_t at = 0; at < got.size(); at += 4096) {
+    const auto want = lab.read(*lab.data, at, 4096);
+    CAPTURE(at);
+    CHECK(std::equal(want.begin(), want.end(), got.begin() + static_cast<std::ptrdiff_t>(at),
+                     [](char a, std::uint8_t b) { return static_cast<std::uint8_t>(a) == b; }));
+  }
+  std::vector<std::uint8_t> log(kMiB, 1);
+  replayed.read(1, 0, log);
+  CHECK(std::count(log.begin(), log.end(), 0) == static_cast<std::ptrdiff_t>(kMiB));
+}
+
 TEST_CASE("writes from many threads, their bytes copied in after their frames, rebuild the exports",
           "[recording]") {
   // Overlapping writes of mixed sizes from 4 threads: the writer seals and

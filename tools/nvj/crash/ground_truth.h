@@ -74,7 +74,8 @@ class KernelCheck {
 };
 
 // Writes export `device` of the state `image` holds to `file`: a sparse file
-// of the export's size, only what the state covers written.
+// of the export's size, only what the state covers written, and of that no
+// 64 KiB block of zeroes (left a hole).
 void write_state_file(crashlab::CrashImage& image, std::uint8_t device, const std::filesystem::path& file);
 
 }  // namespace nvj::cli

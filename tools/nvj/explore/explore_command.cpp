@@ -50,10 +50,6 @@ using crashlab::explore::Workload;
 
 namespace {
 
-// A workload's states the kernel checks at most by default, where it checks
-// them one by one (XFS, btrfs: about 10 a second here).
-constexpr std::uint64_t kKernelExploreBudget = 40;
-
 std::vector<OpKind> ops_of(const std::string& list) {
   try {
     return crashlab::explore::op_kinds_named(list);
@@ -539,7 +535,7 @@ int crash_explore_main(const ExploreArgs& given) {
   if (!model_given) more.insert(more.end(), std::begin(kExploreDataDisk), std::end(kExploreDataDisk));
   const std::vector<std::string> parameters =
       parameters_over_defaults(a.filesystem, a.parameters, "nvj crash explore", "", more);
-  const std::uint64_t max_states = a.max_states_given || a.filesystem == "ext4" ? a.max_states : kKernelExploreBudget;
+  const std::uint64_t max_states = a.max_states;
   // --workload N[,N]...: those, in order, once each.
   std::vector<std::uint64_t> only;
   {
@@ -701,7 +697,7 @@ CrashSubcommand declare_crash_explore(Command& crash) {
   decides.push_back(explores
                         .count("--max-states", explore->max_states, 0, std::uint64_t{1} << 40,
                                "unique crash states checked per workload at most, a sample over its crash points "
-                               "(default: every one on ext4, 40 on XFS and btrfs, whose states the kernel checks one by one)")
+                               "(default 0: every one, on every filesystem)")
                         .value_name("N")
                         .on_given([explore] { explore->max_states_given = true; }));
   decides.push_back(explores.choice("--structure", explore->structure, {"every", "none"},
