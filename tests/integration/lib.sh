@@ -13,6 +13,18 @@ source "$(dirname "${BASH_SOURCE[0]}")/../support/nbdkit.sh"
 : "${NVJ_PLUGIN:?NVJ_PLUGIN must name the plugin}"
 
 T=$(mktemp -d /tmp/nvj-kernel-XXXXXX)
+# The crash lab's scratch ($TMPDIR where set: tools/nvj/host/files/
+# scratch_parent.h) is this test's own, so that what it leaves is told apart
+# from what a test running beside it has out: in /dev/shm, as nvj puts it
+# when TMPDIR is not set, where that is a tmpfs with 2 GiB free.
+if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] &&
+   [ $(($(stat -f -c %a /dev/shm) * $(stat -f -c %S /dev/shm))) -ge $((2 << 30)) ]; then
+  TMPDIR=$(mktemp -d /dev/shm/nvj-kernel-XXXXXX)
+else
+  TMPDIR=$T/tmp
+  mkdir "$TMPDIR"
+fi
+export TMPDIR
 _mounts=()
 _attachments=()
 _servers=()
@@ -121,7 +133,7 @@ cleanup() {
     kept="$NVJ_TEST_KEEP/$(basename "$0" .sh)-$$"
     mkdir -p "$NVJ_TEST_KEEP" && mv "$T" "$kept" && echo "the scratch folder is kept in $kept"
   fi
-  rm -rf "$T"
+  rm -rf "$T" "$TMPDIR"
   exit "$status"
 }
 trap cleanup EXIT
@@ -249,18 +261,21 @@ experiment_leftovers() {
   local dir="/run/nvjournal/${2:-experiment}-$1/"
   if losetup -a | grep -q "$dir"; then echo "a loop device is left"; return 1; fi
   if losetup -a | grep -q "/nvj-crash-$1-"; then echo "a loop device of the ground truth is left"; return 1; fi
-  if compgen -G "${TMPDIR:-/tmp}/nvj-crash-$1-*" >/dev/null; then echo "the ground truth's scratch is left"; return 1; fi
+  if compgen -G "$TMPDIR/nvj-crash-$1-*" >/dev/null; then echo "the ground truth's scratch is left"; return 1; fi
   # The explorer's checks (each in a process of its own) keep their scratch
-  # in /dev/shm: one whose process is gone was left behind.
+  # in this test's TMPDIR too: one whose process is gone was left behind
+  # (one that is still running is this test's other run's).
   local left pid
-  for left in /dev/shm/nvj-crash-*; do
+  for left in "$TMPDIR"/nvj-crash-*; do
     [ -e "$left" ] || continue
-    pid=${left#/dev/shm/nvj-crash-}
+    pid=${left#"$TMPDIR"/nvj-crash-}
     pid=${pid%%-*}
-    if ! kill -0 "$pid" 2>/dev/null; then echo "a check's scratch is left: $left"; return 1; fi
+    if ! kill -0 "$pid" 2>/dev/null && [ -e "$left" ]; then echo "a check's scratch is left: $left"; return 1; fi
   done
-  for pid in $(losetup -a | sed -n 's|.*/dev/shm/nvj-crash-\([0-9]*\)-.*|\1|p'); do
-    if ! kill -0 "$pid" 2>/dev/null; then echo "a loop device of a check's ground truth is left (process $pid)"; return 1; fi
+  for pid in $(losetup -a | sed -n "s|.*$TMPDIR/nvj-crash-\\([0-9]*\\)-.*|\\1|p"); do
+    if ! kill -0 "$pid" 2>/dev/null && losetup -a | grep -q "$TMPDIR/nvj-crash-$pid-"; then
+      echo "a loop device of a check's ground truth is left (process $pid)"; return 1
+    fi
   done
   if grep -q "$dir" /proc/self/mountinfo; then echo "a mount is left"; return 1; fi
   if [ -e "$dir" ]; then echo "the run folder is left"; return 1; fi

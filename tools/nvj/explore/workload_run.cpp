@@ -265,12 +265,18 @@ std::string final_state_error(const Json& results) {
 }
 
 // The failing states counted, the first 3 kept with each violation's rule
-// and its source.
+// and its source; where none of those broke a fact and a later one did, the
+// first such one in the third's place (the states a structure check fails
+// can come first, and a rule broken says more).
 void collect_failures(const Json& results, const RuleOf& rule_of, WorkloadOutcome& o) {
+  bool broke_fact = false;
   for (const Json& s : results.at("states")) {
     if (s.at("verdict") == "pass") continue;
     ++o.failing;
-    if (o.failures.size() >= 3) continue;
+    const bool violations = s.contains("violations") && !s.at("violations").empty();
+    if (o.failures.size() >= 3 && (broke_fact || !violations)) continue;
+    if (o.failures.size() >= 3) o.failures.erase(o.failures.end() - 1);
+    broke_fact = broke_fact || violations;
     Json f{{"ordinal", s.at("ordinal")}, {"verdict", s.at("verdict")}};
     if (s.contains("violations"))
       for (Json v : s.at("violations")) {

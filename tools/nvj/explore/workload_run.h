@@ -64,7 +64,7 @@ struct WorkloadOutcome {
   std::string oracle_error;
   int status = 0;         // nvj crash check's
   std::uint64_t states = 0, failing = 0;
-  Json failures = Json::array();  // the first three failing states, their violations with rule and source
+  Json failures = Json::array();  // three failing states (collect_failures), their violations with rule and source
   // --bound fstests: the state the test's own power cut leaves (every
   // volatile write dropped at the mark of its last step's last fact):
   // {"ordinal", "verdict", "failing_elsewhere"}, the last the failing
