@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <span>
 #include <stdexcept>
 #include <utility>
 
+#include "fscore/zeroes.h"
 #include "server/store/io_error.h"
 
 namespace nvj {
@@ -29,13 +31,10 @@ constexpr std::size_t kBatchSlack = fscore::record::kMaxPayload + fscore::record
 template <typename Run>
 void for_each_nonzero_run(const std::vector<std::uint8_t>& bytes, Run run) {
   constexpr std::size_t kBlock = 4096;
-  const auto zero = [&](std::size_t from, std::size_t to) {
-    return bytes[from] == 0 && std::memcmp(bytes.data() + from, bytes.data() + from + 1, to - from - 1) == 0;
-  };
   std::size_t start = bytes.size();  // of the run being gathered; size(): none
   for (std::size_t at = 0; at < bytes.size(); at += kBlock) {
     const std::size_t end = std::min(bytes.size(), at + kBlock);
-    if (!zero(at, end)) {
+    if (!fscore::all_zeroes(std::span(bytes).subspan(at, end - at))) {
       if (start == bytes.size()) start = at;
       continue;
     }

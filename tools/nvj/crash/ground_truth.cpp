@@ -15,6 +15,7 @@
 
 #include "common/unique_fd.h"
 #include "fscore/crc32c.h"
+#include "fscore/zeroes.h"
 #include "tools/nvj/host/devices/detached_mount.h"
 #include "tools/nvj/host/devices/loop_device.h"
 #include "tools/nvj/host/fs_tools/filesystem_tools.h"
@@ -49,10 +50,6 @@ std::span<std::uint8_t> io_buffer() {
 
 // A state file's blocks of zeroes are left holes, in steps of this.
 constexpr std::size_t kZeroSkip = 64 * 1024;
-
-bool all_zero(std::span<const std::uint8_t> bytes) {
-  return bytes.empty() || (bytes[0] == 0 && std::memcmp(bytes.data(), bytes.data() + 1, bytes.size() - 1) == 0);
-}
 
 // The first lines of a program's output, for a verdict's error.
 std::string first_lines(const std::string& text, std::size_t lines) {
@@ -177,7 +174,7 @@ void write_state_file(crashlab::CrashImage& image, std::uint8_t device, const st
       e.read(at, buffer.first(n));
       for (std::size_t from = 0; from < n;) {
         const std::size_t to = std::min(n, from + kZeroSkip);
-        if (!all_zero(buffer.subspan(from, to - from)))
+        if (!fscore::all_zeroes(buffer.subspan(from, to - from)))
           write_all(fd.get(), buffer.data() + from, to - from, at + from, file.string());
         from = to;
       }
