@@ -24,6 +24,7 @@
 #                    working tree)
 set -euo pipefail
 source "$(dirname "$0")/lib/options.sh"
+source "$(dirname "$0")/lib/arms.sh"
 
 before_rev=c5c97db
 full=chinner2012,phillips2014,enospc2015
@@ -45,29 +46,15 @@ bench_require git cmake ninja python3 nbdkit nbdfuse fs_mark mkfs.xfs mkfs.btrfs
 [[ -z $markdown ]] || bench_require_clean_tree
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/device_traits.XXXXXX")
-cleanup() {
-  local arm
-  for arm in before after; do git -C "$repo_dir" worktree remove --force "$tmp/$arm-src" 2>/dev/null || true; done
-  rm -rf "$tmp"
-}
+cleanup() { bench_arm_cleanup "$tmp"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 [[ -n $out ]] || out=$tmp/out
 mkdir -p "$out"
 
 after_rev=$(git -C "$repo_dir" rev-parse --short HEAD)
-# build ARM REV: nvj, the plugin and nvj-workload at REV (the plugin's and
-# nvj-workload's paths are built into nvj).
-build() {
-  echo "device_traits: building $1 at $2"
-  git -C "$repo_dir" worktree add --detach -q "$tmp/$1-src" "$2"
-  cmake -S "$tmp/$1-src" -B "$tmp/$1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON \
-    -DNVJ_BUILD_TESTS=OFF >/dev/null
-  nice ninja -C "$tmp/$1" nvj nbdkit-nvjournal-plugin nvj-workload >"$tmp/$1.log" 2>&1 ||
-    { tail -n 20 "$tmp/$1.log"; bench_fail "$1 ($2) did not build"; }
-}
-build before "$before_rev"
-build after "$after_rev"
+bench_arm_build "$tmp" before "$before_rev"
+bench_arm_build "$tmp" after "$after_rev"
 
 # run ARM NAME [--quick]: one experiment with one build, its output in OUT/ARM/NAME.
 run() {

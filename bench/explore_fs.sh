@@ -21,6 +21,7 @@
 # names the commit it was built from. Needs root.
 set -euo pipefail
 source "$(dirname "$0")/lib/options.sh"
+source "$(dirname "$0")/lib/arms.sh"
 
 nvj="$repo_dir/build/tools/nvj/nvj"
 shard=0/1
@@ -40,11 +41,7 @@ bench_parse "$@"
 [[ -z $markdown ]] || bench_require_clean_tree
 bench_require nbdkit nbdfuse:nbdfuse e2fsck:e2fsprogs xfs_repair:xfsprogs btrfs:btrfs-progs losetup:mount python3
 tmp=$(mktemp -d /dev/shm/nvj-explore-fs-XXXXXX)
-cleanup() {
-  local arm
-  for arm in before after; do git -C "$repo_dir" worktree remove --force "$tmp/$arm-src" 2>/dev/null || true; done
-  rm -rf "$tmp"
-}
+cleanup() { bench_arm_cleanup "$tmp"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -53,21 +50,11 @@ for fs in "${fs_list[@]}"; do
   case $fs in ext4 | xfs | btrfs) ;; *) bench_usage_error "--fs: '$fs' is not ext4, xfs or btrfs" ;; esac
 done
 
-# build ARM REV: nvj, the plugin and nvj-workload at REV (their paths are
-# built into nvj), in TMP/ARM.
-build() {
-  echo "explore_fs: building $1 at $2"
-  git -C "$repo_dir" worktree add --detach -q "$tmp/$1-src" "$2"
-  cmake -S "$tmp/$1-src" -B "$tmp/$1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON \
-    -DNVJ_BUILD_TESTS=OFF >/dev/null
-  nice ninja -C "$tmp/$1" nvj nbdkit-nvjournal-plugin nvj-workload >"$tmp/$1.log" 2>&1 ||
-    { tail -n 20 "$tmp/$1.log"; bench_fail "$1 ($2) did not build"; }
-}
 arms=(after)
 if [[ -n $before_rev ]]; then
   arms=(before after)
-  build before "$before_rev"
-  build after "$(git -C "$repo_dir" rev-parse --short HEAD)"
+  bench_arm_build "$tmp" before "$before_rev"
+  bench_arm_build "$tmp" after "$(git -C "$repo_dir" rev-parse --short HEAD)"
   before_rev=$(git -C "$repo_dir" rev-parse --short "$before_rev")
 else
   [[ -x $nvj ]] || bench_fail "nvj not found: $nvj (build it with ninja -C build)"
