@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <span>
 #include <stdexcept>
 #include <utility>
 
@@ -25,24 +24,9 @@ namespace {
 // the end frame with its reason.
 constexpr std::size_t kBatchSlack = fscore::record::kMaxPayload + fscore::record::kMaxLabel + 3 * AppendFile::kBlock;
 
-// Calls `run(from, length)` for each run of `bytes` whose 4 KiB blocks (the
-// last one shorter) hold anything but zeroes. Runs start on a block, so on
-// a sector wherever `bytes` starts on one.
-template <typename Run>
-void for_each_nonzero_run(const std::vector<std::uint8_t>& bytes, Run run) {
-  constexpr std::size_t kBlock = 4096;
-  std::size_t start = bytes.size();  // of the run being gathered; size(): none
-  for (std::size_t at = 0; at < bytes.size(); at += kBlock) {
-    const std::size_t end = std::min(bytes.size(), at + kBlock);
-    if (!fscore::all_zeroes(std::span(bytes).subspan(at, end - at))) {
-      if (start == bytes.size()) start = at;
-      continue;
-    }
-    if (start != bytes.size()) run(static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(at - start));
-    start = bytes.size();
-  }
-  if (start != bytes.size()) run(static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(bytes.size() - start));
-}
+// The base is recorded less its blocks of zeroes in steps of this (a
+// sector's multiple, so every run starts on a sector).
+constexpr std::size_t kBaseZeroSkip = 4096;
 
 }  // namespace
 
@@ -79,7 +63,7 @@ void Recorder::base(std::uint8_t device, Store& store) {
                                                                           e.offset + e.length - at));
         bytes.resize(n);
         store.read(bytes.data(), n, at);
-        for_each_nonzero_run(bytes, [&](std::uint32_t from, std::uint32_t length) {
+        fscore::for_each_nonzero_run(bytes, kBaseZeroSkip, [&](std::size_t from, std::size_t length) {
           encoder_.base(frame, device, at + from, bytes.data() + from, length);
           file_->append(frame.data(), frame.size());
           status_.bytes_written += frame.size();

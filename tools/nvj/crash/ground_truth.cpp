@@ -172,12 +172,9 @@ void write_state_file(crashlab::CrashImage& image, std::uint8_t device, const st
     for (std::uint64_t at = start; at < end;) {
       const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), end - at));
       e.read(at, buffer.first(n));
-      for (std::size_t from = 0; from < n;) {
-        const std::size_t to = std::min(n, from + kZeroSkip);
-        if (!fscore::all_zeroes(buffer.subspan(from, to - from)))
-          write_all(fd.get(), buffer.data() + from, to - from, at + from, file.string());
-        from = to;
-      }
+      fscore::for_each_nonzero_run(buffer.first(n), kZeroSkip, [&](std::size_t from, std::size_t length) {
+        write_all(fd.get(), buffer.data() + from, length, at + from, file.string());
+      });
       at += n;
     }
 }
