@@ -60,8 +60,13 @@ PY
 # shellcheck source=/dev/null
 source "$T/sid.vars"
 echo "sid's kernel: $release"
+# Reused, not fetched again: no "fetching debian:sid" (another nvj may
+# hold the cache's lock, and say so, while it fetches another kernel), and
+# the bzImage is the same file, untouched.
+image_stat=$(stat -c '%i %Y' "$image")
 "$NVJ" kernel fetch debian:sid >"$T/again.out" 2>"$T/again.err" || fail "the second fetch failed: $(cat "$T/again.err")"
-! grep -q "fetching" "$T/again.err" || fail "the second fetch downloaded again: $(cat "$T/again.err")"
+! grep -q "fetching debian:sid" "$T/again.err" || fail "the second fetch downloaded again: $(cat "$T/again.err")"
+[ "$(stat -c '%i %Y' "$image")" = "$image_stat" ] || fail "the second fetch replaced $image"
 grep -q "^debian:sid: $release$" "$T/again.out" || fail "the second fetch names another kernel: $(cat "$T/again.out")"
 "$NVJ" kernel list --json >"$T/list.json"
 python3 -c "import json,sys; l=json.load(open(sys.argv[1])); assert any(k['version']==sys.argv[2] and k['suite']=='sid' for k in l), l" \
