@@ -3,13 +3,18 @@
 # Crashes during recovery (nvj crash check --during-recovery, nvj crash
 # explore --during-recovery), on this host's kernel:
 #   - ext4: the explorer's seq-1 workloads 29 (write_append(A/foo)
-#     fsync(A/foo)) and 30 (the same, fdatasync), checked side by side (each in a process of its
-#     own), 4 passing states of each recovered again under a recording: each
-#     recovery has crash states (a point after every write), all checked,
-#     none failing, the recovery's own final state passing; explore.json and
-#     results.json say so and are valid;
+#     fsync(A/foo)) and 30 (the same, fdatasync), explored as two shards
+#     merged by nvj crash merge, 4 passing states of each recovered again
+#     under a recording: each recovery has crash states (a point after
+#     every write), all checked, none failing, the recovery's own final
+#     state passing; the merged explore.json counts both shards'
+#     recoveries, and it and results.json are valid;
 #   - the same recording checked by nvj crash check with the kernel checking
 #     a sample of the recoveries' states: none failing, the kernel agreeing;
+#   - the same check in two shards, every passing state recovered
+#     (--during-recovery 0), merged: each passing state recovered once, the
+#     recoveries' folders beside the merged results.json; N states in a
+#     shard (spread over passing states it cannot see) exit 2;
 #   - the planted fault, nobarrier: jbd2 then replays the journal without
 #     flushing the replayed blocks before it marks the journal empty (on the
 #     journal's own device, durable at once), so a cut during recovery loses
@@ -22,10 +27,15 @@
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 
-run_explore "$T/ext4.log" --workload 29,30 --during-recovery 4 --out "$T/ext4"
-[ "$STATUS" = 0 ] || fail "ext4: exit $STATUS, not 0"
+run_explore "$T/ext4-0.log" --workload 29 --shard 0/2 --during-recovery 4 --out "$T/ext4-0"
+[ "$STATUS" = 0 ] || fail "ext4, shard 0: exit $STATUS, not 0"
+run_explore "$T/ext4-1.log" --workload 30 --shard 1/2 --during-recovery 4 --out "$T/ext4-1"
+[ "$STATUS" = 0 ] || fail "ext4, shard 1: exit $STATUS, not 0"
+grep -Eq '^\(during recovery: 4 states recovered, [0-9]+ crash states of their recoveries checked, 0 failing\)$' "$T/ext4-1.log" ||
+  fail "ext4: no line for the recoveries: $(tail -n 3 "$T/ext4-1.log")"
+"$NVJ" crash merge --out "$T/ext4" "$T/ext4-0" "$T/ext4-1" >"$T/ext4.log" 2>&1 || fail "ext4: the merge failed: $(cat "$T/ext4.log")"
 grep -Eq '^\(during recovery: 8 states recovered, [0-9]+ crash states of their recoveries checked, 0 failing\)$' "$T/ext4.log" ||
-  fail "ext4: no line for the recoveries: $(tail -n 3 "$T/ext4.log")"
+  fail "ext4: the merge does not count both shards' recoveries: $(cat "$T/ext4.log")"
 check_json crash-explore "$T/ext4/explore.json"
 check_json crash-results "$T/ext4/workloads/29/results.json"
 python3 - "$T/ext4" <<'PY' || fail "ext4: the recoveries are not what they should be"
@@ -62,6 +72,43 @@ truth = sum(s["ground_truth"] for s in d["states"])
 assert truth >= 4, f"the kernel checked {truth} of the recoveries' states"
 print(f"check: {d['checked']} states of 4 recoveries, the kernel checked {truth}, agreeing")
 PY
+
+# In shards, every passing state recovered: merged, each once. A sample
+# of 10 states (a recovery each, about a second), all in the first block of
+# 64 and so in shard 0: shard 1 has none, and is given to the merge first,
+# so a merge that kept the first shard's recoveries would show none.
+for i in 0 1; do
+  run_crash "$T/shard-$i.log" check "$recording" --shard "$i/2" --max-states 10 --during-recovery 0 --verify none \
+    --out "$T/shard-$i"
+  [ "$STATUS" = 0 ] || fail "check, shard $i: exit $STATUS, not 0"
+done
+"$NVJ" crash merge --out "$T/merged" "$T/shard-1" "$T/shard-0" >"$T/merged.log" 2>&1 ||
+  fail "the check's merge failed: $(cat "$T/merged.log")"
+grep -Eq '^during recovery: [0-9]+ states recovered, [0-9]+ crash states of their recoveries checked, 0 failing$' "$T/merged.log" ||
+  fail "the check's merge says nothing of the recoveries: $(cat "$T/merged.log")"
+check_json crash-results "$T/merged/results.json"
+python3 - "$T" <<'PY' || fail "the merged check does not hold each passing state's recovery once"
+import json, os, sys
+t = sys.argv[1]
+merged = json.load(open(f"{t}/merged/results.json"))
+passing = sorted(s["ordinal"] for s in merged["states"] if s["verdict"] == "pass")
+d = merged["during_recovery"]
+recovered = [s["ordinal"] for s in d["states"]]
+assert recovered == passing, (recovered, passing)
+shards = [json.load(open(f"{t}/shard-{i}/results.json"))["during_recovery"] for i in (0, 1)]
+assert shards[1]["recovered"] == 0 and shards[0]["recovered"] > 0, [s["recovered"] for s in shards]
+for key in ("recovered", "checked", "failing", "disagree", "errors"):
+    assert d[key] == sum(s[key] for s in shards), (key, d[key], [s[key] for s in shards])
+assert d["recovered"] == len(passing) and d["errors"] == 0 and d["failing"] == 0, d
+for s in d["states"]:
+    assert os.path.getsize(f"{t}/merged/{s['recording']}") > 0, s
+print(f"sharded check: {len(passing)} passing states, each recovered once, {d['checked']} recovery states")
+PY
+STATUS=0
+"$NVJ" crash check "$recording" --shard 0/2 --during-recovery 4 --out "$T/shard-n" >"$T/bad.log" 2>&1 || STATUS=$?
+[ "$STATUS" = 2 ] || fail "--shard 0/2 --during-recovery 4: exit $STATUS, not 2"
+grep -q -- "--during-recovery 4 in shard 0 of 2" "$T/bad.log" || fail "--shard --during-recovery 4: the error: $(cat "$T/bad.log")"
+[ ! -e "$T/shard-n" ] || fail "--shard 0/2 --during-recovery 4 made its --out"
 
 run_crash "$T/nobarrier.log" check "$recording" --during-recovery 4 --verify failing --mount-options nobarrier \
   --out "$T/nobarrier"

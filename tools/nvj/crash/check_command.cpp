@@ -178,6 +178,13 @@ crashlab::CheckOptions enumeration_of(const CheckArgs& a) {
 
 int crash_check_main(const CheckArgs& a) {
   const Shard shard = shard_given_or_from_environment(a.shard);
+  // N of the passing states, spread over all of them, is a choice no shard
+  // can make alone; every passing state (0) is each shard's own.
+  if (a.during_recovery_given && a.during_recovery > 0 && shard.count > 1)
+    throw UsageError("nvj crash check: --during-recovery " + std::to_string(a.during_recovery) + " in shard " +
+                     std::to_string(shard.index) + " of " + std::to_string(shard.count) +
+                     ": N states spread over all the passing ones cannot be picked by one shard; give 0 (every "
+                     "passing state, each shard its own) or check unsharded");
   crashlab::CheckOptions options = enumeration_of(a);
   options.shard = shard.index;
   options.shards = shard.count;

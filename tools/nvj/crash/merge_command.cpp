@@ -20,11 +20,15 @@
 namespace nvj::cli {
 namespace {
 
+namespace fs = std::filesystem;
+
 constexpr const char* kMergeText = R"(Join the results.json of every shard of one `nvj crash check` (each given as
 the file or the folder holding it) into OUT/results.json, the same bytes one
 unsharded check writes. Refuses shards of another recording or options, a
-shard given twice or missing, and a state not checked exactly once. Exit
-status 1 when a state fails. Given the explore.json of an exploration's
+shard given twice or missing, and a state not checked exactly once. Shards
+checked with --during-recovery 0 join their recoveries, each recovery's
+folder copied into OUT. Exit status 1 when a state or a recovery's state
+fails. Given the explore.json of an exploration's
 shards (nvj crash explore --shard), it joins them into OUT/explore.json and
 OUT/findings.md, the workloads' folders copied beside them.
 )";
@@ -34,6 +38,24 @@ struct MergeArgs {
   std::string out;                  // the folder for the merged results.json
 };
 
+// Each recovery's folder (OUT/recovery/N: its recording, results.json and
+// check.log, named by the entry's "recording") from its shard's folder
+// into OUT, where the merged results.json names it.
+void copy_recoveries(const Json& merged, const std::vector<std::string>& results_files, const std::string& out) {
+  if (!merged.contains("during_recovery")) return;
+  for (const Json& state : merged.at("during_recovery").at("states")) {
+    if (!state.contains("recording")) continue;  // not recovered: its error says why
+    const fs::path folder = fs::path(state.at("recording").get<std::string>()).parent_path();
+    for (const std::string& file : results_files) {
+      const fs::path from = fs::path(file).parent_path() / folder;
+      const fs::path to = fs::path(out) / folder;
+      if (!fs::exists(from) || fs::weakly_canonical(from) == fs::weakly_canonical(to)) continue;
+      fs::create_directories(to);
+      fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    }
+  }
+}
+
 int crash_merge_main(const MergeArgs& a) {
   std::vector<Json> shards;
   std::vector<std::string> names;
@@ -42,6 +64,7 @@ int crash_merge_main(const MergeArgs& a) {
     names.push_back(std::filesystem::is_directory(input) ? input + "/results.json" : input);
   }
   const Results merged = merge_results(shards, names);
+  copy_recoveries(merged.document, names, a.out);
   write_results(a.out, merged);
   write_crash_report(merged, a.out);
   const VerdictCount c = count_verdicts(merged.states);
@@ -57,7 +80,15 @@ int crash_merge_main(const MergeArgs& a) {
   }
   std::printf("(the slowest shard took %.1f s, the shards %.1f s in all)\n", slowest, summed);
   summary_line(c.checked, slowest, c.failing);
-  return c.failing == 0 && c.disagree == 0 ? 0 : 1;
+  const Json recovery = merged.document.value("during_recovery", Json::object());
+  const std::uint64_t recovery_failing =
+      recovery.value("failing", std::uint64_t{0}) + recovery.value("disagree", std::uint64_t{0});
+  if (merged.document.contains("during_recovery"))
+    std::printf("during recovery: %llu states recovered, %llu crash states of their recoveries checked, %llu failing\n",
+                static_cast<unsigned long long>(recovery.at("recovered").get<std::uint64_t>()),
+                static_cast<unsigned long long>(recovery.at("checked").get<std::uint64_t>()),
+                static_cast<unsigned long long>(recovery.at("failing").get<std::uint64_t>()));
+  return c.failing == 0 && c.disagree == 0 && recovery_failing == 0 ? 0 : 1;
 }
 
 }  // namespace

@@ -312,6 +312,36 @@ void write_results(const std::string& dir, const Results& results) {
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
+namespace {
+
+// The shards' "during_recovery" (each shard recovered every passing state
+// of its own: check_command.cpp refuses N of them in a shard) joined:
+// their states in the order of their ordinals, their totals summed. A
+// shard checked without --during-recovery beside one checked with it is
+// refused, unless it was interrupted before its recoveries.
+Json merge_recoveries(const std::vector<Json>& shards, const std::vector<std::string>& names) {
+  Json merged{{"recovered", 0}, {"checked", 0}, {"failing", 0}, {"disagree", 0}, {"errors", 0}};
+  std::vector<Json> states;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const Json& s = shards[i];
+    if (!s.contains("during_recovery")) {
+      if (s.at("coverage").at("stopped") == "interrupted") continue;
+      throw std::runtime_error(names[i] + ": checked without --during-recovery, other shards with it");
+    }
+    const Json& r = s.at("during_recovery");
+    for (const char* key : {"recovered", "checked", "failing", "disagree", "errors"})
+      merged[key] = merged[key].get<std::uint64_t>() + r.at(key).get<std::uint64_t>();
+    for (const Json& state : r.at("states")) states.push_back(state);
+  }
+  std::sort(states.begin(), states.end(), [](const Json& a, const Json& b) {
+    return a.at("ordinal").get<std::uint64_t>() < b.at("ordinal").get<std::uint64_t>();
+  });
+  merged["states"] = std::move(states);
+  return merged;
+}
+
+}  // namespace
+
 Results merge_results(const std::vector<Json>& shards, const std::vector<std::string>& names) {
   if (shards.empty()) throw std::runtime_error("no results to merge");
   const Json& first = shards.front();
@@ -388,6 +418,8 @@ Results merge_results(const std::vector<Json>& shards, const std::vector<std::st
   for (Json& s : states) all.push_back(record_state(std::move(s)));
   Json merged = first;
   merged.erase("shard");
+  if (std::any_of(shards.begin(), shards.end(), [](const Json& s) { return s.contains("during_recovery"); }))
+    merged["during_recovery"] = merge_recoveries(shards, names);
   Json& coverage = merged["coverage"];
   coverage["checked"] = all.size();
   coverage["not_checked"] = coverage.at("unique").get<std::uint64_t>() - all.size();

@@ -175,6 +175,17 @@ void write_kernel_table(const Json& table, const fs::path& out) {
 
 bool is_explore_output(const std::string& input) { return fs::exists(explore_file(input)) && explore_file(input).filename() == "explore.json"; }
 
+namespace {
+
+// A shard's --during-recovery: the states recovered per workload, null
+// where it recovered none.
+Json recovery_per_workload(const Json& shard) {
+  const Json r = shard.value("during_recovery", Json(nullptr));
+  return r.is_null() ? r : r.at("per_workload");
+}
+
+}  // namespace
+
 int explore_merge_main(const std::vector<std::string>& inputs, const std::string& out_text) {
   std::vector<Json> shards;
   for (const std::string& input : inputs) shards.push_back(read_explore(input));
@@ -189,6 +200,9 @@ int explore_merge_main(const std::vector<std::string>& inputs, const std::string
         throw UsageError("nvj crash merge: " + inputs[i] + " explored with another " + key + " than " + inputs[0]);
     if (s.value("sample", Json(nullptr)) != first.value("sample", Json(nullptr)))
       throw UsageError("nvj crash merge: " + inputs[i] + " explored another sample than " + inputs[0]);
+    if (recovery_per_workload(s) != recovery_per_workload(first))
+      throw UsageError("nvj crash merge: " + inputs[i] + " recovered states again (--during-recovery) otherwise than " +
+                       inputs[0]);
     if (s.at("shard").at("count").get<std::uint64_t>() != count)
       throw UsageError("nvj crash merge: " + inputs[i] + " is a shard of " + std::to_string(s.at("shard").at("count").get<std::uint64_t>()) +
                        ", " + inputs[0] + " of " + std::to_string(count));
@@ -240,10 +254,22 @@ int explore_merge_main(const std::vector<std::string>& inputs, const std::string
     for (const auto& [phase, t] : s.at("phases").items()) phases[phase] = phases.value(phase, 0.0) + t.get<double>();
   merged["phases"] = phases;
   merged["interrupted"] = interrupted;
+  if (!first.value("during_recovery", Json(nullptr)).is_null())
+    for (const char* key : {"recovered", "checked", "failing"}) {
+      std::uint64_t sum = 0;
+      for (const Json& s : shards) sum += s.at("during_recovery").at(key).get<std::uint64_t>();
+      merged["during_recovery"][key] = sum;
+    }
   write_explore_report(merged, out);
   std::printf("merged %zu shards of an exploration into %s\n", shards.size(), (out / "explore.json").c_str());
   std::printf("%llu workloads, %llu states checked in %.1f s, %llu findings\n", static_cast<unsigned long long>(explored),
               static_cast<unsigned long long>(states), slowest, static_cast<unsigned long long>(findings));
+  const Json recovery = merged.value("during_recovery", Json(nullptr));
+  if (!recovery.is_null() && recovery.at("recovered").get<std::uint64_t>() > 0)
+    std::printf("(during recovery: %llu states recovered, %llu crash states of their recoveries checked, %llu failing)\n",
+                static_cast<unsigned long long>(recovery.at("recovered").get<std::uint64_t>()),
+                static_cast<unsigned long long>(recovery.at("checked").get<std::uint64_t>()),
+                static_cast<unsigned long long>(recovery.at("failing").get<std::uint64_t>()));
   return interrupted || errors > 0 || oracle_errors > 0 || findings > 0 ? 1 : 0;
 }
 
