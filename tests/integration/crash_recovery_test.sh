@@ -22,6 +22,9 @@
 #     kernel's mount agreeing on those it checked;
 #   - XFS: a workload's states recovered again (log recovery), the kernel
 #     checking each recovery state: none failing;
+#   - an explorer killed (SIGKILL) while a recovery is mounted, its check
+#     killed with it: the recovery's mount and server stay, and --resume
+#     clears them (saying so) and ends the exploration;
 #   - bad input (--vm beside it, a number that is none): exit 2, naming it;
 #     nothing left behind.
 source "$(dirname "$0")/lib.sh"
@@ -137,6 +140,28 @@ assert d["recovered"] == 2 and d["errors"] == 0 and d["failing"] == 0, d
 assert all(s["checked"] >= 2 and s["final_state"] == "pass" for s in d["states"]), d["states"]
 print("xfs:", [(s["ordinal"], s["crash_points"], s["checked"]) for s in d["states"]])
 PY
+
+# Killed while a recovery is mounted: the recovery's Testbed is
+# RUN/recovery-PID-N/ inside the explorer's run folder, its mount
+# RUN/recovery-PID-N/mnt.
+"$NVJ" crash explore --workload 29 --max-states 10 --during-recovery 0 --out "$T/killed" >"$T/killed.log" 2>&1 &
+killed=$!
+_servers+=("$killed")
+mounted=" /run/nvjournal/explore-$killed/recovery-[0-9]*-[0-9]*/mnt "
+for _ in $(seq 600); do
+  if grep -q "$mounted" /proc/mounts; then break; fi
+  sleep 0.1
+done
+grep -q "$mounted" /proc/mounts || fail "no recovery was mounted within 60 s: $(tail -n 5 "$T/killed.log")"
+kill -KILL "$killed"
+wait "$killed" || true
+_servers=()
+run_explore "$T/after-kill.log" --resume "$T/killed"
+[ "$STATUS" = 0 ] || fail "the resumed run after the kill: exit $STATUS, not 0"
+grep -Eq "^nvj: cleared what a run that was killed left in /run/nvjournal/explore-$killed \(.*unmounted /run/nvjournal/explore-$killed/recovery-[0-9]+-[0-9]+/mnt.*stopped its server" \
+  "$T/after-kill.log" || fail "the resumed run does not say it cleared the recovery: $(grep '^nvj: cleared' "$T/after-kill.log")"
+experiment_leftovers "$killed" explore || fail "the killed run's recovery is left behind"
+grep -q "^1 workloads, [0-9]* states checked in" "$T/after-kill.log" || fail "the resumed run did not end: $(tail -n 3 "$T/after-kill.log")"
 
 # Bad input: exit 2, naming it.
 STATUS=0

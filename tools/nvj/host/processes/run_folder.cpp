@@ -102,12 +102,19 @@ bool is_mount_point(const fs::path& dir) {
   return false;
 }
 
-// Undoes what the run in `folder` left; returns what it did, in words.
-std::string clear(const fs::path& folder) {
-  std::vector<std::string> did;
+// Undoes what the run in `folder` left, in the folders it made inside it
+// first (a Testbed of their own each, as a crash during recovery's is:
+// KIND-PID/recovery-PID-N, left mounted and served when its process is
+// killed with the run's), `depth` levels down; `did` gains what it did, in
+// words.
+void undo(const fs::path& folder, int depth, std::vector<std::string>& did) {
   const auto note = [&](const std::string& what) { did.push_back(what); };
-  // The mount point, the Testbed's (mnt) and any other directly inside.
   std::error_code ec;
+  if (depth > 0)
+    for (const auto& entry : fs::directory_iterator(folder, ec))
+      if (entry.is_directory() && !entry.is_symlink() && !is_mount_point(entry.path()))
+        undo(entry.path(), depth - 1, did);
+  // The mount point, the Testbed's (mnt) and any other directly inside.
   for (const auto& entry : fs::directory_iterator(folder, ec)) {
     if (!entry.is_directory() || !is_mount_point(entry.path())) continue;
     if (const int n = kill_users(entry.path())) note("killed " + std::to_string(n) + " processes working in " + entry.path().string());
@@ -154,6 +161,15 @@ std::string clear(const fs::path& folder) {
     }
     if (fs::remove_all(scratch, ec) > 0) note("removed " + scratch.string());
   }
+}
+
+// Undoes what the run in `folder` left and removes it; returns what it
+// did, in words.
+std::string clear(const fs::path& folder) {
+  std::vector<std::string> did;
+  const auto note = [&](const std::string& what) { did.push_back(what); };
+  undo(folder, 2, did);
+  std::error_code ec;
   fs::remove_all(folder, ec);
   if (ec) note("could not remove " + folder.string() + ": " + ec.message());
   std::string text = folder.string() + " (";
