@@ -21,7 +21,7 @@ double fraction(std::uint64_t part, std::uint64_t whole) {
 
 double us_json(std::uint64_t ns) { return json_round(micros(ns), 3); }
 
-Json latency_json(const LatencyHistogram::Summary& l) {
+Json request_latency_json(const LatencyHistogram::Summary& l) {
   return {{"p50", us_json(l.p50)},
           {"p90", us_json(l.p90)},
           {"p99", us_json(l.p99)},
@@ -36,7 +36,7 @@ void add_counters(Json& out, const DeviceStats::Snapshot& s) {
   for (std::size_t i = 0; i < kAllOps.size(); ++i) {
     const auto& o = s.ops[i];
     ops[to_string(kAllOps[i])] = {
-        {"count", o.count}, {"bytes", o.bytes}, {"errors", o.errors}, {"latency_us", latency_json(o.latency)}};
+        {"count", o.count}, {"bytes", o.bytes}, {"errors", o.errors}, {"latency_us", request_latency_json(o.latency)}};
   }
   // Requests already in flight on arrival, by count ("64+": that many or more);
   // seek distances by powers of two of cylinders. Only the buckets that were met.
@@ -60,7 +60,7 @@ void add_counters(Json& out, const DeviceStats::Snapshot& s) {
   out["flushes_with_destage"] = s.flushes_with_destage;
   out["flush_device_time_us"] = us_json(s.flush_ns);
   out["destaged_writes_us"] = us_json(s.destaged_writes_ns);
-  Json late = latency_json(s.late);
+  Json late = request_latency_json(s.late);
   late["count"] = s.late.count;
   out["late_us"] = std::move(late);
 }

@@ -48,17 +48,17 @@ struct DemoArgs {
 
 volatile std::sig_atomic_t g_interrupted = 0;
 
-void on_signal(int) { g_interrupted = 1; }
+void on_demo_signal(int) { g_interrupted = 1; }
 
-void check_interrupted() {
+void check_demo_interrupted() {
   if (g_interrupted != 0) throw std::runtime_error("interrupted");
 }
 
-struct Step {
+struct DemoStep {
   int total;
   int n = 0;
   void operator()(const std::string& what) {
-    check_interrupted();
+    check_demo_interrupted();
     std::printf("[%d/%d] %s\n", ++n, total, what.c_str());
     std::fflush(stdout);
   }
@@ -80,7 +80,7 @@ int demo_main(const DemoArgs& a) {
   if (::geteuid() != 0) throw std::runtime_error("nvj demo needs root: it attaches block devices and mounts them");
 
   struct sigaction sa {};
-  sa.sa_handler = on_signal;
+  sa.sa_handler = on_demo_signal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 
@@ -88,7 +88,7 @@ int demo_main(const DemoArgs& a) {
   Teardown teardown;
   fs::create_directories(run_dir);
   if (!keep) teardown.add("remove " + run_dir.string(), [run_dir] { fs::remove_all(run_dir); });
-  Step step{6};
+  DemoStep step{6};
 
   Testbed lab(TestbedOptions{run_dir,
                              {"data=" + data_size, "journal=" + journal_size, "data-model=" + data_model,
@@ -107,7 +107,7 @@ int demo_main(const DemoArgs& a) {
   fs::create_directories(mnt / "fs_mark");
   const double rate = run_fs_mark(FsMarkOptions{mnt / "fs_mark", threads, files, file_size, 1, run_dir / "fs_mark.log"})
                           .files_per_second;
-  check_interrupted();
+  check_demo_interrupted();
   const auto journal = read_jbd2_info(journal_dev);
 
   step("unmounting");

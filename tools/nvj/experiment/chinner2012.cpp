@@ -54,7 +54,7 @@ struct DiskView : DiskCounts {
   }
 };
 
-struct Point {
+struct ChinnerPoint {
   std::string filesystem;
   std::uint32_t threads = 0;
   std::uint64_t file_mib = 0;
@@ -118,9 +118,9 @@ double timed_shell(const std::string& script, const std::vector<std::string>& ar
   return timed(argv);
 }
 
-Point measure(const std::string& filesystem, std::uint32_t threads, const ChinnerPlan& plan, const fs::path& run_dir) {
+ChinnerPoint measure(const std::string& filesystem, std::uint32_t threads, const ChinnerPlan& plan, const fs::path& run_dir) {
   Testbed lab(one_disk(run_dir, plan.disk, filesystem));
-  Point p;
+  ChinnerPoint p;
   p.filesystem = filesystem;
   p.threads = threads;
   p.file_mib = plan.total_mib / threads;
@@ -168,9 +168,9 @@ Json view_json(const DiskView& v) {
               {"device_ms", json_round(v.device_ms, 3)}};
 }
 
-Json results_json(const std::vector<Point>& points, const ChinnerPlan& plan, bool quick) {
+Json results_json(const std::vector<ChinnerPoint>& points, const ChinnerPlan& plan, bool quick) {
   Json list = Json::array();
-  for (const Point& p : points)
+  for (const ChinnerPoint& p : points)
     list.push_back(Json{{"filesystem", p.filesystem},
                         {"threads", p.threads},
                         {"file_mib", p.file_mib},
@@ -186,14 +186,14 @@ Json results_json(const std::vector<Point>& points, const ChinnerPlan& plan, boo
               {"points", list}};
 }
 
-std::string table_md(const std::vector<Point>& points, const ChinnerPlan& plan) {
+std::string table_md(const std::vector<ChinnerPoint>& points, const ChinnerPlan& plan) {
   std::string t = "# chinner2012: threads each writing one file, " + std::to_string(plan.total_mib) +
                   " MiB in all, onto a " + plan.disk +
                   " disk model; then read back from a cold cache\n\n"
                   "| filesystem | threads | file MiB | write MiB/s | requests | mean request KiB | sequential | "
                   "seeks | mean seek (cylinders) | disk busy s | extents/file (max) | read MiB/s | read seeks |\n"
                   "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-  for (const Point& p : points) {
+  for (const ChinnerPoint& p : points) {
     t += "| " + p.filesystem + " | " + std::to_string(p.threads) + " | " + std::to_string(p.file_mib) + " | " +
          fixed(p.write.mib_per_second(), 1) + " | " + std::to_string(p.write.requests) + " | " +
          fixed(p.write.mean_request_kib(), 0) + " | " + fixed(100 * p.write.sequential, 1) + "% | " +
@@ -205,13 +205,13 @@ std::string table_md(const std::vector<Point>& points, const ChinnerPlan& plan) 
        "sequential fraction, seeks and disk busy time (seek, rotation, transfer, destaging the drive's cache) "
        "are the disk model's, for the writes; extents per file from filefrag; read: all files at once from a "
        "cold cache. Checked after each point:";
-  for (const Point& p : points)
+  for (const ChinnerPoint& p : points)
     t += " " + p.filesystem + "/" + std::to_string(p.threads) + " " + (p.check_clean ? "clean" : "NOT CLEAN") + ";";
   t.back() = '\n';
   return t;
 }
 
-void draw(const fs::path& out, const std::vector<Point>& points, const std::vector<std::string>& filesystems,
+void draw(const fs::path& out, const std::vector<ChinnerPoint>& points, const std::vector<std::string>& filesystems,
           const ChinnerPlan& plan) {
   std::string dat = "# threads, then per filesystem: write MiB/s, read MiB/s, extents per file, write seeks\n# threads";
   for (const auto& f : filesystems) dat += " " + f + "-write " + f + "-read " + f + "-extents " + f + "-seeks";
@@ -219,8 +219,8 @@ void draw(const fs::path& out, const std::vector<Point>& points, const std::vect
   for (std::uint32_t n : plan.threads) {
     dat += std::to_string(n);
     for (const auto& f : filesystems) {
-      const Point* found = nullptr;
-      for (const Point& p : points)
+      const ChinnerPoint* found = nullptr;
+      for (const ChinnerPoint& p : points)
         if (p.filesystem == f && p.threads == n) found = &p;
       dat += found ? ' ' + fixed(found->write.mib_per_second(), 2) + ' ' + fixed(found->read.mib_per_second(), 2) +
                          ' ' + fixed(found->extents_mean, 2) + ' ' + std::to_string(found->write.seeks)
@@ -244,7 +244,7 @@ void draw(const fs::path& out, const std::vector<Point>& points, const std::vect
   std::string hist = "# distance up to (cylinders), then per filesystem: seeks\n";
   std::map<std::uint64_t, std::vector<std::uint64_t>> rows;
   for (std::size_t i = 0; i < filesystems.size(); ++i)
-    for (const Point& p : points)
+    for (const ChinnerPoint& p : points)
       if (p.filesystem == filesystems[i] && p.threads == plan.threads.back())
         for (const auto& [bound, count] : p.write.seek_distance) {
           auto& row = rows[bound];
@@ -284,7 +284,7 @@ int chinner2012(const ExperimentOptions& options) {
   for (const auto& f : filesystems) std::printf(" %s", f.c_str());
   std::printf("\n");
   std::fflush(stdout);
-  std::vector<Point> points;
+  std::vector<ChinnerPoint> points;
   {
     workloads::ProgressLine bar(stderr, "points");
     for (const std::string& f : filesystems)
@@ -301,7 +301,7 @@ int chinner2012(const ExperimentOptions& options) {
   std::printf("\n%s\nResults in %s (results.json, table.md, throughput.png/svg, extents.png/svg, "
               "seek_distance.png/svg)\n",
               table.c_str(), options.out.c_str());
-  for (const Point& p : points)
+  for (const ChinnerPoint& p : points)
     if (!p.check_clean) return 1;
   return 0;
 }

@@ -163,13 +163,13 @@ Copy journal_counters(const Testbed& lab) {
   // batch with some others (-Wnull-dereference, a false alarm).
   const Json journal = parse_json(text, "GET /journal");
   const bool xfs = journal.contains("format") && journal.at("format") == Json("xfs");
-  constexpr double kMiB = 1 << 20;
+  constexpr double kBytesPerMiB = 1 << 20;
   Copy c;
   c.transactions = j.count(xfs ? "records" : "committed_transactions");
   c.journal_full_s = xfs ? 0 : j.number("full_time_us") / 1e6;
-  c.journal_mib = j.number("traffic.journal.bytes") / kMiB;
-  c.checkpoint_mib = j.number("traffic.checkpoint.bytes") / kMiB;
-  c.data_mib = (j.number("traffic.ordered.bytes") + j.number("traffic.other.bytes")) / kMiB;
+  c.journal_mib = j.number("traffic.journal.bytes") / kBytesPerMiB;
+  c.checkpoint_mib = j.number("traffic.checkpoint.bytes") / kBytesPerMiB;
+  c.data_mib = (j.number("traffic.ordered.bytes") + j.number("traffic.other.bytes")) / kBytesPerMiB;
   return c;
 }
 

@@ -112,12 +112,12 @@ std::string table_md(const std::vector<FsRun>& runs, const PhillipsPlan& plan) {
                   "| filesystem | operation | time s | reads | MiB read | writes | MiB written | seeks | "
                   "seeks per 100 files | mean seek (cylinders) | disk busy s |\n"
                   "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-  constexpr double kMiB = 1 << 20;
+  constexpr double kBytesPerMiB = 1 << 20;
   for (const FsRun& r : runs)
     for (const Phase& p : r.phases)
       t += "| " + r.filesystem + " | " + p.name + " | " + fixed(p.seconds, 3) + " | " + std::to_string(p.reads) +
-           " | " + fixed(static_cast<double>(p.read_bytes) / kMiB, 1) + " | " + std::to_string(p.writes) + " | " +
-           fixed(static_cast<double>(p.write_bytes) / kMiB, 1) + " | " + std::to_string(p.seeks) + " | " +
+           " | " + fixed(static_cast<double>(p.read_bytes) / kBytesPerMiB, 1) + " | " + std::to_string(p.writes) + " | " +
+           fixed(static_cast<double>(p.write_bytes) / kBytesPerMiB, 1) + " | " + std::to_string(p.seeks) + " | " +
            fixed(100.0 * static_cast<double>(p.seeks) / plan.files, 1) + " | " + fixed(p.mean_seek(), 0) + " | " +
            fixed(p.device_ms / 1000, 3) + " |\n";
   t += "\nSeeks: the arm's movements for requests (a write the drive's cache takes moves nothing until it is "

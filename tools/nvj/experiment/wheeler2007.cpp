@@ -50,7 +50,7 @@ struct Sync {
 
 struct Line;
 
-struct Point {
+struct WheelerPoint {
   const Line* line;
   std::uint64_t threads;
   FsMarkResult fs_mark;
@@ -93,7 +93,7 @@ struct WheelerPlan {
 
 // One server per curve; every thread count of the curve runs on it, each
 // in a fresh directory, the statistics reset before each.
-void measure_line(Line& line, const WheelerPlan& plan, const fs::path& run_dir, std::vector<Point>& points,
+void measure_line(Line& line, const WheelerPlan& plan, const fs::path& run_dir, std::vector<WheelerPoint>& points,
                   workloads::ProgressLine& bar, std::uint64_t& done, std::uint64_t total,
                   const volatile std::sig_atomic_t* interrupted) {
   TestbedOptions o{run_dir,
@@ -113,7 +113,7 @@ void measure_line(Line& line, const WheelerPlan& plan, const fs::path& run_dir, 
     fs::create_directory(dir);
     if (line.sync->sync_directory) workloads::set_sync_flag(dir.string());
     lab.post("/reset-stats");
-    Point p{&line, t,
+    WheelerPoint p{&line, t,
             run_fs_mark(FsMarkOptions{dir, t, plan.files_per_point / t, 10240, 1, run_dir / "fs_mark.log"})};
     const JsonFigures j(lab.get("/journal"), "GET /journal");
     if (line.ext4()) {
@@ -141,18 +141,18 @@ void measure_line(Line& line, const WheelerPlan& plan, const fs::path& run_dir, 
   if (!lab.teardown()) throw std::runtime_error("teardown failed (see above)");
 }
 
-const Point* find(const std::vector<Point>& points, const Line& line, std::uint64_t threads) {
-  for (const Point& p : points)
+const WheelerPoint* find(const std::vector<WheelerPoint>& points, const Line& line, std::uint64_t threads) {
+  for (const WheelerPoint& p : points)
     if (p.line == &line && p.threads == threads) return &p;
   return nullptr;
 }
 
-Json results_json(const std::vector<Point>& points, const std::vector<Line>& lines, const WheelerPlan& plan, bool quick) {
+Json results_json(const std::vector<WheelerPoint>& points, const std::vector<Line>& lines, const WheelerPlan& plan, bool quick) {
   Json curves = Json::array();
   for (const Line& l : lines) {
     Json list = Json::array();
     for (std::uint64_t t : plan.threads)
-      if (const Point* p = find(points, l, t)) {
+      if (const WheelerPoint* p = find(points, l, t)) {
         Json point{{"threads", t},
                    {"files", p->fs_mark.files},
                    {"files_per_second", json_round(p->fs_mark.files_per_second, 1)},
@@ -187,7 +187,7 @@ std::vector<const Line*> lines_of(const std::vector<Line>& lines, const Sync& sy
   return mine;
 }
 
-std::string table_md(const std::vector<Point>& points, const std::vector<Line>& lines, const std::vector<Sync>& syncs,
+std::string table_md(const std::vector<WheelerPoint>& points, const std::vector<Line>& lines, const std::vector<Sync>& syncs,
                      const WheelerPlan& plan) {
   std::string t = "# wheeler2007: fs_mark, 10240-byte files, one shared directory, " +
                   std::to_string(plan.files_per_point) + " files per point\n";
@@ -200,7 +200,7 @@ std::string table_md(const std::vector<Point>& points, const std::vector<Line>& 
     for (std::uint64_t n : plan.threads) {
       t += "| " + std::to_string(n) + " |";
       for (const Line* l : lines_of(lines, sync)) {
-        const Point* p = find(points, *l, n);
+        const WheelerPoint* p = find(points, *l, n);
         t += ' ' + (p ? fixed(p->fs_mark.files_per_second, 0) : std::string("-")) + " |";
       }
       t += "\n";
@@ -217,7 +217,7 @@ std::string table_md(const std::vector<Point>& points, const std::vector<Line>& 
        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const Line& l : lines)
     for (std::uint64_t n : plan.threads)
-      if (const Point* p = find(points, l, n))
+      if (const WheelerPoint* p = find(points, l, n))
         t += "| " + l.filesystem + " | " + l.sync->key + " | " + l.journal->label + " | " +
              (l.ext4() ? l.batch->label : std::string("(none)")) + " | " + std::to_string(n) + " | " +
              fixed(p->fs_mark.files_per_second, 1) + " | " + std::to_string(p->transactions) + " | " +
@@ -233,7 +233,7 @@ std::string table_md(const std::vector<Point>& points, const std::vector<Line>& 
 
 // Per kind of sync: NAME.dat, files_per_second[_KEY] and
 // files_per_transaction[_KEY] plots.
-void draw(const fs::path& out, const std::vector<Point>& points, const std::vector<const Line*>& lines,
+void draw(const fs::path& out, const std::vector<WheelerPoint>& points, const std::vector<const Line*>& lines,
           const Sync& sync, const std::string& suffix, const WheelerPlan& plan) {
   const std::string data = "points" + suffix + ".dat";
   std::string dat = "# " + sync.label + "; threads, then per line: files/s files/transaction\n# threads";
@@ -242,7 +242,7 @@ void draw(const fs::path& out, const std::vector<Point>& points, const std::vect
   for (std::uint64_t n : plan.threads) {
     dat += std::to_string(n);
     for (const Line* l : lines) {
-      const Point* p = find(points, *l, n);
+      const WheelerPoint* p = find(points, *l, n);
       dat += p ? ' ' + fixed(p->fs_mark.files_per_second, 2) + ' ' + fixed(p->files_per_transaction(), 3) : " NaN NaN";
     }
     dat += "\n";
@@ -315,7 +315,7 @@ int wheeler2007(const ExperimentOptions& options) {
   for (const auto& f : filesystems) std::printf(" %s", f.c_str());
   std::printf("\n");
   std::fflush(stdout);
-  std::vector<Point> points;
+  std::vector<WheelerPoint> points;
   const std::uint64_t total = plan.files_per_point * plan.threads.size() * lines.size();
   std::uint64_t done = 0;
   {
