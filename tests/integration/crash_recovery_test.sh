@@ -22,9 +22,9 @@
 #     kernel's mount agreeing on those it checked;
 #   - XFS: a workload's states recovered again (log recovery), the kernel
 #     checking each recovery state: none failing;
-#   - an explorer killed (SIGKILL) while a recovery is mounted, its check
-#     killed with it: the recovery's mount and server stay, and --resume
-#     clears them (saying so) and ends the exploration;
+#   - an explorer killed (SIGKILL) while a recovery is served and attached,
+#     its check killed with it: the recovery's server and attach stay, and
+#     --resume clears them (saying so) and ends the exploration;
 #   - bad input (--vm beside it, a number that is none): exit 2, naming it;
 #     nothing left behind.
 source "$(dirname "$0")/lib.sh"
@@ -141,24 +141,31 @@ assert all(s["checked"] >= 2 and s["final_state"] == "pass" for s in d["states"]
 print("xfs:", [(s["ordinal"], s["crash_points"], s["checked"]) for s in d["states"]])
 PY
 
-# Killed while a recovery is mounted: the recovery's Testbed is
-# RUN/recovery-PID-N/ inside the explorer's run folder, its mount
-# RUN/recovery-PID-N/mnt.
+# Killed while a recovery is served and attached: the recovery's Testbed
+# is RUN/recovery-PID-N/ inside the explorer's run folder, its exports
+# attached (nbdfuse) on RUN/recovery-PID-N/attach/. Seen there, the
+# explorer and its check are stopped (SIGSTOP) while the attach is still
+# there, then killed (SIGKILL; the check by its parent-death signal).
 "$NVJ" crash explore --workload 29 --max-states 10 --during-recovery 0 --out "$T/killed" >"$T/killed.log" 2>&1 &
 killed=$!
 _servers+=("$killed")
-mounted=" /run/nvjournal/explore-$killed/recovery-[0-9]*-[0-9]*/mnt "
-for _ in $(seq 600); do
-  if grep -q "$mounted" /proc/mounts; then break; fi
-  sleep 0.1
+attached=" /run/nvjournal/explore-$killed/recovery-[0-9]*-[0-9]*/attach/data "
+caught=0
+end=$((SECONDS + 60))
+while [ "$SECONDS" -lt "$end" ] && kill -0 "$killed" 2>/dev/null; do
+  grep -q "$attached" /proc/mounts || continue
+  stopped=("$killed" $(pgrep -P "$killed"))
+  kill -STOP "${stopped[@]}" 2>/dev/null || true
+  if grep -q "$attached" /proc/mounts; then caught=1; break; fi
+  kill -CONT "${stopped[@]}" 2>/dev/null || true
 done
-grep -q "$mounted" /proc/mounts || fail "no recovery was mounted within 60 s: $(tail -n 5 "$T/killed.log")"
+[ "$caught" = 1 ] || fail "no recovery was attached within 60 s: $(tail -n 5 "$T/killed.log")"
 kill -KILL "$killed"
 wait "$killed" || true
 _servers=()
 run_explore "$T/after-kill.log" --resume "$T/killed"
 [ "$STATUS" = 0 ] || fail "the resumed run after the kill: exit $STATUS, not 0"
-grep -Eq "^nvj: cleared what a run that was killed left in /run/nvjournal/explore-$killed \(.*unmounted /run/nvjournal/explore-$killed/recovery-[0-9]+-[0-9]+/mnt.*stopped its server" \
+grep -Eq "^nvj: cleared what a run that was killed left in /run/nvjournal/explore-$killed \(.*recovery-[0-9]+-[0-9]+: detached its exports" \
   "$T/after-kill.log" || fail "the resumed run does not say it cleared the recovery: $(grep '^nvj: cleared' "$T/after-kill.log")"
 experiment_leftovers "$killed" explore || fail "the killed run's recovery is left behind"
 grep -q "^1 workloads, [0-9]* states checked in" "$T/after-kill.log" || fail "the resumed run did not end: $(tail -n 3 "$T/after-kill.log")"

@@ -106,14 +106,17 @@ bool is_mount_point(const fs::path& dir) {
 // first (a Testbed of their own each, as a crash during recovery's is:
 // KIND-PID/recovery-PID-N, left mounted and served when its process is
 // killed with the run's), `depth` levels down; `did` gains what it did, in
-// words.
-void undo(const fs::path& folder, int depth, std::vector<std::string>& did) {
-  const auto note = [&](const std::string& what) { did.push_back(what); };
+// words, each thing done inside preceded by `inside` (the inner folder's
+// name and a colon).
+void undo(const fs::path& folder, int depth, std::vector<std::string>& did, const std::string& inside = "") {
+  const auto note = [&](const std::string& what) { did.push_back(inside + what); };
   std::error_code ec;
   if (depth > 0)
     for (const auto& entry : fs::directory_iterator(folder, ec))
-      if (entry.is_directory() && !entry.is_symlink() && !is_mount_point(entry.path()))
-        undo(entry.path(), depth - 1, did);
+      if (const std::string name = entry.path().filename().string();
+          entry.is_directory() && !entry.is_symlink() && !is_mount_point(entry.path()) && name != "attach" &&
+          name != "server")  // this folder's own, undone below
+        undo(entry.path(), depth - 1, did, inside + name + ": ");
   // The mount point, the Testbed's (mnt) and any other directly inside.
   for (const auto& entry : fs::directory_iterator(folder, ec)) {
     if (!entry.is_directory() || !is_mount_point(entry.path())) continue;
@@ -171,7 +174,9 @@ std::string clear(const fs::path& folder) {
   undo(folder, 2, did);
   std::error_code ec;
   fs::remove_all(folder, ec);
-  if (ec) note("could not remove " + folder.string() + ": " + ec.message());
+  // Gone already: another nvj starting at the same time cleared it too.
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    note("could not remove " + folder.string() + ": " + ec.message());
   std::string text = folder.string() + " (";
   for (std::size_t i = 0; i < did.size(); ++i) text += (i == 0 ? "" : ", ") + did[i];
   if (did.empty()) text += "nothing but the folder";
