@@ -144,8 +144,10 @@ PY
 # Killed while a recovery is served and attached: the recovery's Testbed
 # is RUN/recovery-PID-N/ inside the explorer's run folder, its exports
 # attached (nbdfuse) on RUN/recovery-PID-N/attach/. Seen there, the
-# explorer and its check are stopped (SIGSTOP) while the attach is still
-# there, then killed (SIGKILL; the check by its parent-death signal).
+# explorer and its check (its child named nvj; never its servers and
+# nbdfuse, which a stop would leave stopped after the kill) are stopped
+# (SIGSTOP) while the attach is still there, then killed (SIGKILL; the
+# check by its parent-death signal).
 "$NVJ" crash explore --workload 29 --max-states 10 --during-recovery 0 --out "$T/killed" >"$T/killed.log" 2>&1 &
 killed=$!
 _servers+=("$killed")
@@ -154,7 +156,7 @@ caught=0
 end=$((SECONDS + 60))
 while [ "$SECONDS" -lt "$end" ] && kill -0 "$killed" 2>/dev/null; do
   grep -q "$attached" /proc/mounts || continue
-  stopped=("$killed" $(pgrep -P "$killed"))
+  stopped=("$killed" $(pgrep -x -P "$killed" nvj))
   kill -STOP "${stopped[@]}" 2>/dev/null || true
   if grep -q "$attached" /proc/mounts; then caught=1; break; fi
   kill -CONT "${stopped[@]}" 2>/dev/null || true
