@@ -156,7 +156,7 @@ caught=0
 end=$((SECONDS + 60))
 while [ "$SECONDS" -lt "$end" ] && kill -0 "$killed" 2>/dev/null; do
   grep -q "$attached" /proc/mounts || continue
-  stopped=("$killed" $(pgrep -x -P "$killed" nvj))
+  stopped=("$killed" $(pgrep -x -P "$killed" nvj || true))  # none: its check ended just now
   kill -STOP "${stopped[@]}" 2>/dev/null || true
   if grep -q "$attached" /proc/mounts; then caught=1; break; fi
   kill -CONT "${stopped[@]}" 2>/dev/null || true
