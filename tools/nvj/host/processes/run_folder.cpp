@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "tools/nvj/host/processes/run_folder.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/unique_fd.h"
 #include "tools/nvj/host/devices/attach.h"
 #include "tools/nvj/host/devices/loop_device.h"
 #include "tools/nvj/host/processes/process.h"
@@ -174,9 +177,7 @@ std::string clear(const fs::path& folder) {
   undo(folder, 2, did);
   std::error_code ec;
   fs::remove_all(folder, ec);
-  // Gone already: another nvj starting at the same time cleared it too.
-  if (ec && ec != std::errc::no_such_file_or_directory)
-    note("could not remove " + folder.string() + ": " + ec.message());
+  if (ec) note("could not remove " + folder.string() + ": " + ec.message());
   std::string text = folder.string() + " (";
   for (std::size_t i = 0; i < did.size(); ++i) text += (i == 0 ? "" : ", ") + did[i];
   if (did.empty()) text += "nothing but the folder";
@@ -191,7 +192,13 @@ std::vector<std::string> clear_stale_runs(const std::string& kind, const fs::pat
   for (const auto& entry : fs::directory_iterator(root, ec)) {
     const std::string name = entry.path().filename().string();
     if (!entry.is_directory() || name.rfind(kind + "-", 0) != 0) continue;
-    if (owner_gone(entry.path())) cleared.push_back(clear(entry.path()));
+    if (!owner_gone(entry.path())) continue;
+    // Two nvj starting at once both find it stale: the one that holds the
+    // lock on its owner file clears it; the other leaves it, as it does a
+    // folder the first has removed by the time it has the lock.
+    const UniqueFd owner(::open((entry.path() / "owner").c_str(), O_RDONLY | O_CLOEXEC));
+    if (!owner.valid() || ::flock(owner.get(), LOCK_EX | LOCK_NB) != 0) continue;
+    if (fs::exists(entry.path() / "owner")) cleared.push_back(clear(entry.path()));
   }
   return cleared;
 }

@@ -45,7 +45,8 @@ class RunFolder {
 
 // Clears every folder under `root` named KIND-PID whose owner is gone, and
 // returns one line per folder cleared, saying what was left there. A folder
-// whose owner lives (or that names none) is left alone.
+// whose owner lives (or that names none) is left alone, and so is one whose
+// owner file another process holds locked (flock): another nvj clearing it.
 std::vector<std::string> clear_stale_runs(const std::string& kind, const std::filesystem::path& root = kRunRoot);
 
 }  // namespace nvj::cli
