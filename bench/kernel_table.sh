@@ -21,13 +21,14 @@
 #
 # Usage: bench/kernel_table.sh [--nvj PATH] --kernels LIST [--host yes] [--bound seq-1] [--ops LIST] [--workload LIST] [--fs ext4]
 #          [--param PARAM=VALUE] [--mount-options O] [--promises posix|tested] [--max-states N] [--rule RULE]
-#          [--title TEXT] [--out DIR]
+#          [--cpus N] [--title TEXT] [--out DIR]
 #          [--markdown FILE]
 #        bench/kernel_table.sh --from DIR [--rule RULE] [--title TEXT] [--markdown FILE]
 #
 # With --markdown the working tree must be clean: the section names the
 # commit it was built from. --out keeps every exploration (recordings,
-# reproducers) in DIR/vm and DIR/host.
+# reproducers) in DIR/vm and DIR/host. --cpus N boots each guest with N
+# processors (nvj crash explore --cpus; default 1).
 set -euo pipefail
 source "$(dirname "$0")/lib/options.sh"
 
@@ -41,6 +42,8 @@ fs=ext4
 param=""
 mount_options=""
 max_states=""
+promises=""
+cpus=""
 rule=""
 title=""
 out=""
@@ -57,6 +60,7 @@ bench_option --param param text
 bench_option --mount-options mount_options text
 bench_option --promises promises text
 bench_option --max-states max_states count
+bench_option --cpus cpus count
 bench_option --rule rule text
 bench_option --title title text
 bench_option --out out text
@@ -101,7 +105,7 @@ else
     dir=$(mktemp -d /tmp/nvj-kernel-table-XXXXXX)
     trap 'rm -rf "$dir"' EXIT
   fi
-  explore vm --vm --kernel "$kernels" "${args[@]}"
+  explore vm --vm --kernel "$kernels" ${cpus:+--cpus "$cpus"} "${args[@]}"
   [[ -z $host ]] || explore host "${args[@]}"
   # What made the folder, for a later --from.
   echo "\`$command_line\` at commit $(bench_git_rev)" >"$dir/made-by.txt"
@@ -166,7 +170,8 @@ lines += [f"- Command: `{os.environ['KT_COMMAND']}`"] + \
           f"- Git commit: {os.environ['KT_REV']}",
           f"- Explored: {e0['bound']}" + (f" of {', '.join(e0['ops'])}" if e0["ops"] else "") +
           f", {e0['filesystem']}" + (f" ({e0['mount_options']})" if e0["mount_options"] else "") +
-          f", {e0['workloads_in_bound']} workloads; parameters {' '.join(e0['parameters'])}", ""]
+          f", {e0['workloads_in_bound']} workloads; parameters {' '.join(e0['parameters'])}" +
+          f"; guest processors {table.get('guest_cpus', 1)}", ""]
 rule_list = sorted(rules)
 lines.append("| kernel | workloads | unique crash states | failing workloads | the oracle's own (fail in the final state) | " +
              " | ".join(f"by `{r}`" for r in rule_list) + (" | " if rule_list else "") +

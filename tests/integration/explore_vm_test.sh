@@ -32,9 +32,12 @@
 #     replay gives back zeros (within three tries); mounted with
 #     nodioread_nolock, the data stays;
 #   - XFS in a guest: the overwrites of A/C/foo run and pass;
+#   - --cpus 2: nvj crash run --vm's guest counts two processors and
+#     results.json says so; the explorer's guests boot with them too
+#     (explore.json, kernels.md, the reproducer's command); one by default;
 #   - bad input (explore; crash run and record too): --kernel without --vm,
 #     several kernels without --out or to record, a kernel that is no file, one given
-#     twice: exit 2, naming it.
+#     twice, --cpus without --vm: exit 2, naming it.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 require_guest
@@ -71,6 +74,7 @@ out, v61, v612, vsid, findings = sys.argv[1:]
 def failing(version):
     r = json.load(open(f"{out}/{version}/explore.json"))
     assert r["kernel"]["version"] == version and r["explored"] == 20 and r["errors"] == 0, r["kernel"]
+    assert r["kernel"]["guest_cpus"] == 1, r["kernel"]
     assert all(w["states"] > 0 for w in r["workloads"]), "a workload with no state checked"
     return {w["name"]: w for w in r["workloads"] if w["failing"] > 0}
 old, new, newest = failing(v61), failing(v612), failing(vsid)
@@ -98,11 +102,13 @@ assert all(v["how"] == "content" for w in new.values() for f in w["failures"] fo
 table = json.load(open(f"{out}/kernels.json"))
 assert [k["version"] for k in table["kernels"]] == [v61, v612, vsid], table["kernels"]
 assert table["kernels"][1]["name"] == "debian:trixie" and table["kernels"][2]["name"] == "debian:sid", table["kernels"]
+assert table["guest_cpus"] == 1, table["guest_cpus"]
 assert all(len(k["image_sha256"]) == 64 for k in table["kernels"]), table["kernels"]
 md = open(f"{out}/kernels.md").read()
 # sid passes them all: every workload failing anywhere differs.
 assert f"Workloads whose verdict differs between kernels ({len(set(old) | set(new))})" in md, md
 assert "Workloads failing on every kernel (0)" in md, md
+assert "\nEach guest booted with 1 processor.\n" in md, md
 assert f"| kernel | /boot/vmlinuz-{v61}: linux-image-{v61} " in md and "| debian:sid: linux-binary-" in md, md
 assert f"{v612}/workloads/{synced[0]['ordinal']}/reproduce.sh" in md, md
 # The reproducer run below is of an fsync (sync() loses it only by the race).
@@ -182,6 +188,29 @@ run_explore "$T/xfs.log" --vm --fs xfs --kernel "$k61" --ops write_overwrite --w
 grep -Eq "^4 workloads, 20 states checked in [0-9.]+ s, 0 findings$" "$T/xfs.log" || fail "XFS: not 4 workloads of 5 states each"
 check_json crash-explore "$T/xfs/$v61/explore.json"
 
+# --cpus 2: the guest counts its processors; the explorer's guests have
+# them too. The overwrite of A/C/foo and fsync() (workload 16) fails on 6.1
+# unless the journal's timer commits before the fsync: its reproducer then
+# names --cpus.
+run_crash "$T/cpus.log" run --vm --kernel "$k61" --cpus 2 --out "$T/cpus" -- \
+  sh -c 'echo "processors $(grep -c ^processor /proc/cpuinfo)"'
+[ "$STATUS" = 0 ] || fail "nvj crash run --vm --cpus 2 exited $STATUS, not 0"
+grep -q "^processors 2$" "$T/cpus.log" || fail "the guest of --cpus 2 did not count 2 processors"
+check_json crash-results "$T/cpus/results.json"
+python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["recording"]["made_by"]["guest"]["cpus"] == 2' \
+  "$T/cpus/results.json" || fail "results.json of --cpus 2 does not say 2 processors"
+run_explore "$T/cpus-explore.log" --vm --kernel "$k61" --cpus 2 --ops write_overwrite --workload 16 --out "$T/cpus-explore"
+[ "$STATUS" = 0 ] || [ "$STATUS" = 1 ] || fail "explore --vm --cpus 2 exited $STATUS"
+check_json crash-explore "$T/cpus-explore/$v61/explore.json"
+check_json crash-explore-kernels "$T/cpus-explore/kernels.json"
+python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["kernel"]["guest_cpus"] == 2' \
+  "$T/cpus-explore/$v61/explore.json" || fail "explore.json of --cpus 2 does not say 2 processors"
+grep -qx "Each guest booted with 2 processors." "$T/cpus-explore/kernels.md" || fail "kernels.md does not say 2 processors"
+if [ "$STATUS" = 1 ]; then
+  grep -qF -- "--kernel $k61 --cpus 2 -- sh -c" "$T/cpus-explore/$v61/workloads/16/reproduce-guest.sh" ||
+    fail "the guest reproducer of a --cpus 2 exploration does not name --cpus 2"
+fi
+
 # Bad input.
 bad() {  # bad WHAT ARGS...: exit 2, the message naming WHAT
   local what=$1 status=0; shift
@@ -192,6 +221,7 @@ bad() {  # bad WHAT ARGS...: exit 2, the message naming WHAT
 bad "--kernel is --vm's" --kernel "$k61" --out "$T/x"
 bad "$T/none" --vm --kernel "$T/none" --out "$T/x"
 bad "given twice" --vm --kernel "$k61,$k61" --out "$T/x"
+bad "--cpus is --vm's" --cpus 2 --out "$T/x"
 # nvj crash run and record with --kernel: the same rules, and several kernels
 # need a folder each.
 bad_crash() {  # bad_crash WHAT ARGS...: nvj crash ARGS exits 2, the message naming WHAT
@@ -206,6 +236,8 @@ bad_crash "several kernels need --out" run --vm --kernel "$k61,$k612" -- true
 bad_crash "--kernel is --vm's" run --kernel "$k61,$k612" --out "$T/y" -- true
 bad_crash "--kernel is --vm's" record --kernel "$k61" --out "$T/y" -- true
 bad_crash "given twice" run --vm --kernel "$k61,$k61" --out "$T/y" -- true
+bad_crash "--cpus is --vm's" run --cpus 2 --out "$T/y" -- true
+bad_crash "--cpus is --vm's" record --cpus 2 --out "$T/y" -- true
 # The guest's own commands, outside a guest: no host to ask.
 for guest in "explore-steps --workload 0 --trace $T/trace" "explore-lab begin 0"; do
   status=0

@@ -125,6 +125,8 @@ void check_run_args(const RunArgs& a, const char* command) {
   if (!a.transport.empty() && !a.vm)
     throw UsageError(std::string(command) +
                      ": --transport is --vm's (how the guest reaches the exports); give --vm too");
+  if (a.cpus != 0 && !a.vm)
+    throw UsageError(std::string(command) + ": --cpus is --vm's (the guest's processors); give --vm too");
   if (a.workload.empty())
     throw UsageError(std::string(command) + ": which workload? (" + command + " [OPTION]... -- COMMAND [ARG]...)");
   if (a.record_only && a.check.out.empty()) throw UsageError(std::string(command) + ": --out DIR is required (the recording goes there)");
@@ -155,11 +157,13 @@ int record_in_guest(RunArgs& a, const fs::path& run_dir, const std::vector<std::
   o.kernel = a.kernel;
   o.resolved_kernel = a.resolved_kernel;
   o.on_kernel = [&a, &o](const GuestKernel& k) {
-    a.check.made_by = Json{{"guest", Json{{"kernel", guest_kernel_json(k)}, {"transport", o.transport}}}};
+    a.check.made_by =
+        Json{{"guest", Json{{"kernel", guest_kernel_json(k)}, {"transport", o.transport}, {"cpus", o.cpus}}}};
     std::printf("== the guest's kernel: %s\n", describe_kernel(k).c_str());
     std::fflush(stdout);
   };
   if (!a.transport.empty()) o.transport = a.transport;
+  if (a.cpus != 0) o.cpus = a.cpus;
   o.command = a.workload;
   std::printf("== booting a guest on the exports to run %s (nvj vm)\n", quote(a.workload).c_str());
   std::fflush(stdout);
@@ -315,6 +319,10 @@ void workload_options(Command& c, RunArgs& run) {
   c.choice("--transport", run.transport, {"scsi", "nbd"},
            "with --vm, how the guest reaches the exports: scsi (default: QEMU's NBD client) or nbd (the guest "
            "kernel's, as nvj vm --transport)");
+  c.count("--cpus", run.cpus, 1u, 64u,
+          "with --vm, the guest's processors (default 1); with more, the kernel's own threads (the journal's "
+          "among them) run beside the workload, as on a real machine")
+      .value_name("N");
   c.take_words_after_dashes(run.workload);
 }
 

@@ -28,6 +28,7 @@ struct RunArgs {
   std::string kernel;                   // the guest's kernel as --kernel names it ("": the distribution's)
   std::optional<GuestKernel> resolved_kernel;  // that kernel, resolved already (one of several)
   std::string transport;                // how the guest reaches the exports ("": scsi; VmOptions::transport)
+  unsigned cpus = 0;                    // the guest's processors (0: not given, one)
   std::string filesystem = "ext4";      // ext4 (the server's), xfs or btrfs (mkfs on this host)
   std::string log = "external";         // xfs: its log on the journal export, or internal
   bool record_only = false;             // nvj crash record: no check (needs check.out)

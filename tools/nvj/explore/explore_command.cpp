@@ -417,6 +417,7 @@ int explore_in_guests(const ExploreArgs& a, const std::vector<GuestKernel>& kern
     Json report = tally.report(a, parameters, max_states, generator, shard, seconds);
     report["kernel"] = guest_kernel_json(kernel);
     report["kernel"]["guest_seconds"] = guest.seconds;
+    report["kernel"]["guest_cpus"] = guest_cpus(a);
     write_explore_report(report, dir);
     tally.print_summary(("kernel " + kernel.version + ": ").c_str(), seconds);
     by_kernel.push_back(Json{{"version", kernel.version},
@@ -442,7 +443,7 @@ int explore_in_guests(const ExploreArgs& a, const std::vector<GuestKernel>& kern
   Json names = Json::object();
   for (const std::uint64_t i : mine) names[std::to_string(i)] = generator.at(i).name;
   write_kernel_table(Json{{"bound", a.bound}, {"filesystem", a.filesystem}, {"mount_options", a.mount_options},
-                          {"workloads", names}, {"kernels", by_kernel}},
+                          {"guest_cpus", guest_cpus(a)}, {"workloads", names}, {"kernels", by_kernel}},
                      out);
   total.print_summary("", seconds_since(start));
   return total.status();
@@ -523,6 +524,7 @@ int crash_explore_main(const ExploreArgs& given) {
   if (a.filesystem != "ext4" && a.filesystem != "xfs" && a.filesystem != "btrfs")
     throw UsageError("nvj crash explore: --fs " + a.filesystem + ": expected ext4, xfs or btrfs");
   if (!a.kernels.empty() && !a.vm) throw UsageError("nvj crash explore: --kernel is --vm's (the guest's kernel)");
+  if (a.cpus != 0 && !a.vm) throw UsageError("nvj crash explore: --cpus is --vm's (the guest's processors)");
   if (a.during_recovery_given && a.vm)
     throw UsageError("nvj crash explore: --during-recovery recovers the states with this host's kernel: not with --vm "
                      "(the guest's kernel ran the workloads)");
@@ -711,6 +713,12 @@ CrashSubcommand declare_crash_explore(Command& crash) {
                              "debian:PACKAGE[=VERSION]; several, comma-separated or repeated, for a table by kernel "
                              "(default: the distribution's)")
                         .value_name("KERNEL[,KERNEL]..."));
+  decides.push_back(explores
+                        .count("--cpus", explore->cpus, 1u, 64u,
+                               "with --vm, the guest's processors (default 1); with more, the kernel's own threads "
+                               "(the journal's among them) run beside the workloads, as on a real machine, and "
+                               "losses that depend on their timing show more often")
+                        .value_name("N"));
   decides.push_back(explores
                         .count("--during-recovery", explore->during_recovery, 0, ~std::uint64_t{0},
                                "recover N of each workload's passing states again (0: every one) under a recording "

@@ -50,6 +50,7 @@ struct ExploreArgs {
   // kernel: bzImage files; empty: the distribution's kernel.
   bool vm = false;
   std::vector<std::string> kernels;
+  unsigned cpus = 0;  // the guest's processors (0: not given, one)
   // --sample N: a uniform random sample of N workloads of the bound (before
   // sharding), drawn with `seed` (--seed; else a random one, printed and
   // kept in explore.json).
@@ -60,6 +61,9 @@ struct ExploreArgs {
   // other option from there.
   std::string resume;
 };
+
+// The processors a --vm guest boots with.
+inline unsigned guest_cpus(const ExploreArgs& args) { return args.cpus == 0 ? 1 : args.cpus; }
 
 int crash_explore_main(const ExploreArgs& args);
 

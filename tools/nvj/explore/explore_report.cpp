@@ -126,7 +126,8 @@ void write_kernel_table(const Json& table, const fs::path& out) {
      << table.at("filesystem").get<std::string>()
      << (table.at("mount_options").get<std::string>().empty() ? std::string()
                                                                : " (" + table.at("mount_options").get<std::string>() + ")")
-     << ", by kernel\n\n| | ";
+     << ", by kernel\n\nEach guest booted with " << table.at("guest_cpus").get<unsigned>() << " processor"
+     << (table.at("guest_cpus").get<unsigned>() == 1 ? "" : "s") << ".\n\n| | ";
   std::string rule = "|---|";
   for (const Json& k : kernels) {
     md << k.at("version").get<std::string>() << " | ";

@@ -83,6 +83,7 @@ GuestExplore explore_in_guest(const GuestExploreOptions& g) {
   o.filesystem = a.filesystem;
   o.mount_options = a.mount_options;
   o.resolved_kernel = g.kernel;
+  o.cpus = guest_cpus(a);
   o.timeout = kBootBudget + kPerWorkload * static_cast<long>(g.workloads.size());
   const crashlab::explore::OracleOptions oracle = oracle_options(a);
   const crashlab::explore::Generator generator = explore_generator(a);

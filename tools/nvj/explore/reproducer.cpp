@@ -148,14 +148,14 @@ std::string reproducer_script(const crashlab::explore::Workload& workload, const
 std::string guest_reproducer_script(const crashlab::explore::Workload& workload, const std::string& bound,
                                     const std::string& ops, const std::string& mount_options,
                                     const crashlab::explore::OracleOptions& oracle,
-                                    const std::string& kernel) {
+                                    const std::string& kernel, unsigned cpus) {
   std::ostringstream s;
   s << "#!/bin/sh\n"
     << "# nvj crash explore --vm, " << bound << (ops.empty() ? "" : " of " + ops) << " workload " << workload.ordinal
     << ": " << workload.name << "\n"
     << "# Its steps with the facts the explorer posted, by the guest's own nvj-workload (the same\n"
     << "# program the explorer's guest ran). Run it in a guest on the same kernel as\n"
-    << "#   nvj crash run --vm --kernel " << kernel
+    << "#   nvj crash run --vm --kernel " << kernel << (cpus > 1 ? " --cpus " + std::to_string(cpus) : "")
     << (mount_options.empty() ? "" : " --mount-options " + mount_options) << " -- sh -c \"$(cat reproduce-guest.sh)\"\n"
     << "exec nvj-workload explore-steps --bound " << bound << (ops.empty() ? "" : " --ops " + ops) << " --workload "
     << workload.ordinal << workloads::oracle_flags(oracle) << " --trace /tmp/nvj-explore-trace.json\n";

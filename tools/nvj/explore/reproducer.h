@@ -27,10 +27,11 @@ std::string reproducer_script(const crashlab::explore::Workload& workload, const
 
 // The same workload in nvj crash explore --vm's guest: nvj-workload
 // explore-steps, which the guest has (python3 it has not), run by
-// `nvj crash run --vm --kernel KERNEL -- sh -c "$(cat reproduce-guest.sh)"`.
+// `nvj crash run --vm --kernel KERNEL [--cpus N] -- sh -c "$(cat reproduce-guest.sh)"`
+// (--cpus when the guest had more than one processor).
 std::string guest_reproducer_script(const crashlab::explore::Workload& workload, const std::string& bound,
                                     const std::string& ops, const std::string& mount_options,
                                     const crashlab::explore::OracleOptions& oracle,
-                                    const std::string& kernel);
+                                    const std::string& kernel, unsigned cpus);
 
 }  // namespace nvj::cli

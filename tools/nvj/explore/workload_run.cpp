@@ -370,7 +370,7 @@ void check_workload(const ExploreContext& context, const Workload& w, const fs::
     if (!context.guest_kernel.empty())
       std::ofstream(dir / "reproduce-guest.sh")
           << guest_reproducer_script(w, a.bound, a.ops, a.mount_options, oracle_options(a),
-                                     context.guest_kernel);
+                                     context.guest_kernel, guest_cpus(a));
   }
   collect_failures(results, rule_of, o);
   if (o.failing > 0) sign_failure(w, o);
