@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include <cerrno>
+
 namespace nvj {
 
 std::string errno_name(int error) {
@@ -14,5 +16,7 @@ std::string errno_message(int error) {
   char buf[128];
   return ::strerror_r(error, buf, sizeof buf);  // GNU strerror_r: returns the message
 }
+
+std::runtime_error errno_error(const std::string& what) { return std::runtime_error(what + ": " + errno_message(errno)); }
 
 }  // namespace nvj

@@ -2,6 +2,7 @@
 // Names and messages for errno values, as reports and error lines show them.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 
 namespace nvj {
@@ -11,5 +12,9 @@ std::string errno_name(int error);
 
 // The C library's message: "No space left on device".
 std::string errno_message(int error);
+
+// The error of a failed call: "WHAT: " and errno's message as it is now
+// (make it before anything else can change errno).
+std::runtime_error errno_error(const std::string& what);
 
 }  // namespace nvj

@@ -8,11 +8,11 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <span>
 #include <stdexcept>
 #include <vector>
 
+#include "common/errno_name.h"
 #include "common/unique_fd.h"
 #include "fscore/crc32c.h"
 #include "fscore/zeroes.h"
@@ -28,13 +28,11 @@ namespace {
 using crashlab::StateVerdict;
 using crashlab::Verdict;
 
-std::runtime_error sys_error(const std::string& what) { return std::runtime_error(what + ": " + std::strerror(errno)); }
-
 void write_all(int fd, const std::uint8_t* data, std::size_t n, std::uint64_t offset, const std::string& name) {
   while (n > 0) {
     const ssize_t w = ::pwrite(fd, data, n, static_cast<off_t>(offset));
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) throw sys_error("write " + name);
+    if (w <= 0) throw errno_error("write " + name);
     data += w;
     n -= static_cast<std::size_t>(w);
     offset += static_cast<std::uint64_t>(w);
@@ -73,13 +71,13 @@ crashlab::PathContent DirectoryFacts::look(const std::string& path, std::optiona
   struct stat st {};
   if (::lstat(full.c_str(), &st) != 0) {
     if (errno == ENOENT || errno == ENOTDIR) return s;
-    throw sys_error("lstat " + path);
+    throw errno_error("lstat " + path);
   }
   s.present = true;
   s.regular = S_ISREG(st.st_mode);
   if (!prefix || !s.regular) return s;
   UniqueFd fd(::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (fd.get() < 0) throw sys_error("open " + path);
+  if (fd.get() < 0) throw errno_error("open " + path);
   s.size = static_cast<std::uint64_t>(st.st_size);
   const std::uint64_t want = std::min(*prefix, s.size);
   const std::span<std::uint8_t> buffer = io_buffer();
@@ -88,7 +86,7 @@ crashlab::PathContent DirectoryFacts::look(const std::string& path, std::optiona
   while (done < want) {
     const ssize_t r = ::read(fd.get(), buffer.data(), static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), want - done)));
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw sys_error("read " + path);
+    if (r < 0) throw errno_error("read " + path);
     if (r == 0) break;  // shorter than it said
     crc = fscore::crc32c(crc, buffer.data(), static_cast<std::size_t>(r));
     done += static_cast<std::uint64_t>(r);
@@ -103,17 +101,17 @@ std::optional<std::vector<std::uint32_t>> DirectoryFacts::blocks(const std::stri
   UniqueFd fd(::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (fd.get() < 0) {
     if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) return std::nullopt;
-    throw sys_error("open " + path);
+    throw errno_error("open " + path);
   }
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) throw sys_error("stat " + path);
+  if (::fstat(fd.get(), &st) != 0) throw errno_error("stat " + path);
   if (!S_ISREG(st.st_mode)) return std::nullopt;
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(st.st_size));
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t r = ::read(fd.get(), bytes.data() + done, bytes.size() - done);
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw sys_error("read " + path);
+    if (r < 0) throw errno_error("read " + path);
     if (r == 0) break;  // shorter than it said
     done += static_cast<std::size_t>(r);
   }
@@ -127,7 +125,7 @@ crashlab::PathMeta DirectoryFacts::meta(const std::string& path, bool xattrs) co
   struct stat st {};
   if (::lstat(full.c_str(), &st) != 0) {
     if (errno == ENOENT || errno == ENOTDIR) return m;
-    throw sys_error("lstat " + path);
+    throw errno_error("lstat " + path);
   }
   m.present = true;
   m.type = S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "dir" : S_ISLNK(st.st_mode) ? "symlink" : "other";
@@ -136,18 +134,18 @@ crashlab::PathMeta DirectoryFacts::meta(const std::string& path, bool xattrs) co
   if (S_ISLNK(st.st_mode)) {
     std::vector<char> target(4096);
     const ssize_t n = ::readlink(full.c_str(), target.data(), target.size());
-    if (n < 0) throw sys_error("readlink " + path);
+    if (n < 0) throw errno_error("readlink " + path);
     m.target.assign(target.data(), static_cast<std::size_t>(n));
   }
   if (!xattrs) return m;
   std::vector<char> names(65536), value(65536);
   const ssize_t listed = ::llistxattr(full.c_str(), names.data(), names.size());
-  if (listed < 0) throw sys_error("llistxattr " + path);
+  if (listed < 0) throw errno_error("llistxattr " + path);
   for (std::size_t at = 0; at < static_cast<std::size_t>(listed);) {
     const std::string name(names.data() + at);
     at += name.size() + 1;
     const ssize_t n = ::lgetxattr(full.c_str(), name.c_str(), value.data(), value.size());
-    if (n < 0) throw sys_error("lgetxattr " + path + " " + name);
+    if (n < 0) throw errno_error("lgetxattr " + path + " " + name);
     m.xattrs[name] = {static_cast<std::uint64_t>(n), crashlab::fact_crc32c(value.data(), static_cast<std::size_t>(n))};
   }
   return m;
@@ -156,13 +154,13 @@ crashlab::PathMeta DirectoryFacts::meta(const std::string& path, bool xattrs) co
 void write_state_file(crashlab::CrashImage& image, std::uint8_t device, const std::filesystem::path& file) {
   auto& e = image.exported(device);
   UniqueFd fd(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
-  if (fd.get() < 0) throw sys_error("open " + file.string());
-  if (::ftruncate(fd.get(), static_cast<off_t>(e.size())) != 0) throw sys_error("truncate " + file.string());
+  if (fd.get() < 0) throw errno_error("open " + file.string());
+  if (::ftruncate(fd.get(), static_cast<off_t>(e.size())) != 0) throw errno_error("truncate " + file.string());
   // Empty it: holes where the last state was (a file system without hole
   // punching gets zeroes written).
   if (::fallocate(fd.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(e.size())) != 0) {
     if (::ftruncate(fd.get(), 0) != 0 || ::ftruncate(fd.get(), static_cast<off_t>(e.size())) != 0)
-      throw sys_error("empty " + file.string());
+      throw errno_error("empty " + file.string());
   }
   // Only what may hold anything but zeroes is written, and of that no
   // block of zeroes: a log mkfs zeroed with writes (XFS's, 64 MiB) would
@@ -195,7 +193,7 @@ KernelCheck::KernelCheck(std::filesystem::path scratch, const std::vector<std::u
       files_.push_back(scratch_ / ("export" + std::to_string(d) + ".img"));
       UniqueFd fd(::open(files_.back().c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
       if (fd.get() < 0 || ::ftruncate(fd.get(), static_cast<off_t>(export_sizes[d])) != 0)
-        throw sys_error("create " + files_.back().string());
+        throw errno_error("create " + files_.back().string());
       loops_.push_back(loop_attach(files_.back().string()));
     }
   } catch (...) {
