@@ -7,7 +7,9 @@
 #  2. nvj attach: the loop devices carry the same (queue/rotational,
 #     write_cache, discard_max_bytes, logical_block_size) and the scheduler
 #     a distribution gives (mq-deadline for the disk, none for the NVRAM);
-#     --scheduler overrides it; btrfs made and mounted on the disk model
+#     --scheduler overrides it, with a scheduler this kernel build offers
+#     (probed: bfq, else kyber, else mq-deadline); one it lacks is refused,
+#     naming what it offers, and nothing is attached; btrfs made and mounted on the disk model
 #     leaves its ssd mode off, on the ssd model turns it on (the control).
 #     Detach removes the loop devices: their queue settings would outlive
 #     them; a free device whose discard limit another user left at 0 is
@@ -44,6 +46,32 @@ flushes() {
   curl -sf --unix-socket "$1" http://lab/stats |
     python3 -c "import json, sys; print(json.load(sys.stdin)['exports']['$2']['ops']['flush']['count'])"
 }
+
+# can_schedule NAME: this kernel gives a loop device the I/O scheduler NAME
+# (loading its module if it must: a kernel build may have it built in, as a
+# module, or not at all). Probed on a scratch loop device, given back none.
+truncate -s 1M "$T/probe.img"
+can_schedule() {
+  local dev queue status=1
+  dev=$(losetup -f --show "$T/probe.img") || fail "no loop device to probe the I/O schedulers with"
+  queue="/sys/block/$(basename "$dev")/queue/scheduler"
+  if echo "$1" >"$queue" 2>/dev/null; then status=0; fi
+  echo none >"$queue" 2>/dev/null || true
+  losetup -d "$dev"
+  return $status
+}
+offered=() lacking=()
+for s in mq-deadline bfq kyber; do
+  if can_schedule "$s"; then offered+=("$s"); else lacking+=("$s"); fi
+done
+echo "this kernel gives loop devices: none ${offered[*]}; not: ${lacking[*]:-(all offered)}"
+[[ " ${offered[*]} " == *" mq-deadline "* ]] ||
+  skip "this kernel build has no mq-deadline I/O scheduler, which nvj attach gives a rotational device"
+# The override: a scheduler no export gets by default (the ssd model's is none).
+override=mq-deadline
+for s in bfq kyber; do
+  if [[ " ${offered[*]} " == *" $s "* ]]; then override=$s; break; fi
+done
 
 echo "== 1. what the exports say over NBD"
 start_server a data=256M journal=64M fs=none
@@ -113,10 +141,21 @@ remove_stale() {  # the device, if no attach took and replaced it
   python3 -c 'import fcntl, os, sys; fcntl.ioctl(os.open("/dev/loop-control", os.O_RDWR), 0x4C81, int(sys.argv[1]))' \
     "${stale#/dev/loop}" 2>/dev/null || true
 }
-attach two "$T/b.sock" --scheduler data=bfq
+# A scheduler this kernel lacks: nvj attach says so, naming what it offers,
+# and leaves nothing attached.
+for s in "${lacking[@]}"; do
+  status=0
+  "$NVJ" attach --state "$T/lacking.attach" --scheduler "data=$s" "$T/b.sock" 2>"$T/err" || status=$?
+  cat "$T/err"
+  [ "$status" != 0 ] || { "$NVJ" detach --state "$T/lacking.attach" || true; fail "--scheduler data=$s attached"; }
+  grep -q "the kernel has no I/O scheduler '$s' for /dev/loop[0-9]* (it offers: .*none" "$T/err" ||
+    fail "--scheduler data=$s: no error naming the scheduler and what the kernel offers"
+  [ ! -e "$T/lacking.attach/attach.log" ] || fail "--scheduler data=$s left an attachment to undo"
+done
+attach two "$T/b.sock" --scheduler "data=$override"
 remove_stale
 expect "ssd rotational" "$(queue "$DATA_DEV" rotational)" 0
-expect "--scheduler data=bfq" "$(queue "$DATA_DEV" scheduler)" bfq
+expect "--scheduler data=$override" "$(queue "$DATA_DEV" scheduler)" "$override"
 expect "data-sector-size=4096 logical_block_size" "$(queue "$DATA_DEV" logical_block_size)" 4096
 [ "$(queue "$DATA_DEV" discard_max_bytes)" != 0 ] || fail "the ssd export's device takes no discards"
 expect "journal-rotational=yes scheduler" "$(queue "$JOURNAL_DEV" scheduler)" mq-deadline
