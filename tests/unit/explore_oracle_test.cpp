@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "crashlab/explore/fstests.h"
 #include "crashlab/explore/generator.h"
 #include "crashlab/explore/oracle.h"
 #include "crashlab/facts/fact_checker.h"
