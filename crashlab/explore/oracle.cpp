@@ -68,6 +68,44 @@ bool changes_content(OpKind k) {
   }
 }
 
+// A file's content under `path`: its size and CRC-32C.
+void add_content(std::vector<RuledFact>& out, const std::string& path, const LiveEntry& e, const char* rule_id) {
+  Fact f = fact(FactKind::file, path);
+  f.size = e.size;
+  f.crc32c = e.crc;
+  out.push_back({f, rule_id});
+}
+
+// A file's attribute user.nvj: its size and CRC-32C, or its absence.
+Fact xattr_fact(const std::string& path, const LiveEntry& e) {
+  Fact x = fact(e.has_xattr ? FactKind::xattr : FactKind::noxattr, path, "user.nvj");
+  x.size = e.xattr_size;
+  x.crc32c = e.xattr_crc;
+  return x;
+}
+
+// Its link count.
+Fact nlink_fact(const std::string& path, const LiveEntry& e) {
+  Fact links = fact(FactKind::nlink, path);
+  links.size = e.nlink;
+  return links;
+}
+
+// Its type and mode; with `all` (sync), its link count (not a
+// directory's: the filesystems count a directory's links their own way),
+// a symlink's target and a file's attribute.
+void add_inode_facts(std::vector<RuledFact>& out, const std::string& path, const LiveEntry& e, bool all,
+                     const char* rule_id) {
+  Fact mode = fact(FactKind::mode, path, type_name(e.type));
+  mode.size = e.mode;
+  out.push_back({mode, rule_id});
+  if (!all) return;
+  if (e.type != LiveEntry::Type::dir) out.push_back({nlink_fact(path, e), rule_id});
+  if (e.type == LiveEntry::Type::symlink) out.push_back({fact(FactKind::symlink, path, e.target), rule_id});
+  if (e.type != LiveEntry::Type::file) return;
+  out.push_back({xattr_fact(path, e), rule_id});
+}
+
 }  // namespace
 
 const std::vector<Rule>& rules() {
@@ -256,11 +294,9 @@ std::vector<RuledFact> Oracle::written(const Step& step, const LiveTree& live) {
   return out;
 }
 
-std::vector<RuledFact> Oracle::before_op(const Op& op, const LiveTree& live) {
-  std::vector<RuledFact> out;
-  same_file_rename_ = false;
-  // A name made again, or moved with its directory, is no longer one
-  // fsync-file-unlinked may say is gone.
+// A name made again, or moved with its directory, is no longer one
+// fsync-file-unlinked may say is gone.
+void Oracle::names_made_by(const Op& op) {
   switch (op.kind) {
     case OpKind::creat:
     case OpKind::mkdir:
@@ -279,25 +315,62 @@ std::vector<RuledFact> Oracle::before_op(const Op& op, const LiveTree& live) {
     default:
       break;
   }
+}
+
+void Oracle::add_fact(std::vector<RuledFact>& out, FactKind kind, const std::string& path, const std::string& second) {
+  out.push_back({fact(kind, path, second), ""});
+  if (kind == FactKind::remove) forget_rename(path);  // nothing is said of it any more
+}
+
+bool Oracle::said(const std::string& path) const { return durable_.count(path) != 0 || renamed_to_.count(path) != 0; }
+
+void Oracle::content_changes(const Op& op, const LiveTree& live, std::vector<RuledFact>& out) {
+  const auto it = live.find(op.path);
+  if (it == live.end()) return;
+  for (const auto& [path, e] : live)
+    if (e.ino == it->second.ino && said(path)) add_fact(out, FactKind::rewrite, path);
+  if (!appends(op.kind)) rewritten_.insert(it->second.ino);
+}
+
+void Oracle::moved(const Op& op, std::vector<RuledFact>& out) {
+  // The durable name a rename to a new name in the same directory moves
+  // the file from (its first, if renamed again before it settled).
+  const auto from = renamed_from_.find(op.path);
+  std::string origin = from != renamed_from_.end() ? from->second : durable_.count(op.path) != 0 ? op.path : "";
+  if (from != renamed_from_.end()) renamed_from_.erase(from);
+  if (op.kind == OpKind::rename_new && !origin.empty() && parent_of(origin) == parent_of(op.second))
+    renamed_from_[op.second] = origin;
+  if (op.kind == OpKind::rename_over) replaced_.insert(op.second);
+  if (durable_.count(op.path) != 0) {
+    out.push_back({fact(FactKind::rename, op.path, op.second), kRenameKeeps});
+    renamed_to_.erase(op.path);
+    renamed_to_.insert(op.second);
+    // Renamed again before it settled: still one object, under one of its names.
+    const auto group = rename_group_.find(op.path);
+    const std::size_t id = group != rename_group_.end() ? group->second : ++groups_;
+    rename_group_[op.path] = id;
+    rename_group_[op.second] = id;
+  } else {
+    add_fact(out, FactKind::remove, op.path);
+    add_fact(out, FactKind::remove, op.second);
+  }
+  durable_.erase(op.path);
+}
+
+std::vector<RuledFact> Oracle::before_op(const Op& op, const LiveTree& live) {
+  std::vector<RuledFact> out;
+  same_file_rename_ = false;
+  names_made_by(op);
   const auto add = [&](FactKind kind, const std::string& path, const std::string& second = "") {
-    out.push_back({fact(kind, path, second), ""});
-    if (kind == FactKind::remove) forget_rename(path);  // nothing is said of it any more
+    add_fact(out, kind, path, second);
   };
-  // Whether facts were said of the name: a durable one, or one a pending
-  // rename moved a file to.
-  const auto said = [&](const std::string& path) { return durable_.count(path) != 0 || renamed_to_.count(path) != 0; };
   if (changes_content(op.kind)) {
     // Every name of the file that carries facts about it: its content
     // changes under each, and it stays there. A durable name, and a name a
     // pending rename moved it to (rename-keeps' expectation, which a
     // rewrite ends: the crash lab's oracle keeps that the file is under one
     // of the rename's names).
-    const auto it = live.find(op.path);
-    if (it != live.end()) {
-      for (const auto& [path, e] : live)
-        if (e.ino == it->second.ino && said(path)) add(FactKind::rewrite, path);
-      if (!appends(op.kind)) rewritten_.insert(it->second.ino);
-    }
+    content_changes(op, live, out);
     return out;
   }
   // The names of the file at `path` but `except` that carry facts: their
@@ -307,32 +380,6 @@ std::vector<RuledFact> Oracle::before_op(const Op& op, const LiveTree& live) {
     if (it == live.end()) return;
     for (const auto& [name, e] : live)
       if (e.ino == it->second.ino && name != except && said(name)) add(FactKind::rewrite, name);
-  };
-  // A rename: found under one of the names only if it had a durable one;
-  // else nothing is said of either name any more.
-  const auto moved = [&] {
-    // The durable name a rename to a new name in the same directory moves
-    // the file from (its first, if renamed again before it settled).
-    const auto from = renamed_from_.find(op.path);
-    std::string origin = from != renamed_from_.end() ? from->second : durable_.count(op.path) != 0 ? op.path : "";
-    if (from != renamed_from_.end()) renamed_from_.erase(from);
-    if (op.kind == OpKind::rename_new && !origin.empty() && parent_of(origin) == parent_of(op.second))
-      renamed_from_[op.second] = origin;
-    if (op.kind == OpKind::rename_over) replaced_.insert(op.second);
-    if (durable_.count(op.path) != 0) {
-      out.push_back({fact(FactKind::rename, op.path, op.second), kRenameKeeps});
-      renamed_to_.erase(op.path);
-      renamed_to_.insert(op.second);
-      // Renamed again before it settled: still one object, under one of its names.
-      const auto group = rename_group_.find(op.path);
-      const std::size_t id = group != rename_group_.end() ? group->second : ++groups_;
-      rename_group_[op.path] = id;
-      rename_group_[op.second] = id;
-    } else {
-      add(FactKind::remove, op.path);
-      add(FactKind::remove, op.second);
-    }
-    durable_.erase(op.path);
   };
   switch (op.kind) {
     case OpKind::creat:
@@ -365,7 +412,7 @@ std::vector<RuledFact> Oracle::before_op(const Op& op, const LiveTree& live) {
       same_file_rename_ = from != live.end() && to != live.end() && from->second.ino == to->second.ino;
       if (same_file_rename_) break;  // vfs_rename: source and target one inode, nothing done
       inode_changes(op.second, op.second);  // what it replaces loses a link
-      moved();
+      moved(op, out);
       durable_.erase(op.second);
       break;
     }
@@ -377,7 +424,7 @@ std::vector<RuledFact> Oracle::before_op(const Op& op, const LiveTree& live) {
         }
       for (const std::string& name : all_names())
         if (under(name, op.second) || name == op.second) add(FactKind::remove, name);
-      moved();
+      moved(op, out);
       break;
     default:
       break;
@@ -505,51 +552,12 @@ void Oracle::expected(const Expect& e, const LiveTree& live, std::vector<RuledFa
 
 std::vector<RuledFact> Oracle::promised(const Step& step, const LiveTree& live) {
   std::vector<RuledFact> out;
-  const auto content = [&](const std::string& path, const LiveEntry& e, const char* rule_id) {
-    Fact f = fact(FactKind::file, path);
-    f.size = e.size;
-    f.crc32c = e.crc;
-    out.push_back({f, rule_id});
-  };
-  // Its type and mode; with `all` (sync), its link count (not a
-  // directory's: the filesystems count a directory's links their own way),
-  // a symlink's target and a file's attribute.
-  const auto inode_facts = [&](const std::string& path, const LiveEntry& e, bool all, const char* rule_id) {
-    Fact mode = fact(FactKind::mode, path, type_name(e.type));
-    mode.size = e.mode;
-    out.push_back({mode, rule_id});
-    if (!all) return;
-    if (e.type != LiveEntry::Type::dir) {
-      Fact links = fact(FactKind::nlink, path);
-      links.size = e.nlink;
-      out.push_back({links, rule_id});
-    }
-    if (e.type == LiveEntry::Type::symlink) out.push_back({fact(FactKind::symlink, path, e.target), rule_id});
-    if (e.type != LiveEntry::Type::file) return;
-    Fact x = fact(e.has_xattr ? FactKind::xattr : FactKind::noxattr, path, "user.nvj");
-    x.size = e.xattr_size;
-    x.crc32c = e.xattr_crc;
-    out.push_back({x, rule_id});
-  };
   switch (step.persist) {
     case Persist::none:
       return out;
-    case Persist::sync: {
-      for (const auto& [path, e] : live) durable_.insert(path);
-      tested_names_.clear();
-      unlinked_.clear();  // every name gone is said so below
-      renamed_from_.clear();
-      replaced_.clear();
-      dir_synced(".", live, kSync, out);
-      for (const auto& [path, e] : live)
-        if (e.type == LiveEntry::Type::dir) dir_synced(path, live, kSync, out);
-      for (const auto& [path, e] : live) {
-        if (e.type == LiveEntry::Type::file) content(path, e, kSync);
-        inode_facts(path, e, true, kSync);
-      }
-      rewritten_.clear();
+    case Persist::sync:
+      promised_by_sync(live, out);
       return out;
-    }
     case Persist::fsync:
     case Persist::fdatasync:
       break;
@@ -565,31 +573,36 @@ std::vector<RuledFact> Oracle::promised(const Step& step, const LiveTree& live) 
       const auto renamed = live.find(op.second);
       if (renamed != live.end() && renamed->second.type == LiveEntry::Type::file &&
           rewritten_.count(renamed->second.ino) == 0)
-        content(op.second, renamed->second, kAutoDaAlloc);
+        add_content(out, op.second, renamed->second, kAutoDaAlloc);
     }
     return out;
   }
   if (it == live.end() || it->second.type != LiveEntry::Type::file) return out;
-  const std::uint64_t ino = it->second.ino;
-  const bool tested = options_.tested && step.persist == Persist::fsync;
-  // --promises tested: the name the file was fsynced by (a pending
-  // rename's new name settles there), then its other names (none a pending
-  // rename gave it), each where its directory's own name is durable, and
-  // with them what fsync-file says under each.
-  const auto name_durable = [&](const std::string& path, const char* rule_id) {
-    const std::string dir = parent_of(path);
-    if (durable_.count(path) != 0 || (dir != "." && durable_.count(dir) == 0)) return;
-    if (rule_id == kFsyncFileLinks && renamed_to_.count(path) != 0) return;
-    out.push_back({fact(FactKind::entry, dir, name_in(path)), rule_id});
-    durable_.insert(path);
-    tested_names_[path] = rule_id;
-    settle_rename(path);
-  };
-  if (tested) {
-    if (replaced_.count(target) == 0) name_durable(target, kFsyncFileName);
-    for (const auto& [path, e] : live)
-      if (e.ino == ino) name_durable(path, kFsyncFileLinks);
+  promised_by_file_fsync(step, it->second.ino, live, out);
+  return out;
+}
+
+void Oracle::promised_by_sync(const LiveTree& live, std::vector<RuledFact>& out) {
+  for (const auto& [path, e] : live) durable_.insert(path);
+  tested_names_.clear();
+  unlinked_.clear();  // every name gone is said so below
+  renamed_from_.clear();
+  replaced_.clear();
+  dir_synced(".", live, kSync, out);
+  for (const auto& [path, e] : live)
+    if (e.type == LiveEntry::Type::dir) dir_synced(path, live, kSync, out);
+  for (const auto& [path, e] : live) {
+    if (e.type == LiveEntry::Type::file) add_content(out, path, e, kSync);
+    add_inode_facts(out, path, e, true, kSync);
   }
+  rewritten_.clear();
+}
+
+void Oracle::promised_by_file_fsync(const Step& step, std::uint64_t ino, const LiveTree& live,
+                                    std::vector<RuledFact>& out) {
+  const std::string& target = step.persist_path;
+  const bool tested = options_.tested && step.persist == Persist::fsync;
+  if (tested) names_made_durable(target, ino, live, out);
   // Its link count is known unless a pending rename may show it under two names.
   bool links_known = tested;
   for (const auto& [path, e] : live)
@@ -601,20 +614,37 @@ std::vector<RuledFact> Oracle::promised(const Step& step, const LiveTree& live) 
       // Under a name only a rule of the level tested made durable, that rule's.
       const auto by = tested_names_.find(path);
       const char* said_by = by != tested_names_.end() ? by->second : rule_id;
-      content(path, e, said_by);
-      if (step.persist == Persist::fsync) inode_facts(path, e, false, said_by);
+      add_content(out, path, e, said_by);
+      if (step.persist == Persist::fsync) add_inode_facts(out, path, e, false, said_by);
       if (!tested) continue;
-      Fact x = fact(e.has_xattr ? FactKind::xattr : FactKind::noxattr, path, "user.nvj");  // user.nvj, set or not
-      x.size = e.xattr_size;
-      x.crc32c = e.xattr_crc;
-      out.push_back({x, kFsyncFileXattr});
+      out.push_back({xattr_fact(path, e), kFsyncFileXattr});  // user.nvj, set or not
       if (!links_known) continue;
-      Fact links = fact(FactKind::nlink, path);
-      links.size = e.nlink;
-      out.push_back({links, kFsyncFileLinks});
+      out.push_back({nlink_fact(path, e), kFsyncFileLinks});
     }
+  if (tested) names_gone(target, ino, live, out);
+  rewritten_.erase(ino);
+}
+
+void Oracle::names_made_durable(const std::string& target, std::uint64_t ino, const LiveTree& live,
+                                std::vector<RuledFact>& out) {
+  const auto name_durable = [&](const std::string& path, const char* rule_id) {
+    const std::string dir = parent_of(path);
+    if (durable_.count(path) != 0 || (dir != "." && durable_.count(dir) == 0)) return;
+    if (rule_id == kFsyncFileLinks && renamed_to_.count(path) != 0) return;
+    out.push_back({fact(FactKind::entry, dir, name_in(path)), rule_id});
+    durable_.insert(path);
+    tested_names_[path] = rule_id;
+    settle_rename(path);
+  };
+  if (replaced_.count(target) == 0) name_durable(target, kFsyncFileName);
+  for (const auto& [path, e] : live)
+    if (e.ino == ino) name_durable(path, kFsyncFileLinks);
+}
+
+void Oracle::names_gone(const std::string& target, std::uint64_t ino, const LiveTree& live,
+                        std::vector<RuledFact>& out) {
   // The durable name a rename in its directory moved it from, gone.
-  if (const auto from = renamed_from_.find(target); tested && from != renamed_from_.end()) {
+  if (const auto from = renamed_from_.find(target); from != renamed_from_.end()) {
     if (durable_.count(target) != 0 && live.count(from->second) == 0) {
       out.push_back({fact(FactKind::absent, from->second), kFsyncFileRenamed});
       leave_rename(from->second);
@@ -622,19 +652,15 @@ std::vector<RuledFact> Oracle::promised(const Step& step, const LiveTree& live) 
     renamed_from_.erase(from);
   }
   // The durable names unlinked from it, gone.
-  if (tested) {
-    const auto gone = unlinked_.find(file_of(ino));
-    if (gone != unlinked_.end()) {
-      for (const std::string& path : gone->second)
-        if (live.count(path) == 0) {
-          out.push_back({fact(FactKind::absent, path), kFsyncFileUnlinked});
-          leave_rename(path);
-        }
-      unlinked_.erase(gone);
-    }
+  const auto gone = unlinked_.find(file_of(ino));
+  if (gone != unlinked_.end()) {
+    for (const std::string& path : gone->second)
+      if (live.count(path) == 0) {
+        out.push_back({fact(FactKind::absent, path), kFsyncFileUnlinked});
+        leave_rename(path);
+      }
+    unlinked_.erase(gone);
   }
-  rewritten_.erase(ino);
-  return out;
 }
 
 }  // namespace crashlab::explore

@@ -98,7 +98,30 @@ class Oracle {
 
  private:
   std::vector<RuledFact> promised(const Step& step, const LiveTree& live);
+  // promised()'s cases: sync(), every name and what each holds; fsync or
+  // fdatasync of the file `ino` by the name the step gives.
+  void promised_by_sync(const LiveTree& live, std::vector<RuledFact>& out);
+  void promised_by_file_fsync(const Step& step, std::uint64_t ino, const LiveTree& live, std::vector<RuledFact>& out);
+  // --promises tested, after fsync of the file `ino` by `target`: the name it
+  // was fsynced by (a pending rename's new name settles there), then its
+  // other names (none a pending rename gave it), each where its directory's
+  // own name is durable; then the durable names it had and has no more (a
+  // rename's old name, unlinked ones), gone.
+  void names_made_durable(const std::string& target, std::uint64_t ino, const LiveTree& live,
+                          std::vector<RuledFact>& out);
+  void names_gone(const std::string& target, std::uint64_t ino, const LiveTree& live, std::vector<RuledFact>& out);
   std::vector<RuledFact> before_op(const Op& op, const LiveTree& live);
+  // before_op()'s parts: the names `op` makes again; a fact into `out` (a
+  // remove ends what was said of a pending rename's names); whether facts
+  // were said of a name (a durable one, or one a pending rename moved a
+  // file to); a content change said under every such name of the file; a
+  // rename: found under one of the names only if it had a durable one,
+  // else nothing is said of either name any more.
+  void names_made_by(const Op& op);
+  void add_fact(std::vector<RuledFact>& out, FactKind kind, const std::string& path, const std::string& second = "");
+  bool said(const std::string& path) const;
+  void content_changes(const Op& op, const LiveTree& live, std::vector<RuledFact>& out);
+  void moved(const Op& op, std::vector<RuledFact>& out);
   // The blocks' contents each file and each name has held, from `live`.
   void observe(const LiveTree& live);
   // The nostale facts in force as the checker holds them, after `facts`.

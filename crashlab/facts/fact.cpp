@@ -215,8 +215,10 @@ std::string format_fact(const Fact& fact) {
   return label;
 }
 
-std::optional<Fact> parse_fact(std::string_view label) {
-  if (label.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+namespace {
+
+// The words after "fact ", each separated from the next by one space.
+std::vector<std::string_view> label_words(std::string_view label) {
   std::vector<std::string_view> words;
   for (std::size_t start = kPrefix.size();;) {
     const std::size_t end = label.find(' ', start);
@@ -226,8 +228,12 @@ std::optional<Fact> parse_fact(std::string_view label) {
   }
   for (const std::string_view w : words)
     if (w.empty()) fail(label, "an empty word (words are separated by one space)");
-  Fact f;
-  const std::string_view kind = words[0];
+  return words;
+}
+
+// The kind named `name` into `kind`, and how many words a fact of it has
+// (0: two words or more).
+std::size_t kind_named(std::string_view label, std::string_view name, FactKind& kind) {
   // Each kind, named as to_string names it, and its words, the name
   // included: file PATH size BYTES crc32c HEX, and so on (crashlab/facts/fact.h).
   struct Shape {
@@ -241,19 +247,36 @@ std::optional<Fact> parse_fact(std::string_view label) {
                                {FactKind::nostale, 0}};  // 0: two words or more
   std::size_t want = 0;
   for (const Shape& shape : kShapes)
-    if (kind == to_string(shape.kind)) {
-      f.kind = shape.kind;
+    if (name == to_string(shape.kind)) {
+      kind = shape.kind;
       want = shape.words;
     }
   bool known = false;
-  for (const Shape& shape : kShapes) known = known || kind == to_string(shape.kind);
-  if (!known) fail(label, "an unknown kind '" + std::string(kind) + "' (file, prefix, entry, rename, rewrite, remove, absent, mode, nlink, symlink, xattr, noxattr, nostale)");
-  if (want == 0 && words.size() < 3) fail(label, "a nostale fact is 'nostale PATH UNIT [BLOCK]...'");
-  if (want != 0 && words.size() != want)
-    fail(label, std::to_string(words.size() - 1) + " words after '" + std::string(kind) + "', not " +
-                    std::to_string(want - 1));
-  f.path = unescape(label, words[1]);
-  if (const std::string p = path_problem(f.path, f.kind == FactKind::entry); !p.empty()) fail(label, p);
+  for (const Shape& shape : kShapes) known = known || name == to_string(shape.kind);
+  if (!known) fail(label, "an unknown kind '" + std::string(name) + "' (file, prefix, entry, rename, rewrite, remove, absent, mode, nlink, symlink, xattr, noxattr, nostale)");
+  return want;
+}
+
+// A nostale fact's unit and blocks, from its third word on.
+void parse_nostale(std::string_view label, const std::vector<std::string_view>& words, Fact& f) {
+  f.size = number(label, words[2], "unit");
+  if (f.size == 0 || f.size % 512 != 0 || f.size > kMaxFactUnit)
+    fail(label, "a unit of " + std::string(words[2]) + " bytes (a multiple of 512 up to 65536)");
+  for (std::size_t i = 3; i < words.size(); ++i) {
+    f.blocks.emplace_back();
+    if (words[i] == "zero") continue;
+    for (std::size_t start = 0;;) {
+      const std::size_t end = words[i].find('/', start);
+      f.blocks.back().push_back(crc_word(label, words[i].substr(start, end == std::string_view::npos ? end : end - start)));
+      if (end == std::string_view::npos) break;
+      start = end + 1;
+    }
+  }
+}
+
+// The words after the path, as the fact's kind reads them.
+void parse_fields(std::string_view label, const std::vector<std::string_view>& words, Fact& f) {
+  const std::string_view kind = words[0];
   if (f.kind == FactKind::file || f.kind == FactKind::prefix) {
     if (words[2] != "size" || words[4] != "crc32c")
       fail(label, "a " + std::string(kind) + " fact is '" + std::string(kind) + " PATH size BYTES crc32c HEX'");
@@ -276,19 +299,7 @@ std::optional<Fact> parse_fact(std::string_view label) {
   } else if (f.kind == FactKind::nlink) {
     f.size = number(label, words[2], "link count");
   } else if (f.kind == FactKind::nostale) {
-    f.size = number(label, words[2], "unit");
-    if (f.size == 0 || f.size % 512 != 0 || f.size > kMaxFactUnit)
-      fail(label, "a unit of " + std::string(words[2]) + " bytes (a multiple of 512 up to 65536)");
-    for (std::size_t i = 3; i < words.size(); ++i) {
-      f.blocks.emplace_back();
-      if (words[i] == "zero") continue;
-      for (std::size_t start = 0;;) {
-        const std::size_t end = words[i].find('/', start);
-        f.blocks.back().push_back(crc_word(label, words[i].substr(start, end == std::string_view::npos ? end : end - start)));
-        if (end == std::string_view::npos) break;
-        start = end + 1;
-      }
-    }
+    parse_nostale(label, words, f);
   } else if (f.kind == FactKind::symlink || f.kind == FactKind::xattr || f.kind == FactKind::noxattr) {
     f.second = unescape(label, words[2]);
     if (f.second.find('\0') != std::string::npos) fail(label, "a NUL byte in " + std::string(kind) + "'s second word");
@@ -298,6 +309,23 @@ std::optional<Fact> parse_fact(std::string_view label) {
       f.crc32c = crc_word(label, words[6]);
     }
   }
+}
+
+}  // namespace
+
+std::optional<Fact> parse_fact(std::string_view label) {
+  if (label.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  const std::vector<std::string_view> words = label_words(label);
+  Fact f;
+  const std::string_view kind = words[0];
+  const std::size_t want = kind_named(label, kind, f.kind);
+  if (want == 0 && words.size() < 3) fail(label, "a nostale fact is 'nostale PATH UNIT [BLOCK]...'");
+  if (want != 0 && words.size() != want)
+    fail(label, std::to_string(words.size() - 1) + " words after '" + std::string(kind) + "', not " +
+                    std::to_string(want - 1));
+  f.path = unescape(label, words[1]);
+  if (const std::string p = path_problem(f.path, f.kind == FactKind::entry); !p.empty()) fail(label, p);
+  parse_fields(label, words, f);
   return f;
 }
 

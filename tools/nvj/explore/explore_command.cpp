@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -251,11 +252,10 @@ class ExploreProgress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
 };
 
-// The workloads on this host: one server, one attach, the base restored
-// before each; those with an outcome `before` (--resume) not run again.
-int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameters, std::uint64_t max_states,
-                 const Generator& generator, const Shard& shard, const std::vector<std::uint64_t>& mine,
-                 const std::vector<LoggedOutcome>& before, const fs::path& out, RunFolder& folder) {
+// The lab the workloads run on: its phases said as they start, given up on
+// an interrupt.
+TestbedOptions explore_testbed(const ExploreArgs& a, const std::vector<std::string>& parameters,
+                               const RunFolder& folder) {
   TestbedOptions o{folder.path(), parameters, a.mount_options, [](const std::string& what) {
                      if (interrupted()) throw std::runtime_error("interrupted");
                      std::printf("== %s\n", what.c_str());
@@ -263,59 +263,38 @@ int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameter
                    }};
   o.filesystem = a.filesystem;
   if (a.filesystem == "btrfs") o.exports = {"data"};
-  Testbed lab(std::move(o));
-  std::optional<MountedBase> base;
-  const ExploreContext context{&lab, a, max_states, folder, "", &base};
-  lab.unmount();
-  lab.post("/base/keep");
-  // What an earlier run of this exploration finished (--resume), and the
-  // log each workload's outcome joins as it ends.
-  ExploreTally tally;
-  std::set<std::uint64_t> finished;
-  for (const LoggedOutcome& earlier : before) {
-    finished.insert(earlier.ordinal);
-    tally.restore(earlier);
-  }
-  OutcomeLog log(out);
-  std::printf("== exploring %zu of the %llu workloads of %s%s%s\n", mine.size(),
-              static_cast<unsigned long long>(generator.count()), a.bound.c_str(),
-              shard.count > 1 ? (" (shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) + ")").c_str() : "",
-              finished.empty() ? "" : (", " + std::to_string(finished.size()) + " of them explored before").c_str());
-  std::fflush(stdout);
-  const auto start = std::chrono::steady_clock::now();
-  ExploreProgress progress(mine.size(), finished.size());
-  // A workload checked: its verdicts counted, minimized if it fails, its
-  // outcome logged, its folder removed if it passes and only failing ones
-  // stay.
-  const auto account = [&](std::uint64_t i, const Workload& w, const WorkloadOutcome& r) {
-    tally.add(i, w, r);
-    if (r.failing > 0 && r.oracle_error.empty() && !a.no_minimize && !generator.listed() &&
-        r.signature.find(" + ") != std::string::npos) {
-      const fs::path dir = out / "workloads" / std::to_string(i) / "minimal";
-      const MinimalWorkload m = minimize(context, w, r, dir);
-      Json& j = tally.workloads.back()["minimal"];
-      j = Json{{"name", m.workload.name},
-               {"steps", crashlab::explore::describe_steps(m.workload.steps)},
-               {"failing", m.outcome.failing},
-               {"states", m.outcome.states}};
-      j["reproducer"] = m.dir.empty() ? "workloads/" + std::to_string(i) + "/reproduce.sh"
-                                      : fs::relative(m.dir / "reproduce.sh", out).string();
-      if (m.workload.name != w.name)
-        std::printf("  minimal: %s: %llu of %llu states fail\n", m.workload.name.c_str(),
-                    static_cast<unsigned long long>(m.outcome.failing), static_cast<unsigned long long>(m.outcome.states));
-    }
-    log.append({i, tally.workloads.back(), std::vector<double>(std::begin(r.seconds), std::end(r.seconds)), r.status});
-    if (a.keep_workloads == "failing" && r.failing == 0 && !r.recovery_fails() && r.error.empty() &&
-        r.oracle_error.empty())
-      fs::remove_all(out / "workloads" / std::to_string(i));
-    progress.one_more();
-  };
-  // Each workload recorded on the lab, then checked in a child process
-  // while the lab records the next ones (check_pool.h). Not btrfs: its
-  // checks mount a state's copy of the lab's filesystem beside the lab's
-  // own, and btrfs takes devices of one fsid for one filesystem's (XFS
-  // refuses a second mount of one UUID, so its checks mount with nouuid).
-  const bool overlap = a.filesystem != "btrfs";
+  return o;
+}
+
+// A failing workload's minimal form (minimize()), into its explore.json
+// `entry`, and said when it is smaller.
+void add_minimal(const ExploreContext& context, std::uint64_t i, const Workload& w, const WorkloadOutcome& r,
+                 const fs::path& out, Json& entry) {
+  const fs::path dir = out / "workloads" / std::to_string(i) / "minimal";
+  const MinimalWorkload m = minimize(context, w, r, dir);
+  Json& j = entry["minimal"];
+  j = Json{{"name", m.workload.name},
+           {"steps", crashlab::explore::describe_steps(m.workload.steps)},
+           {"failing", m.outcome.failing},
+           {"states", m.outcome.states}};
+  j["reproducer"] = m.dir.empty() ? "workloads/" + std::to_string(i) + "/reproduce.sh"
+                                  : fs::relative(m.dir / "reproduce.sh", out).string();
+  if (m.workload.name != w.name)
+    std::printf("  minimal: %s: %llu of %llu states fail\n", m.workload.name.c_str(),
+                static_cast<unsigned long long>(m.outcome.failing), static_cast<unsigned long long>(m.outcome.states));
+}
+
+using AccountWorkload = std::function<void(std::uint64_t, const Workload&, const WorkloadOutcome&)>;
+
+// The workloads of `mine` not `finished`, each recorded on the lab, then
+// checked in a child process while the lab records the next ones
+// (check_pool.h), and given to `account` once checked. Not btrfs: its
+// checks mount a state's copy of the lab's filesystem beside the lab's
+// own, and btrfs takes devices of one fsid for one filesystem's (XFS
+// refuses a second mount of one UUID, so its checks mount with nouuid).
+void record_and_check(const ExploreContext& context, const Generator& generator, const std::vector<std::uint64_t>& mine,
+                      const std::set<std::uint64_t>& finished, const fs::path& out, const AccountWorkload& account) {
+  const bool overlap = context.args.filesystem != "btrfs";
   CheckPool checks(context, default_check_slots());
   const auto collect = [&](bool all) {
     for (const CheckedWorkload& c : checks.finished(all)) account(c.ordinal, c.workload, c.outcome);
@@ -346,12 +325,59 @@ int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameter
     checks.stop();  // their workloads run again on --resume
   else
     collect(true);
-  // In the plan's order, whichever run explored each.
+}
+
+// In the plan's order, whichever run explored each.
+void sort_as_planned(Json& workloads, const std::vector<std::uint64_t>& mine) {
   std::map<std::uint64_t, std::size_t> position;
   for (std::size_t k = 0; k < mine.size(); ++k) position[mine[k]] = k;
-  std::stable_sort(tally.workloads.begin(), tally.workloads.end(), [&](const Json& x, const Json& y) {
+  std::stable_sort(workloads.begin(), workloads.end(), [&](const Json& x, const Json& y) {
     return position.at(x.at("ordinal").get<std::uint64_t>()) < position.at(y.at("ordinal").get<std::uint64_t>());
   });
+}
+
+// The workloads on this host: one server, one attach, the base restored
+// before each; those with an outcome `before` (--resume) not run again.
+int explore_here(const ExploreArgs& a, const std::vector<std::string>& parameters, std::uint64_t max_states,
+                 const Generator& generator, const Shard& shard, const std::vector<std::uint64_t>& mine,
+                 const std::vector<LoggedOutcome>& before, const fs::path& out, RunFolder& folder) {
+  Testbed lab(explore_testbed(a, parameters, folder));
+  std::optional<MountedBase> base;
+  const ExploreContext context{&lab, a, max_states, folder, "", &base};
+  lab.unmount();
+  lab.post("/base/keep");
+  // What an earlier run of this exploration finished (--resume), and the
+  // log each workload's outcome joins as it ends.
+  ExploreTally tally;
+  std::set<std::uint64_t> finished;
+  for (const LoggedOutcome& earlier : before) {
+    finished.insert(earlier.ordinal);
+    tally.restore(earlier);
+  }
+  OutcomeLog log(out);
+  std::printf("== exploring %zu of the %llu workloads of %s%s%s\n", mine.size(),
+              static_cast<unsigned long long>(generator.count()), a.bound.c_str(),
+              shard.count > 1 ? (" (shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) + ")").c_str() : "",
+              finished.empty() ? "" : (", " + std::to_string(finished.size()) + " of them explored before").c_str());
+  std::fflush(stdout);
+  const auto start = std::chrono::steady_clock::now();
+  ExploreProgress progress(mine.size(), finished.size());
+  // A workload checked: its verdicts counted, minimized if it fails, its
+  // outcome logged, its folder removed if it passes and only failing ones
+  // stay.
+  const auto account = [&](std::uint64_t i, const Workload& w, const WorkloadOutcome& r) {
+    tally.add(i, w, r);
+    if (r.failing > 0 && r.oracle_error.empty() && !a.no_minimize && !generator.listed() &&
+        r.signature.find(" + ") != std::string::npos)
+      add_minimal(context, i, w, r, out, tally.workloads.back());
+    log.append({i, tally.workloads.back(), std::vector<double>(std::begin(r.seconds), std::end(r.seconds)), r.status});
+    if (a.keep_workloads == "failing" && r.failing == 0 && !r.recovery_fails() && r.error.empty() &&
+        r.oracle_error.empty())
+      fs::remove_all(out / "workloads" / std::to_string(i));
+    progress.one_more();
+  };
+  record_and_check(context, generator, mine, finished, out, account);
+  sort_as_planned(tally.workloads, mine);
   const double seconds = tally.earlier_seconds + seconds_since(start);
   if (interrupted())
     std::printf("== interrupted: nvj crash explore --resume %s goes on with the %zu workloads left\n", out.c_str(),
@@ -505,6 +531,91 @@ ExploreArgs resumed(const ExploreArgs& given, ExplorePlan& plan) {
   }
 }
 
+// The plugin's parameters: the crash lab's layout, the journal's live
+// decoder off (a restore would confuse it), the data disk without its
+// timing (kExploreDataDisk), the user's parameters over all.
+std::vector<std::string> explore_parameters(const ExploreArgs& a) {
+  std::vector<std::string> more{"journal-trace=off"};
+  const bool model_given = std::any_of(a.parameters.begin(), a.parameters.end(),
+                                       [](const std::string& p) { return p.rfind("data-model=", 0) == 0; });
+  if (!model_given) more.insert(more.end(), std::begin(kExploreDataDisk), std::end(kExploreDataDisk));
+  return parameters_over_defaults(a.filesystem, a.parameters, "nvj crash explore", "", more);
+}
+
+// --workload N[,N]...: those, in order, once each.
+std::vector<std::uint64_t> workloads_given(const ExploreArgs& a, const Generator& generator) {
+  std::vector<std::uint64_t> only;
+  std::stringstream list(a.workload);
+  std::set<std::uint64_t> seen;
+  for (std::string word; std::getline(list, word, ',');) {
+    std::uint64_t n = 0;
+    const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), n);
+    if (word.empty() || ec != std::errc() || end != word.data() + word.size() || n >= generator.count())
+      throw UsageError("nvj crash explore: --workload " + a.workload + ": '" + word + "' is no ordinal from 0 to " +
+                       std::to_string(generator.count() - 1) + " (" + a.bound + " has " +
+                       std::to_string(generator.count()) + " workloads)");
+    if (!seen.insert(n).second) throw UsageError("nvj crash explore: --workload " + a.workload + ": " + word + " is given twice");
+    only.push_back(n);
+  }
+  if (!a.workload.empty() && a.workload.back() == ',')
+    throw UsageError("nvj crash explore: --workload " + a.workload + ": an empty ordinal");
+  return only;
+}
+
+// The workloads this run explores: those of --workload (`only`), else this
+// shard's share of --sample's draw or of the whole bound.
+std::vector<std::uint64_t> workloads_of_run(const ExploreArgs& a, const Generator& generator, const Shard& shard,
+                                            const std::vector<std::uint64_t>& only) {
+  std::vector<std::uint64_t> mine = only;
+  if (a.sample > 0) {
+    // The sample of the whole bound, then this shard's share of it.
+    if (!a.workload.empty()) throw UsageError("nvj crash explore: --sample draws the workloads: not with --workload");
+    if (a.sample > generator.count())
+      throw UsageError("nvj crash explore: --sample " + std::to_string(a.sample) + ": " + a.bound + " has " +
+                       std::to_string(generator.count()) + " workloads");
+    const std::vector<std::uint64_t> drawn = crashlab::explore::sample_ordinals(generator.count(), a.sample, a.seed);
+    for (std::size_t k = shard.index; k < drawn.size(); k += shard.count) mine.push_back(drawn[k]);
+  } else if (only.empty()) {
+    for (std::uint64_t i = shard.index; i < generator.count(); i += shard.count) mine.push_back(i);
+  }
+  if (a.sample > 0)  // on stderr with --list, whose output is the workloads
+    std::fprintf(a.list ? stderr : stdout, "== a sample of %llu workloads of %s, seed %llu (--seed %llu draws it again)\n",
+                 static_cast<unsigned long long>(a.sample), a.bound.c_str(), static_cast<unsigned long long>(a.seed),
+                 static_cast<unsigned long long>(a.seed));
+  return mine;
+}
+
+// --resume: the outcomes logged so far, each of a workload of the plan, once.
+std::vector<LoggedOutcome> resumed_outcomes(const ExploreArgs& a, const ExplorePlan& plan,
+                                            const std::vector<std::uint64_t>& mine) {
+  std::vector<LoggedOutcome> before;
+  if (a.resume.empty()) return before;
+  if (plan.workloads != mine)
+    throw UsageError("nvj crash explore --resume " + a.resume + ": its plan.json lists other workloads than its options name (" +
+                     std::to_string(plan.workloads.size()) + " against " + std::to_string(mine.size()) + ")");
+  try {
+    before = read_outcomes(fs::absolute(a.resume));
+  } catch (const std::runtime_error& e) {
+    throw UsageError("nvj crash explore --resume: " + std::string(e.what()));
+  }
+  const std::set<std::uint64_t> planned(mine.begin(), mine.end());
+  std::set<std::uint64_t> seen;
+  for (const LoggedOutcome& o : before)
+    if (planned.count(o.ordinal) == 0 || !seen.insert(o.ordinal).second)
+      throw UsageError("nvj crash explore --resume " + a.resume + ": outcomes.jsonl: workload " + std::to_string(o.ordinal) +
+                       (planned.count(o.ordinal) == 0 ? " is not in the plan" : " is there twice"));
+  return before;
+}
+
+// XFS and btrfs: this host has their mkfs.
+void check_mkfs(const ExploreArgs& a) {
+  if (a.filesystem == "ext4") return;
+  const std::string mkfs = a.filesystem == "xfs" ? "mkfs.xfs" : "mkfs.btrfs";
+  if (run({"sh", "-c", "command -v " + mkfs}).status != 0)
+    throw UsageError("nvj crash explore: --fs " + a.filesystem + ": this host cannot make it (" + mkfs +
+                     " is not installed: Debian's " + (a.filesystem == "xfs" ? "xfsprogs" : "btrfs-progs") + ")");
+}
+
 }  // namespace
 
 int crash_explore_main(const ExploreArgs& given) {
@@ -528,69 +639,12 @@ int crash_explore_main(const ExploreArgs& given) {
   if (a.during_recovery_given && a.vm)
     throw UsageError("nvj crash explore: --during-recovery recovers the states with this host's kernel: not with --vm "
                      "(the guest's kernel ran the workloads)");
-  // The crash lab's layout, the journal's live decoder off (a restore
-  // would confuse it), the data disk without its timing (kExploreDataDisk),
-  // the user's parameters over all.
-  std::vector<std::string> more{"journal-trace=off"};
-  const bool model_given = std::any_of(a.parameters.begin(), a.parameters.end(),
-                                       [](const std::string& p) { return p.rfind("data-model=", 0) == 0; });
-  if (!model_given) more.insert(more.end(), std::begin(kExploreDataDisk), std::end(kExploreDataDisk));
-  const std::vector<std::string> parameters =
-      parameters_over_defaults(a.filesystem, a.parameters, "nvj crash explore", "", more);
+  const std::vector<std::string> parameters = explore_parameters(a);
   const std::uint64_t max_states = a.max_states;
-  // --workload N[,N]...: those, in order, once each.
-  std::vector<std::uint64_t> only;
-  {
-    std::stringstream list(a.workload);
-    std::set<std::uint64_t> seen;
-    for (std::string word; std::getline(list, word, ',');) {
-      std::uint64_t n = 0;
-      const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), n);
-      if (word.empty() || ec != std::errc() || end != word.data() + word.size() || n >= generator.count())
-        throw UsageError("nvj crash explore: --workload " + a.workload + ": '" + word + "' is no ordinal from 0 to " +
-                         std::to_string(generator.count() - 1) + " (" + a.bound + " has " +
-                         std::to_string(generator.count()) + " workloads)");
-      if (!seen.insert(n).second) throw UsageError("nvj crash explore: --workload " + a.workload + ": " + word + " is given twice");
-      only.push_back(n);
-    }
-    if (!a.workload.empty() && a.workload.back() == ',')
-      throw UsageError("nvj crash explore: --workload " + a.workload + ": an empty ordinal");
-  }
+  const std::vector<std::uint64_t> only = workloads_given(a, generator);
   const Shard shard = shard_given_or_from_environment(a.shard);
-  std::vector<std::uint64_t> mine = only;
-  if (a.sample > 0) {
-    // The sample of the whole bound, then this shard's share of it.
-    if (!a.workload.empty()) throw UsageError("nvj crash explore: --sample draws the workloads: not with --workload");
-    if (a.sample > generator.count())
-      throw UsageError("nvj crash explore: --sample " + std::to_string(a.sample) + ": " + a.bound + " has " +
-                       std::to_string(generator.count()) + " workloads");
-    const std::vector<std::uint64_t> drawn = crashlab::explore::sample_ordinals(generator.count(), a.sample, a.seed);
-    for (std::size_t k = shard.index; k < drawn.size(); k += shard.count) mine.push_back(drawn[k]);
-  } else if (only.empty()) {
-    for (std::uint64_t i = shard.index; i < generator.count(); i += shard.count) mine.push_back(i);
-  }
-  if (a.sample > 0)  // on stderr with --list, whose output is the workloads
-    std::fprintf(a.list ? stderr : stdout, "== a sample of %llu workloads of %s, seed %llu (--seed %llu draws it again)\n",
-                 static_cast<unsigned long long>(a.sample), a.bound.c_str(), static_cast<unsigned long long>(a.seed),
-                 static_cast<unsigned long long>(a.seed));
-  // --resume: the outcomes logged so far, each of a workload of the plan, once.
-  std::vector<LoggedOutcome> before;
-  if (!a.resume.empty()) {
-    if (plan.workloads != mine)
-      throw UsageError("nvj crash explore --resume " + a.resume + ": its plan.json lists other workloads than its options name (" +
-                       std::to_string(plan.workloads.size()) + " against " + std::to_string(mine.size()) + ")");
-    try {
-      before = read_outcomes(fs::absolute(a.resume));
-    } catch (const std::runtime_error& e) {
-      throw UsageError("nvj crash explore --resume: " + std::string(e.what()));
-    }
-    const std::set<std::uint64_t> planned(mine.begin(), mine.end());
-    std::set<std::uint64_t> seen;
-    for (const LoggedOutcome& o : before)
-      if (planned.count(o.ordinal) == 0 || !seen.insert(o.ordinal).second)
-        throw UsageError("nvj crash explore --resume " + a.resume + ": outcomes.jsonl: workload " + std::to_string(o.ordinal) +
-                         (planned.count(o.ordinal) == 0 ? " is not in the plan" : " is there twice"));
-  }
+  const std::vector<std::uint64_t> mine = workloads_of_run(a, generator, shard, only);
+  const std::vector<LoggedOutcome> before = resumed_outcomes(a, plan, mine);
   if (a.list) {
     for (const std::uint64_t i : mine) std::printf("%llu\t%s\n", static_cast<unsigned long long>(i), generator.at(i).name.c_str());
     return 0;
@@ -607,12 +661,7 @@ int crash_explore_main(const ExploreArgs& given) {
   catch_interrupts();
   RunFolder folder("explore");
   if (a.keep) folder.keep();
-  if (a.filesystem != "ext4") {
-    const std::string mkfs = a.filesystem == "xfs" ? "mkfs.xfs" : "mkfs.btrfs";
-    if (run({"sh", "-c", "command -v " + mkfs}).status != 0)
-      throw UsageError("nvj crash explore: --fs " + a.filesystem + ": this host cannot make it (" + mkfs +
-                       " is not installed: Debian's " + (a.filesystem == "xfs" ? "xfsprogs" : "btrfs-progs") + ")");
-  }
+  check_mkfs(a);
   if (a.vm) return explore_in_guests(a, kernels, parameters, max_states, generator, shard, mine, out, folder);
   if (a.resume.empty()) {
     // A new exploration: its plan, and no outcome of another one.
@@ -650,14 +699,10 @@ stopped. Exit status 0 when no state fails, 1 when one does, 2 for bad
 input.
 )";
 
-}  // namespace
-
-CrashSubcommand declare_crash_explore(Command& crash) {
-  auto explore = std::make_shared<ExploreArgs>();
-  Command explores = crash.subcommand("explore", "generate workloads and check every crash state of each");
-  explores.describe(kExploreText);
-  // What decides an exploration: --resume takes it from the plan, and none with it.
-  std::vector<Option> decides;
+// The options that say what is explored: the filesystem and its parameters, the bound,
+// the operations, the mount options and the rules' level.
+void declare_bound_options(Command& explores, const std::shared_ptr<ExploreArgs>& explore,
+                           std::vector<Option>& decides) {
   decides.push_back(
       explores.add("PARAM", explore->parameters, "the plugin's PARAM=VALUE, over the defaults").value_name("PARAM=VALUE"));
   decides.push_back(explores.choice("--fs", explore->filesystem, {"ext4", "xfs", "btrfs"}, "the filesystem (default ext4)"));
@@ -675,6 +720,11 @@ CrashSubcommand declare_crash_explore(Command& crash) {
                                     "the rules' level: posix (default), what POSIX and the filesystems' documents promise; "
                                     "tested, that and what fstests' power-fail tests hold the filesystems to "
                                     "(docs/explore-rules.md)"));
+}
+
+// The options that choose which workloads of the bound run.
+void declare_selection_options(Command& explores, const std::shared_ptr<ExploreArgs>& explore,
+                               std::vector<Option>& decides) {
   decides.push_back(explores
                         .add("--shard", explore->shard,
                              "this run's share of the workloads, I/N (default: Slurm's or Kubernetes' index, else all)")
@@ -693,6 +743,11 @@ CrashSubcommand declare_crash_explore(Command& crash) {
                                "with --sample, the seed that draws it (default: a random one)")
                         .value_name("S")
                         .on_given([explore] { explore->seed_given = true; }));
+}
+
+// The options that say how the workloads run and are checked.
+void declare_run_options(Command& explores, const std::shared_ptr<ExploreArgs>& explore,
+                         std::vector<Option>& decides) {
   decides.push_back(explores.flag("--no-minimize", explore->no_minimize,
                                   "leave failing workloads of seq-2 and seq-3 as they are (default: their core steps "
                                   "reduced while they fail the same way)"));
@@ -730,6 +785,19 @@ CrashSubcommand declare_crash_explore(Command& crash) {
                                     "the workloads whose folders stay in OUT/workloads/: all (default), or failing "
                                     "(a failing state or an error; a passing workload's folder, about 0.5 MB on ext4, "
                                     "is removed once its outcome is logged: for long bounds)"));
+}
+
+}  // namespace
+
+CrashSubcommand declare_crash_explore(Command& crash) {
+  auto explore = std::make_shared<ExploreArgs>();
+  Command explores = crash.subcommand("explore", "generate workloads and check every crash state of each");
+  explores.describe(kExploreText);
+  // What decides an exploration: --resume takes it from the plan, and none with it.
+  std::vector<Option> decides;
+  declare_bound_options(explores, explore, decides);
+  declare_selection_options(explores, explore, decides);
+  declare_run_options(explores, explore, decides);
   explores.flag("--keep-run", explore->keep, "leave the run folder (the server's log) behind");
   decides.push_back(
       explores.add("--out", explore->out, "the folder for explore.json and each workload's check (required to run)")
