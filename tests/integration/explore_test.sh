@@ -196,6 +196,19 @@ status=0
 status=0
 "$NVJ" crash merge --out "$T/rmdir/m2" "$T/rmdir/shard-0" "$T/unlink" >"$T/merge2.log" 2>&1 || status=$?
 [ "$status" = 2 ] && grep -q "explored with another ops" "$T/merge2.log" || fail "another exploration's shard: exit $status, $(cat "$T/merge2.log")"
+# A shard whose explore.json names an index past its count (edited by hand).
+cp -r "$T/rmdir/shard-1" "$T/rmdir/shard-9"
+python3 - "$T/rmdir/shard-9/explore.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+j["shard"]["index"] = 9
+json.dump(j, open(sys.argv[1], "w"))
+PY
+status=0
+"$NVJ" crash merge --out "$T/rmdir/m3" "$T/rmdir/shard-0" "$T/rmdir/shard-9" >"$T/merge3.log" 2>&1 || status=$?
+[ "$status" = 2 ] || fail "a shard index past the count: exit $status, $(cat "$T/merge3.log")"
+grep -q "shard-9 calls itself shard 9 of 2: no such shard" "$T/merge3.log" ||
+  fail "a shard index past the count: $(cat "$T/merge3.log")"
 
 # SIGTERM mid-run.
 "$NVJ" crash explore --out "$T/term" >"$T/term.log" 2>&1 &

@@ -109,21 +109,13 @@ void fallocate_op(const fs::path& p, const Op& op, const std::string& what) {
 // chmod's mode, octal ("0755"); a runtime_error naming the step otherwise.
 mode_t octal_mode(const std::string& text, const std::string& what) {
   if (text.empty() || text.size() > 4 || text.find_first_not_of("01234567") != std::string::npos)
-    failed(what + ": the mode '" + text + "' is no octal permission bits");
+    throw std::runtime_error(what + ": the mode '" + text + "' is no octal permission bits");
   return static_cast<mode_t>(std::stoul(text, nullptr, 8));
 }
 
-void run_op(const fs::path& root, const Op& op) {
-  const std::string what = describe(op);
-  const fs::path p = root / op.path;
-  const fs::path q = root / op.second;
+// The operations on a file's data (writes, fallocate, truncate) on `p`.
+void change_data(const fs::path& p, const Op& op, const std::string& what) {
   switch (op.kind) {
-    case OpKind::creat:
-      open_or_fail(p, O_CREAT | O_EXCL | O_WRONLY, what);
-      return;
-    case OpKind::mkdir:
-      check(::mkdir(p.c_str(), 0755), what);
-      return;
     case OpKind::fill: {
       const auto bytes = pattern(op, 2 * kBlock);
       pwrite_all(open_or_fail(p, O_WRONLY, what).get(), bytes.data(), bytes.size(), 0, what);
@@ -162,6 +154,37 @@ void run_op(const fs::path& root, const Op& op) {
       return;
     case OpKind::truncate_grow:
       check(::truncate(p.c_str(), 20000), what);
+      return;
+    default:  // the others are run_op's
+      return;
+  }
+}
+
+// `op` under `root`: on names and attributes here, on a file's data by change_data().
+void run_op(const fs::path& root, const Op& op) {
+  const std::string what = describe(op);
+  const fs::path p = root / op.path;
+  const fs::path q = root / op.second;
+  switch (op.kind) {
+    case OpKind::creat:
+      open_or_fail(p, O_CREAT | O_EXCL | O_WRONLY, what);
+      return;
+    case OpKind::mkdir:
+      check(::mkdir(p.c_str(), 0755), what);
+      return;
+    case OpKind::fill:
+    case OpKind::write_append:
+    case OpKind::write_overwrite:
+    case OpKind::write_unaligned:
+    case OpKind::write_direct:
+    case OpKind::mmap_write:
+    case OpKind::falloc:
+    case OpKind::falloc_keep_size:
+    case OpKind::falloc_punch:
+    case OpKind::falloc_zero:
+    case OpKind::truncate_shrink:
+    case OpKind::truncate_grow:
+      change_data(p, op, what);
       return;
     case OpKind::link:
       check(::link(p.c_str(), q.c_str()), what);

@@ -185,11 +185,9 @@ Json recovery_per_workload(const Json& shard) {
   return r.is_null() ? r : r.at("per_workload");
 }
 
-}  // namespace
-
-int explore_merge_main(const std::vector<std::string>& inputs, const std::string& out_text) {
-  std::vector<Json> shards;
-  for (const std::string& input : inputs) shards.push_back(read_explore(input));
+// The shards (read from `inputs`) are every shard of one exploration, each
+// once, explored alike: a UsageError naming the first that is not.
+void check_shards(const std::vector<Json>& shards, const std::vector<std::string>& inputs) {
   const Json& first = shards.front();
   const std::uint64_t count = first.at("shard").at("count").get<std::uint64_t>();
   std::vector<bool> seen(count, false);
@@ -208,11 +206,23 @@ int explore_merge_main(const std::vector<std::string>& inputs, const std::string
       throw UsageError("nvj crash merge: " + inputs[i] + " is a shard of " + std::to_string(s.at("shard").at("count").get<std::uint64_t>()) +
                        ", " + inputs[0] + " of " + std::to_string(count));
     const std::uint64_t index = s.at("shard").at("index").get<std::uint64_t>();
+    if (index >= count)
+      throw UsageError("nvj crash merge: " + inputs[i] + " calls itself shard " + std::to_string(index) + " of " +
+                       std::to_string(count) + ": no such shard");
     if (seen[index]) throw UsageError("nvj crash merge: shard " + std::to_string(index) + " is given twice");
     seen[index] = true;
   }
   for (std::uint64_t i = 0; i < count; ++i)
     if (!seen[i]) throw UsageError("nvj crash merge: shard " + std::to_string(i) + " of " + std::to_string(count) + " is missing");
+}
+
+}  // namespace
+
+int explore_merge_main(const std::vector<std::string>& inputs, const std::string& out_text) {
+  std::vector<Json> shards;
+  for (const std::string& input : inputs) shards.push_back(read_explore(input));
+  check_shards(shards, inputs);
+  const Json& first = shards.front();
   const fs::path out = fs::absolute(out_text);
   fs::create_directories(out / "workloads");
   Json merged = first;
