@@ -30,6 +30,7 @@
 #     what is wrong.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
+require_filesystems xfs
 
 writers=("$NVJ" writers --tasks 4 --dirs 2 --chunks 8 --fsync each w)
 

@@ -19,8 +19,7 @@ source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 command -v mkfs.xfs >/dev/null && command -v xfs_repair >/dev/null || skip "xfsprogs is not installed"
 command -v mkfs.btrfs >/dev/null || skip "btrfs-progs is not installed"
-grep -qw xfs /proc/filesystems || modprobe xfs 2>/dev/null || skip "this kernel has no xfs"
-grep -qw btrfs /proc/filesystems || modprobe btrfs 2>/dev/null || skip "this kernel has no btrfs"
+require_filesystems xfs btrfs
 
 writers=("$NVJ" writers --tasks 6 --dirs 2 --chunks 4 --chunk-size 16K --fsync each w)
 

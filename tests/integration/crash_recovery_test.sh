@@ -29,6 +29,7 @@
 #     nothing left behind.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
+require_filesystems xfs
 
 run_explore "$T/ext4-0.log" --workload 29 --shard 0/2 --during-recovery 4 --out "$T/ext4-0"
 [ "$STATUS" = 0 ] || fail "ext4, shard 0: exit $STATUS, not 0"

@@ -25,6 +25,7 @@
 # The same inside nvj vm: device_traits_vm_test.sh.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
+require_filesystems btrfs
 command -v nbdinfo >/dev/null || skip "nbdinfo is not installed (libnbd-bin)"
 command -v mkfs.btrfs >/dev/null || skip "mkfs.btrfs is not installed (btrfs-progs)"
 command -v curl >/dev/null || skip "curl is not installed"

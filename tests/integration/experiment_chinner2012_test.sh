@@ -11,6 +11,7 @@
 # scaled down for the writes, put back; no leftovers.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
+require_filesystems xfs
 for c in mkfs.xfs xfs_repair filefrag; do command -v "$c" >/dev/null || skip "$c is not installed"; done
 
 dirty() { cat /proc/sys/vm/dirty_background_bytes /proc/sys/vm/dirty_background_ratio /proc/sys/vm/dirty_bytes \

@@ -12,6 +12,7 @@
 # is a usage error; no leftovers.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
+require_filesystems xfs btrfs
 for c in mkfs.xfs xfs_repair mkfs.btrfs btrfs; do command -v "$c" >/dev/null || skip "$c is not installed"; done
 
 out="$T/out"

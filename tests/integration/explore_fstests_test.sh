@@ -26,6 +26,7 @@
 #     docs/experiments.md).
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
+require_filesystems xfs btrfs
 
 "$NVJ" crash explore --bound fstests --list >"$T/list"
 n=$(wc -l <"$T/list")

@@ -28,6 +28,7 @@
 #     XFS: exit 2, naming it.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
+require_filesystems xfs btrfs
 
 # failed OUT WHAT: fails with WHAT, after printing each failing workload's
 # check (its signatures and first failing states) from OUT, so that a

@@ -40,7 +40,7 @@ source "$(dirname "$0")/lib.sh"
 for c in mke2fs e2fsck dumpe2fs debugfs losetup mount umount python3 cmp; do
   command -v "$c" >/dev/null || skip "$c is not installed"
 done
-grep -qw ext4 /proc/filesystems || modprobe ext4 2>/dev/null || skip "the kernel has no ext4"
+require_filesystems ext4
 
 NOW=1700000000   # the time both tools write into s_wtime
 MNT=$T/mnt

@@ -105,6 +105,17 @@ require_static_workload() {
   fi
 }
 
+# require_filesystems NAME...: this host's kernel mounts each (built in, or
+# its module loaded now); skips naming the first it lacks. A kernel build
+# may leave any of them out: the test says so rather than fail.
+require_filesystems() {
+  local fs
+  for fs in "$@"; do
+    grep -qw "$fs" /proc/filesystems || modprobe "$fs" 2>/dev/null || grep -qw "$fs" /proc/filesystems ||
+      skip "this kernel has no $fs (not built in, no module to load)"
+  done
+}
+
 require_kernel_lab() {
   [ "$(id -u)" = 0 ] || skip "needs root (loop devices and mounts)"
   [ -e /dev/loop-control ] || skip "no loop devices (/dev/loop-control)"
@@ -113,6 +124,7 @@ require_kernel_lab() {
   for c in nbdkit nbdfuse mke2fs e2fsck dumpe2fs fs_mark; do
     command -v "$c" >/dev/null || skip "$c is not installed"
   done
+  require_filesystems ext4
 }
 
 cleanup() {

@@ -24,7 +24,7 @@ source "$(dirname "$0")/lib.sh"
 for c in mke2fs e2fsck dumpe2fs losetup mount umount python3 cmp truncate mknod mkfifo; do
   command -v "$c" >/dev/null || skip "$c is not installed"
 done
-grep -qw ext4 /proc/filesystems || modprobe ext4 2>/dev/null || skip "the kernel has no ext4"
+require_filesystems ext4
 
 started=$SECONDS
 images=0

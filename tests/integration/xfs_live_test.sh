@@ -18,7 +18,7 @@
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 for c in mkfs.xfs xfs_logprint curl python3; do command -v "$c" >/dev/null || skip "$c is not installed"; done
-grep -qw xfs /proc/filesystems || modprobe xfs 2>/dev/null || skip "this kernel has no xfs"
+require_filesystems xfs
 
 get() { curl -sf --unix-socket "$T/$1.ctl" "http://lab$2"; }
 

@@ -20,7 +20,7 @@ source "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || skip "needs root (loop devices and mounts)"
 [ -e /dev/loop-control ] || skip "no loop devices (/dev/loop-control)"
 for c in mkfs.xfs xfs_logprint losetup python3; do command -v "$c" >/dev/null || skip "$c is not installed"; done
-grep -qw xfs /proc/filesystems || modprobe xfs 2>/dev/null || skip "this kernel has no xfs"
+require_filesystems xfs
 
 _loops=()
 cleanup_loops() {
