@@ -6,7 +6,7 @@
 #   cmake -S SOURCE_DIR -B BUILD_DIR -DCMAKE_BUILD_TYPE=TYPE
 #   cmake --build BUILD_DIR -j2
 #
-#   conventional_build_test.sh TYPE SOURCE_DIR BUILD_DIR
+#   conventional_build_test.sh [--configure-only] TYPE SOURCE_DIR BUILD_DIR
 #
 # TYPE is a CMake build type (Debug, RelWithDebInfo, ...). Everything is
 # built: the product, the tests (NVJ_BUILD_TESTS is on by default), the
@@ -16,12 +16,18 @@
 # warns: warnings are not errors in this build (they never are by default),
 # but every warning the project's flags turn on is one to fix.
 #
+# With --configure-only it stops after cmake has configured the folder
+# (what a build type changes in the configuration, for the CPU of a build:
+# the sources are the same in every build type).
+#
 # Nothing comes from the caller's environment but PATH: CC, CXX and the
 # *FLAGS are unset. The folder is kept, so the next run only rebuilds what
 # changed; it starts again from scratch when the compiler changes.
 set -euo pipefail
 
-[ $# -eq 3 ] || { echo "usage: $0 BUILD_TYPE SOURCE_DIR BUILD_DIR" >&2; exit 2; }
+configure_only=0
+if [ "${1:-}" = --configure-only ]; then configure_only=1; shift; fi
+[ $# -eq 3 ] || { echo "usage: $0 [--configure-only] BUILD_TYPE SOURCE_DIR BUILD_DIR" >&2; exit 2; }
 type=$1 src=$2 dir=$3
 cmake=${CMAKE_COMMAND:-cmake}
 unset CC CXX CFLAGS CXXFLAGS CPPFLAGS LDFLAGS CMAKE_GENERATOR CMAKE_BUILD_PARALLEL_LEVEL
@@ -41,6 +47,13 @@ if ! "$cmake" -S "$src" -B "$dir" "-DCMAKE_BUILD_TYPE=$type" >"$dir/configure.lo
 fi
 printf '%s\n' "$signature" >"$dir/configured-with"
 echo "$type: $signature"
+if [ "$configure_only" = 1 ]; then
+  grep -q '^CMAKE_BUILD_TYPE:STRING='"$type"'$' "$dir/CMakeCache.txt" ||
+    { echo "FAIL: $type: the folder was configured as another build type" >&2; exit 1; }
+  [ -f "$dir/Makefile" ] || { echo "FAIL: $type: cmake wrote no Makefile" >&2; exit 1; }
+  echo "$type: configured with no flag of the project's (not built: --configure-only)"
+  exit 0
+fi
 
 # At the lowest CPU priority: beside other tests it takes what they leave.
 if ! nice -n 19 "$cmake" --build "$dir" -j2 >"$dir/build.log" 2>&1; then
