@@ -11,7 +11,8 @@
 #      state shows it (the data reaches the disk before the commit that
 #      gives the file its blocks, and that commit's flush covers both):
 #      exit 0, no state fails, states after the nostale mark were checked;
-#   2. the journal on the NVRAM export (the server's default) and no fsync:
+#   2. the journal on the NVRAM export (the server's default), the data disk
+#      a write cache that holds its writes until a flush, and no fsync:
 #      the file's writeback started (sync_file_range WRITE), then a periodic
 #      commit (commit=1). With dioread_nolock (ext4's default) the blocks are
 #      allocated unwritten and converted once the data write is acknowledged;
@@ -91,7 +92,7 @@ PY
 shows_stale() {
   [ "$STATUS" = 1 ] || fail "$1: exit $STATUS, not 1"
   check_json crash-results "$3"
-  grep -Eq "^  fail: stale content: [0-9]+ states" "$2" || fail "$1: no signature of stale content"
+  grep -Eq "^  fail: stale content: [0-9]+ states?( |$)" "$2" || fail "$1: no signature of stale content"
   python3 - "$1" "$3" "$4" <<'PY' || fail "$1: the stale data is not found as expected, or the kernel disagrees"
 import json, sys
 name, r, alone = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3] == "alone"
@@ -124,13 +125,20 @@ run_crash "$T/inside.log" run --out "$T/inside" --verify failing --max-states 50
 passes "the journal inside" "$T/inside.log" "$T/inside/results.json"
 
 echo "== 2. the journal on another device, a periodic commit of the conversion (F4)"
+# The data disk a write cache that keeps what it takes until a flush (no
+# timing model, so no destaging while idle, as nvj crash explore's): the
+# hdd model writes its cache home while idle, and whether that comes before
+# the periodic commit depends on the load (13 states of 5,000 failed on a
+# quiet machine, 1 under the test suite's load). A drive may hold a write
+# that long: only a flush promises it home.
+cache_only=(data-model=none data-write-cache=write-back data-rotational=yes)
 run_crash "$T/outside.log" run --out "$T/outside" --verify failing --max-states 5000 --mount-options commit=1 \
-  data=32M -- "$T/commit.sh"
+  data=32M "${cache_only[@]}" -- "$T/commit.sh"
 shows_stale "the journal outside, commit=1" "$T/outside.log" "$T/outside/results.json" alone
 
 echo "== 3. F4's control: the same with nodioread_nolock"
 run_crash "$T/nodio.log" run --out "$T/nodio" --verify failing --max-states 5000 \
-  --mount-options commit=1,nodioread_nolock data=32M -- "$T/commit.sh"
+  --mount-options commit=1,nodioread_nolock data=32M "${cache_only[@]}" -- "$T/commit.sh"
 passes "nodioread_nolock" "$T/nodio.log" "$T/nodio/results.json"
 
 echo "== 4. the planted fault: nobarrier"
