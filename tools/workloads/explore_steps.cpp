@@ -155,8 +155,8 @@ void change_data(const fs::path& p, const Op& op, const std::string& what) {
     case OpKind::truncate_grow:
       check(::truncate(p.c_str(), 20000), what);
       return;
-    default:  // the others are run_op's
-      return;
+    default:  // run_op() gives this function the data operations only
+      throw std::logic_error(what + ": not an operation on a file's data");
   }
 }
 
