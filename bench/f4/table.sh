@@ -111,9 +111,10 @@ failing = [s for s in r["states"] if s["verdict"] != "pass"]
 stale_alone = [s for s in failing
                if s.get("violations") and all(x["what"] == "stale" and x["path"] == "d/f" for x in s["violations"])]
 judged = [s for s in failing if "ground_truth" in s]
+after_fact = [s for s in r["states"] if (s.get("last_mark") or "").startswith("fact nostale d/f ")]
 cause = next((s["cause"] for s in failing if s.get("cause", {}).get("found")), None)
-version = re.search(r"guest kernel ([^ ,)]+)", open(log).read())
-row.update(states=v["checked"], failing=v["failing"], stale_alone=len(stale_alone),
+version = re.search(r"== the guest.s kernel: ([^ ]+)", open(log).read())
+row.update(states=v["checked"], after_fact=len(after_fact), failing=v["failing"], stale_alone=len(stale_alone),
            kernel_checked=len(judged), kernel_agreed=sum(1 for s in judged if s.get("agree")),
            cause=[(d["export"], d.get("region"), d["length"]) for d in cause["dropped"]] if cause else None,
            release=version.group(1) if version else None)
@@ -125,25 +126,7 @@ PY
   done
 done
 
-python3 - "$rows" >"$out/table.md" <<'PY'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-print("| kernel | layout | commit path | runs | failing states (of states checked), each run | stale in f alone | the kernel's mount agreeing | the cause (first failing state, minimized) |")
-print("|---|---|---|---:|---|---|---|---|")
-groups = {}
-for r in rows:
-    groups.setdefault((r["kernel"], r["layout"], r["path"]), []).append(r)
-for (k, l, p), rs in groups.items():
-    ok = [r for r in rs if "error" not in r]
-    counts = ", ".join(f"{r['failing']} of {r['states']:,}" for r in ok) + ("".join(f"; run {r['run']}: could not run" for r in rs if "error" in r))
-    alone = "all" if ok and all(r["stale_alone"] == r["failing"] for r in ok) else ", ".join(str(r["stale_alone"]) for r in ok)
-    checked = sum(r["kernel_checked"] for r in ok)
-    agreed = sum(r["kernel_agreed"] for r in ok)
-    causes = {", ".join(f"{e} export's {reg} write of {n // 1024} KiB" for e, reg, n in r["cause"]) for r in ok if r["cause"]}
-    cause = ("dropping " + "; ".join(sorted(causes))) if causes else ""
-    print(f"| {k} | {l} | {p} | {len(rs)} | {counts} | {alone if any(r['failing'] for r in ok) else ''} | "
-          f"{f'{agreed} of {checked}' if checked else ''} | {cause} |")
-PY
+"$here/render.py" "$rows" >"$out/table.md"
 cat "$out/table.md"
 [ -z "$markdown" ] || cp "$out/table.md" "$markdown"
 [ "$failed_runs" = 0 ] || { echo "bench/f4/table.sh: $failed_runs runs could not run (see $out/*.log)" >&2; exit 1; }

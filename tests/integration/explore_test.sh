@@ -25,7 +25,11 @@
 #     seed without a sample, a sample with --workload, a filesystem unknown or one the host cannot
 #     make (no mkfs.xfs), a parameter that is no PARAM=VALUE, record=
 #     (its own), fs= other than none for XFS, a data export too small for
-#     XFS: exit 2, naming it.
+#     XFS, --periodic-commit on XFS or beside a commit= of its own: exit 2,
+#     naming it;
+#   - --periodic-commit: a seq-2 workload (truncate, then an append and
+#     its fsync) shows a jbd2 commit between the append's data write and
+#     the data disk's next flush, where it shows none without it.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 require_filesystems xfs btrfs
@@ -270,4 +274,50 @@ expect_usage "--out DIR is required" --ops rmdir
 expect_usage "record= is its own to set" --out "$T/bad" record=/tmp/r.nvjrec
 expect_usage "fs=ext4 with --fs xfs" --fs xfs --out "$T/bad" fs=ext4
 expect_usage "data=256M with --fs xfs: XFS needs a data export of at least 300 MiB" --fs xfs --out "$T/bad" data=256M
+expect_usage "--periodic-commit is ext4's" --periodic-commit --fs xfs --list
+expect_usage "must not set commit= too" --periodic-commit --mount-options noatime,commit=5 --list
+
+# --periodic-commit: after the core operation (an append to A/foo, then
+# its fsync), A/foo's data written back and a periodic commit before the
+# fsync. Without it the fsync writes the data, flushes the data disk and
+# then commits (jbd2_trans_will_send_data_barrier); with it a commit block
+# comes between A/foo's data write and the data disk's next flush: the
+# window of F4 (docs/findings/F4-stale-data-external-journal.md), which
+# shows old data only where the blocks held some (here they held zeroes,
+# which the nostale rule allows: exit 0).
+n=$("$NVJ" crash explore --bound seq-2 --ops truncate_shrink,write_append --list |
+  awk -F'\t' '$2 == "truncate_shrink(A/bar) sync; write_append(A/foo) fsync(A/foo)" { print $1 }')
+[ -n "$n" ] || fail "seq-2 lists no 'truncate_shrink(A/bar) sync; write_append(A/foo) fsync(A/foo)'"
+for mode in plain periodic; do
+  extra=()
+  [ "$mode" = plain ] || extra=(--periodic-commit)
+  run_explore "$T/$mode.log" --bound seq-2 --ops truncate_shrink,write_append --workload "$n" "${extra[@]}" \
+    --out "$T/$mode"
+  [ "$STATUS" = 0 ] || { failed "$T/$mode" "--workload $n ($mode): exit $STATUS, not 0"; }
+  "$NVJ" crash frames "$T/$mode/workloads/$n/recording.nvjrec" --point 0 --all >"$T/$mode.frames" 2>&1 ||
+    fail "nvj crash frames on the $mode run: $(tail -n 3 "$T/$mode.frames")"
+done
+check_json crash-explore "$T/periodic/explore.json"
+python3 - "$T" <<'PY' || fail "--periodic-commit: no commit between A/foo's data write and the data disk's flush"
+import json, re, sys
+t = sys.argv[1]
+plan = json.load(open(f"{t}/periodic/plan.json"))
+assert plan["options"]["periodic_commit"] is True and plan["options"]["mount_options"] == "commit=1", plan["options"]
+explored = json.load(open(f"{t}/periodic/explore.json"))
+assert explored["periodic_commit"] is True and explored["mount_options"] == "commit=1", explored["mount_options"]
+def commit_before_flush(path):
+    """After the last write of A/foo's data: does a jbd2 commit block come before the data disk's next flush?"""
+    lines = open(path).read().splitlines()
+    writes = [i for i, l in enumerate(lines) if re.search(r"\bdata\s+write\b.*file data of A/foo", l)]
+    assert writes, "no write of A/foo's data in the frames"
+    for l in lines[writes[-1] + 1:]:
+        if re.search(r"\bdata\s+flush \d+\s*$", l):
+            return False
+        if "jbd2 commit block" in l:
+            return True
+    return False
+assert not commit_before_flush(f"{t}/plain.frames"), "without --periodic-commit a commit came before the flush"
+assert commit_before_flush(f"{t}/periodic.frames"), "with --periodic-commit no commit came before the flush"
+print("--periodic-commit: a commit between A/foo's data write and the data disk's flush; none without it")
+PY
 echo "PASS"

@@ -33,6 +33,7 @@ struct StepsArgs {
   bool auto_da_alloc = false;
   bool no_stale_data_rule = false;
   bool promises_tested = false;
+  bool periodic_commit = false;
 };
 
 struct LabArgs {
@@ -65,7 +66,9 @@ int steps_main(const StepsArgs& a) {
                      " has " + std::to_string(generator.count()) + " workloads");
   const std::string control = control_from_environment("explore-steps");
   const ExploreTrace trace = run_workload_steps(std::filesystem::current_path(), generator.at(a.workload),
-                                                {a.auto_da_alloc, !a.no_stale_data_rule, a.promises_tested}, [&](const std::string& label) { post_mark(control, label); });
+                                                {a.auto_da_alloc, !a.no_stale_data_rule, a.promises_tested},
+                                                [&](const std::string& label) { post_mark(control, label); },
+                                                {a.periodic_commit});
   std::ofstream out(a.trace, std::ios::trunc);
   out << to_json_text(trace_to_json(trace)) << "\n";
   if (!out.flush()) throw std::runtime_error("cannot write " + a.trace);
@@ -105,6 +108,9 @@ void add_guest_explore_commands(cli::CommandLine& program) {
     app.flag("--no-stale-data-rule", a->no_stale_data_rule,
              "post no nostale facts (ext4's data=writeback, which may show old data after a crash)");
     app.flag("--promises-tested", a->promises_tested, "the rules of the level tested too (nvj crash explore --promises)");
+    app.flag("--periodic-commit", a->periodic_commit,
+             "after each core operation, every file written back (no flush) and 2 s for the periodic commit "
+             "(nvj crash explore --periodic-commit)");
     app.add("--trace", a->trace, "where the trace goes").value_name("FILE");
     return [a] { return steps_main(*a); };
   });

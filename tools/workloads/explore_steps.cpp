@@ -11,10 +11,12 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/unique_fd.h"
@@ -247,6 +249,24 @@ void run_persist(const fs::path& root, const Step& step, PersistCalls calls) {
   }
 }
 
+std::string step_flags(const StepOptions& options) { return options.periodic_commit ? " --periodic-commit" : ""; }
+
+void periodic_commit_point(const fs::path& root) {
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    if (it->path().filename() == "lost+found") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file() || it->is_symlink()) continue;
+    const std::string what = "the periodic-commit point: write back " + it->path().lexically_relative(root).string();
+    UniqueFd fd = open_or_fail(it->path(), O_RDONLY | O_NOFOLLOW, what);
+    check(::sync_file_range(fd.get(), 0, 0,
+                            SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER),
+          what);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(kPeriodicCommitWaitMs));
+}
+
 std::string oracle_flags(const crashlab::explore::OracleOptions& options) {
   return std::string(options.auto_da_alloc ? " --auto-da-alloc" : "") +
          (options.stale_data_rule ? "" : " --no-stale-data-rule") + (options.tested ? " --promises-tested" : "");
@@ -310,7 +330,7 @@ crashlab::explore::LiveTree live_tree(const fs::path& root) {
 
 ExploreTrace run_workload_steps(const fs::path& root, const crashlab::explore::Workload& workload,
                                 crashlab::explore::OracleOptions options,
-                                const std::function<void(const std::string& label)>& post) {
+                                const std::function<void(const std::string& label)>& post, StepOptions steps) {
   crashlab::explore::Oracle oracle(options);
   ExploreTrace trace;
   const auto post_all = [&](const std::vector<crashlab::explore::RuledFact>& facts, std::vector<PostedFact>& into) {
@@ -325,6 +345,7 @@ ExploreTrace run_workload_steps(const fs::path& root, const crashlab::explore::W
       post_all(oracle.before(step.op, live_tree(root)), trace.steps.back().before);
       run_operation(root, step);
       post_all(oracle.written(step, live_tree(root)), trace.steps.back().written);
+      if (steps.periodic_commit && !step.setup) periodic_commit_point(root);
       run_persist(root, step);
       post_all(oracle.after(step, live_tree(root)), trace.steps.back().after);
     }

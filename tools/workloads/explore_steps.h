@@ -41,6 +41,28 @@ crashlab::explore::LiveTree live_tree(const std::filesystem::path& root);
 // defaults).
 std::string oracle_flags(const crashlab::explore::OracleOptions& options);
 
+// How the steps run besides their own calls. periodic_commit: after each
+// core operation, before its persistence call, a point where a system left
+// alone would be a few seconds later: every file's dirty pages written back
+// as the kernel's flusher writes them (sync_file_range(2) WRITE and WAIT:
+// no flush, no commit asked for), then kPeriodicCommitWait for the
+// journal's periodic commit (the filesystem mounted with commit=1). What
+// that commit makes durable no persistence call promised: it is a crash
+// point the unmount's own commit and flush would otherwise hide.
+struct StepOptions {
+  bool periodic_commit = false;
+};
+inline constexpr unsigned kPeriodicCommitWaitMs = 2000;  // commit=1's interval and a second
+
+// The options of nvj-workload explore-steps that give `options`
+// (" --periodic-commit"; "" for the defaults).
+std::string step_flags(const StepOptions& options);
+
+// The periodic-commit point: the dirty pages of every regular file under
+// `root` written back and waited for, then the wait. std::runtime_error
+// naming a file that cannot be opened or written back.
+void periodic_commit_point(const std::filesystem::path& root);
+
 // A fact posted, and the rule it stands for ("" for one that only voids).
 struct PostedFact {
   std::string label;
@@ -65,10 +87,12 @@ struct ExploreTrace {
 // it changes, after it what no crash may show of the files' blocks, after
 // its persistence call what that call made durable, each
 // posted with `post` (which returns once the server has it) before the next
-// system call. A step that fails ends the run: the trace's error names it.
+// system call; with steps.periodic_commit, the periodic-commit point after
+// each core operation's facts. A step that fails ends the run: the trace's error names it.
 ExploreTrace run_workload_steps(const std::filesystem::path& root, const crashlab::explore::Workload& workload,
                                 crashlab::explore::OracleOptions options,
-                                const std::function<void(const std::string& label)>& post);
+                                const std::function<void(const std::string& label)>& post,
+                                StepOptions steps = {});
 
 // The trace as JSON ({"error": null | "...", "steps": [{"before": [[label,
 // rule]...], "after": [...]}]}), and back for the workload it was run for:

@@ -185,6 +185,7 @@ struct ExploreTally {
                 {"parameters", parameters},
                 {"max_states", max_states},
                 {"structure", a.structure},
+                {"periodic_commit", a.periodic_commit},
                 {"during_recovery", a.during_recovery_given
                                         ? Json{{"per_workload", a.during_recovery},
                                                {"recovered", recovered},
@@ -490,6 +491,7 @@ Json plan_options(const ExploreArgs& a, const Shard& shard) {
               {"max_states", a.max_states},   {"max_states_given", a.max_states_given},
               {"structure", a.structure},     {"sample", a.sample},
               {"seed", a.seed},               {"keep_workloads", a.keep_workloads},
+              {"periodic_commit", a.periodic_commit},
               {"during_recovery", a.during_recovery_given ? Json(a.during_recovery) : Json(nullptr)}};
 }
 
@@ -516,6 +518,7 @@ ExploreArgs resumed(const ExploreArgs& given, ExplorePlan& plan) {
     a.seed = o.at("seed").get<std::uint64_t>();
     a.seed_given = a.sample > 0;
     a.keep_workloads = o.value("keep_workloads", std::string("all"));
+    a.periodic_commit = o.value("periodic_commit", false);  // commit=1 is in its mount_options already
     if (o.contains("during_recovery") && !o["during_recovery"].is_null()) {
       a.during_recovery = o["during_recovery"].get<std::uint64_t>();
       a.during_recovery_given = true;
@@ -607,6 +610,20 @@ std::vector<LoggedOutcome> resumed_outcomes(const ExploreArgs& a, const ExploreP
   return before;
 }
 
+// --periodic-commit on a new exploration: ext4's, its commit=1 added to the
+// mount options (a resumed one has it in its plan's).
+void add_periodic_commit(ExploreArgs& a) {
+  if (!a.periodic_commit || !a.resume.empty()) return;
+  if (a.filesystem != "ext4")
+    throw UsageError("nvj crash explore: --periodic-commit is ext4's (it waits for the periodic commit of commit=1), not " +
+                     a.filesystem + "'s");
+  const std::string options = "," + a.mount_options + ",";
+  if (options.find(",commit=") != std::string::npos)
+    throw UsageError("nvj crash explore: --periodic-commit mounts with commit=1 and waits for it: --mount-options '" +
+                     a.mount_options + "' must not set commit= too");
+  a.mount_options += std::string(a.mount_options.empty() ? "" : ",") + "commit=1";
+}
+
 // XFS and btrfs: this host has their mkfs.
 void check_mkfs(const ExploreArgs& a) {
   if (a.filesystem == "ext4") return;
@@ -634,6 +651,7 @@ int crash_explore_main(const ExploreArgs& given) {
   const Generator generator = explore_generator(a);
   if (a.filesystem != "ext4" && a.filesystem != "xfs" && a.filesystem != "btrfs")
     throw UsageError("nvj crash explore: --fs " + a.filesystem + ": expected ext4, xfs or btrfs");
+  add_periodic_commit(a);
   if (!a.kernels.empty() && !a.vm) throw UsageError("nvj crash explore: --kernel is --vm's (the guest's kernel)");
   if (a.cpus != 0 && !a.vm) throw UsageError("nvj crash explore: --cpus is --vm's (the guest's processors)");
   if (a.during_recovery_given && a.vm)
@@ -757,6 +775,11 @@ void declare_run_options(Command& explores, const std::shared_ptr<ExploreArgs>& 
                                "(default 0: every one, on every filesystem)")
                         .value_name("N")
                         .on_given([explore] { explore->max_states_given = true; }));
+  decides.push_back(explores.flag("--periodic-commit", explore->periodic_commit,
+                                  "ext4: after each core operation, before its persistence call, every file's dirty "
+                                  "pages written back as the kernel's flusher does (no flush) and 2 s for the "
+                                  "journal's periodic commit (commit=1 added to the mount options): the crash states "
+                                  "of a system left alone for a moment, which the unmount's commit hides otherwise"));
   decides.push_back(explores.choice("--structure", explore->structure, {"every", "none"},
                                     "ext4: e2fsck on the structure of every state, each recovered metadata image once "
                                     "(default: every); none: the facts alone"));

@@ -46,6 +46,11 @@ struct ExploreArgs {
   std::uint64_t max_states = 0;
   bool max_states_given = false;
   std::string structure = "every";  // e2fsck on every ext4 state's structure (nvj crash check --structure)
+  // --periodic-commit: after each core operation, every file written back
+  // and a periodic commit waited for (workloads::StepOptions), the
+  // filesystem mounted with commit=1 (added to mount_options when the
+  // exploration starts; ext4 only).
+  bool periodic_commit = false;
   // Run the workloads in a QEMU guest (one boot for all of them), once per
   // kernel: bzImage files; empty: the distribution's kernel.
   bool vm = false;

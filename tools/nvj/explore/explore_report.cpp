@@ -197,6 +197,8 @@ void check_shards(const std::vector<Json>& shards, const std::vector<std::string
                             "workloads_in_bound", "rules"})
       if (s.at(key) != first.at(key))
         throw UsageError("nvj crash merge: " + inputs[i] + " explored with another " + key + " than " + inputs[0]);
+    if (s.value("periodic_commit", false) != first.value("periodic_commit", false))
+      throw UsageError("nvj crash merge: " + inputs[i] + " explored with another periodic_commit than " + inputs[0]);
     if (s.value("sample", Json(nullptr)) != first.value("sample", Json(nullptr)))
       throw UsageError("nvj crash merge: " + inputs[i] + " explored another sample than " + inputs[0]);
     if (recovery_per_workload(s) != recovery_per_workload(first))

@@ -45,7 +45,7 @@ std::string guest_explore_script(const ExploreArgs& a, const crashlab::explore::
                                  const std::vector<std::uint64_t>& workloads) {
   std::string steps = "nvj-workload explore-steps --bound " + shell_quote(a.bound);
   if (!a.ops.empty()) steps += " --ops " + shell_quote(a.ops);
-  steps += workloads::oracle_flags(oracle);
+  steps += workloads::oracle_flags(oracle) + workloads::step_flags({a.periodic_commit});
   std::string list;
   for (const std::uint64_t n : workloads) {
     if (!list.empty()) list += ' ';

@@ -73,7 +73,7 @@ std::string persist_code(const Step& s) {
   return "";
 }
 
-constexpr const char* kPrelude = R"(import ctypes, mmap, os, socket, urllib.parse
+constexpr const char* kPrelude = R"(import ctypes, mmap, os, socket, time, urllib.parse
 
 KEEP_SIZE, PUNCH_HOLE, ZERO_RANGE = 1, 2, 16
 libc = ctypes.CDLL(None, use_errno=True)
@@ -103,6 +103,22 @@ def falloc(path, mode, at, n):
         raise OSError(ctypes.get_errno(), "fallocate " + path)
     os.close(fd)
 
+def periodic_commit():
+    # Every file's dirty pages written back (sync_file_range WAIT_BEFORE |
+    # WRITE | WAIT_AFTER: no flush, no commit asked for), then 2 s for the
+    # periodic commit of commit=1.
+    libc.sync_file_range.argtypes = [ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_uint]
+    for top, dirs, files in os.walk("."):
+        dirs[:] = [d for d in dirs if not (top == "." and d == "lost+found")]
+        for f in files:
+            path = os.path.join(top, f)
+            if os.path.islink(path):
+                continue
+            fd = os.open(path, os.O_RDONLY)
+            if libc.sync_file_range(fd, 0, 0, 7) != 0:
+                raise OSError(ctypes.get_errno(), "sync_file_range " + path)
+            os.close(fd)
+    time.sleep(2)
 def mark(label):
     # POST /mark on the server's control socket (nvj crash run sets NVJ_CONTROL).
     s = socket.socket(socket.AF_UNIX)
@@ -123,7 +139,8 @@ def mark(label):
 }  // namespace
 
 std::string reproducer_script(const crashlab::explore::Workload& workload, const std::string& bound,
-                              const std::string& mount_options, const std::vector<ReproducerStep>& steps) {
+                              const std::string& mount_options, const std::vector<ReproducerStep>& steps,
+                              bool periodic_commit) {
   std::ostringstream s;
   s << "#!/bin/sh\n"
     << "# nvj crash explore, " << bound << " workload " << workload.ordinal << ": " << workload.name << "\n"
@@ -138,6 +155,7 @@ std::string reproducer_script(const crashlab::explore::Workload& workload, const
     for (const std::string& label : r.before) s << "mark(" << py(label) << ")\n";
     s << op_code(r.step.op) << "\n";
     for (const std::string& label : r.written) s << "mark(" << py(label) << ")\n";
+    if (periodic_commit && !r.step.setup) s << "periodic_commit()\n";
     if (r.step.persist != Persist::none) s << persist_code(r.step) << "\n";
     for (const std::string& label : r.after) s << "mark(" << py(label) << ")\n";
   }
@@ -148,7 +166,8 @@ std::string reproducer_script(const crashlab::explore::Workload& workload, const
 std::string guest_reproducer_script(const crashlab::explore::Workload& workload, const std::string& bound,
                                     const std::string& ops, const std::string& mount_options,
                                     const crashlab::explore::OracleOptions& oracle,
-                                    const std::string& kernel, unsigned cpus) {
+                                    const workloads::StepOptions& step_options, const std::string& kernel,
+                                    unsigned cpus) {
   std::ostringstream s;
   s << "#!/bin/sh\n"
     << "# nvj crash explore --vm, " << bound << (ops.empty() ? "" : " of " + ops) << " workload " << workload.ordinal
@@ -158,7 +177,7 @@ std::string guest_reproducer_script(const crashlab::explore::Workload& workload,
     << "#   nvj crash run --vm --kernel " << kernel << (cpus > 1 ? " --cpus " + std::to_string(cpus) : "")
     << (mount_options.empty() ? "" : " --mount-options " + mount_options) << " -- sh -c \"$(cat reproduce-guest.sh)\"\n"
     << "exec nvj-workload explore-steps --bound " << bound << (ops.empty() ? "" : " --ops " + ops) << " --workload "
-    << workload.ordinal << workloads::oracle_flags(oracle) << " --trace /tmp/nvj-explore-trace.json\n";
+    << workload.ordinal << workloads::oracle_flags(oracle) << workloads::step_flags(step_options) << " --trace /tmp/nvj-explore-trace.json\n";
   return s.str();
 }
 

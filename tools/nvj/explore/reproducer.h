@@ -12,6 +12,7 @@
 
 #include "crashlab/explore/oracle.h"
 #include "crashlab/explore/workload.h"
+#include "tools/workloads/explore_steps.h"
 
 namespace nvj::cli {
 
@@ -22,8 +23,11 @@ struct ReproducerStep {
   std::vector<std::string> before, written, after;
 };
 
+// `periodic_commit`: the periodic-commit point after each core operation's
+// facts (nvj crash explore --periodic-commit; workloads::StepOptions).
 std::string reproducer_script(const crashlab::explore::Workload& workload, const std::string& bound,
-                              const std::string& mount_options, const std::vector<ReproducerStep>& steps);
+                              const std::string& mount_options, const std::vector<ReproducerStep>& steps,
+                              bool periodic_commit = false);
 
 // The same workload in nvj crash explore --vm's guest: nvj-workload
 // explore-steps, which the guest has (python3 it has not), run by
@@ -32,6 +36,7 @@ std::string reproducer_script(const crashlab::explore::Workload& workload, const
 std::string guest_reproducer_script(const crashlab::explore::Workload& workload, const std::string& bound,
                                     const std::string& ops, const std::string& mount_options,
                                     const crashlab::explore::OracleOptions& oracle,
-                                    const std::string& kernel, unsigned cpus);
+                                    const workloads::StepOptions& step_options, const std::string& kernel,
+                                    unsigned cpus);
 
 }  // namespace nvj::cli
