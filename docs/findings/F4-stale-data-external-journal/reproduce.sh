@@ -25,7 +25,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 marker="SECRET OF ALICE, DELETED: not for bob"
-die() { echo "reproduce.sh: $*" >&2; exit 2; }
+die() { echo "reproduce.sh: $*" >&2; verdict=none; exit 2; }
 [ "$(id -u)" = 0 ] || die "run as root (losetup, mount)"
 for tool in losetup mke2fs mount umount filefrag setpriv dd grep; do
   command -v "$tool" >/dev/null || die "$tool is missing"
