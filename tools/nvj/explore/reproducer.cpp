@@ -119,6 +119,7 @@ def periodic_commit():
                 raise OSError(ctypes.get_errno(), "sync_file_range " + path)
             os.close(fd)
     time.sleep(2)
+
 def mark(label):
     # POST /mark on the server's control socket (nvj crash run sets NVJ_CONTROL).
     s = socket.socket(socket.AF_UNIX)
@@ -177,7 +178,8 @@ std::string guest_reproducer_script(const crashlab::explore::Workload& workload,
     << "#   nvj crash run --vm --kernel " << kernel << (cpus > 1 ? " --cpus " + std::to_string(cpus) : "")
     << (mount_options.empty() ? "" : " --mount-options " + mount_options) << " -- sh -c \"$(cat reproduce-guest.sh)\"\n"
     << "exec nvj-workload explore-steps --bound " << bound << (ops.empty() ? "" : " --ops " + ops) << " --workload "
-    << workload.ordinal << workloads::oracle_flags(oracle) << workloads::step_flags(step_options) << " --trace /tmp/nvj-explore-trace.json\n";
+    << workload.ordinal << workloads::oracle_flags(oracle) << workloads::step_flags(step_options)
+    << " --trace /tmp/nvj-explore-trace.json\n";
   return s.str();
 }
 
