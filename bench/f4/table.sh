@@ -49,7 +49,8 @@ done
 [ ${#layouts[@]} -gt 0 ] || layouts=(default)
 [ ${#paths[@]} -gt 0 ] || paths=(periodic)
 
-# layout_args LAYOUT: the server's parameters, then --mount-options' words.
+# layout_params LAYOUT: the server's parameters; layout_options LAYOUT: what
+# it adds to --mount-options.
 layout_params() {
   local cache=(data=32M data-model=none data-write-cache=write-back data-rotational=yes)
   case "$1" in
@@ -91,8 +92,8 @@ for k in "${kernels[@]}"; do
         mkdir -p "$(dirname "$dir")"
         vm=() mark=("$nvj" mark)
         if [ "$k" != host ]; then vm=(--vm --kernel "$k"); mark=(nvj-workload mark); fi
-        # shellcheck disable=SC2046 # the parameters are words
         status=0
+        # shellcheck disable=SC2046 # the parameters are words
         "$nvj" crash run "${vm[@]}" --out "$dir" --verify failing --max-states "$max_states" \
           --mount-options "$options" $(layout_params "$l") -- \
           sh -c "$(cat "$here/workload.sh")" workload "$p" "${mark[@]}" >"$dir.log" 2>&1 || status=$?

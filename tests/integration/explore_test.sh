@@ -294,12 +294,12 @@ for mode in plain periodic; do
   run_explore "$T/$mode.log" --bound seq-2 --ops truncate_shrink,write_append --workload "$n" "${extra[@]}" \
     --out "$T/$mode"
   [ "$STATUS" = 0 ] || { failed "$T/$mode" "--workload $n ($mode): exit $STATUS, not 0"; }
-  "$NVJ" crash frames "$T/$mode/workloads/$n/recording.nvjrec" --point 0 --all >"$T/$mode.frames" 2>&1 ||
-    fail "nvj crash frames on the $mode run: $(tail -n 3 "$T/$mode.frames")"
+  "$NVJ" crash frames "$T/$mode/workloads/$n/recording.nvjrec" --point 0 --all --json >"$T/$mode.frames" 2>"$T/$mode.err" ||
+    fail "nvj crash frames on the $mode run: $(tail -n 3 "$T/$mode.err")"
 done
 check_json crash-explore "$T/periodic/explore.json"
 python3 - "$T" <<'PY' || fail "--periodic-commit: no commit between A/foo's data write and the data disk's flush"
-import json, re, sys
+import json, sys
 t = sys.argv[1]
 plan = json.load(open(f"{t}/periodic/plan.json"))
 assert plan["options"]["periodic_commit"] is True and plan["options"]["mount_options"] == "commit=1", plan["options"]
@@ -307,13 +307,15 @@ explored = json.load(open(f"{t}/periodic/explore.json"))
 assert explored["periodic_commit"] is True and explored["mount_options"] == "commit=1", explored["mount_options"]
 def commit_before_flush(path):
     """After the last write of A/foo's data: does a jbd2 commit block come before the data disk's next flush?"""
-    lines = open(path).read().splitlines()
-    writes = [i for i, l in enumerate(lines) if re.search(r"\bdata\s+write\b.*file data of A/foo", l)]
+    frames = json.load(open(path))["frames"]
+    what = lambda f: " | ".join(m["what"] for m in f.get("meaning", []))
+    writes = [i for i, f in enumerate(frames)
+              if f["kind"] == "write" and f["export"] == "data" and "file data of A/foo" in what(f)]
     assert writes, "no write of A/foo's data in the frames"
-    for l in lines[writes[-1] + 1:]:
-        if re.search(r"\bdata\s+flush \d+\s*$", l):
+    for f in frames[writes[-1] + 1:]:
+        if f["kind"] == "flush" and f["export"] == "data":
             return False
-        if "jbd2 commit block" in l:
+        if f["kind"] == "write" and f["export"] == "journal" and "jbd2 commit block" in what(f):
             return True
     return False
 assert not commit_before_flush(f"{t}/plain.frames"), "without --periodic-commit a commit came before the flush"

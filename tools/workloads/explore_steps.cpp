@@ -253,7 +253,7 @@ std::string step_flags(const StepOptions& options) { return options.periodic_com
 
 void periodic_commit_point(const fs::path& root) {
   for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
-    if (it->path().filename() == "lost+found") {
+    if (it->path().lexically_relative(root) == "lost+found") {  // as live_tree() leaves it out
       it.disable_recursion_pending();
       continue;
     }

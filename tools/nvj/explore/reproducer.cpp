@@ -103,10 +103,10 @@ def falloc(path, mode, at, n):
         raise OSError(ctypes.get_errno(), "fallocate " + path)
     os.close(fd)
 
-def periodic_commit():
+def periodic_commit(seconds):
     # Every file's dirty pages written back (sync_file_range WAIT_BEFORE |
-    # WRITE | WAIT_AFTER: no flush, no commit asked for), then 2 s for the
-    # periodic commit of commit=1.
+    # WRITE | WAIT_AFTER: no flush, no commit asked for), then the wait for
+    # the periodic commit of commit=1 (workloads::kPeriodicCommitWaitMs).
     libc.sync_file_range.argtypes = [ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_uint]
     for top, dirs, files in os.walk("."):
         dirs[:] = [d for d in dirs if not (top == "." and d == "lost+found")]
@@ -118,7 +118,7 @@ def periodic_commit():
             if libc.sync_file_range(fd, 0, 0, 7) != 0:
                 raise OSError(ctypes.get_errno(), "sync_file_range " + path)
             os.close(fd)
-    time.sleep(2)
+    time.sleep(seconds)
 
 def mark(label):
     # POST /mark on the server's control socket (nvj crash run sets NVJ_CONTROL).
@@ -156,7 +156,8 @@ std::string reproducer_script(const crashlab::explore::Workload& workload, const
     for (const std::string& label : r.before) s << "mark(" << py(label) << ")\n";
     s << op_code(r.step.op) << "\n";
     for (const std::string& label : r.written) s << "mark(" << py(label) << ")\n";
-    if (periodic_commit && !r.step.setup) s << "periodic_commit()\n";
+    if (periodic_commit && !r.step.setup)
+      s << "periodic_commit(" << workloads::kPeriodicCommitWaitMs / 1000.0 << ")\n";
     if (r.step.persist != Persist::none) s << persist_code(r.step) << "\n";
     for (const std::string& label : r.after) s << "mark(" << py(label) << ")\n";
   }
