@@ -8,6 +8,7 @@
 
 #include "fscore/crc32c.h"
 #include "fscore/endian.h"
+#include "fscore/record/old_data.h"
 
 namespace fscore::record {
 
@@ -93,6 +94,21 @@ void FrameEncoder::base(Buffer& out, std::uint8_t device, std::uint64_t offset, 
     std::uint8_t fixed[8];
     store_le<std::uint64_t>(fixed, offset + done);
     frame(out, FrameKind::base, device, 0, fixed, sizeof fixed, bytes + done, n);
+    done += n;
+  }
+}
+
+void FrameEncoder::base_old_data(Buffer& out, std::uint8_t device, std::uint64_t offset, std::uint64_t length) {
+  check_device(device);
+  if (offset % kOldDataSector != 0 || length % kOldDataSector != 0)
+    throw std::invalid_argument("recording: old data of " + std::to_string(length) + " bytes at " +
+                                std::to_string(offset) + ", not whole sectors");
+  for (std::uint64_t done = 0; done < length;) {
+    const std::uint64_t n = std::min<std::uint64_t>(length - done, kBaseChunk);
+    std::uint8_t fixed[16];
+    store_le<std::uint64_t>(fixed, offset + done);
+    store_le<std::uint64_t>(fixed + 8, n);
+    frame(out, FrameKind::base, device, kOldData, fixed, sizeof fixed, nullptr, 0);
     done += n;
   }
 }

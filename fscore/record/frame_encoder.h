@@ -35,6 +35,9 @@ class FrameEncoder {
   // The header frame: at most kMaxExports exports, each named.
   void header(Buffer& out, const std::vector<ExportInfo>& exports);
   void base(Buffer& out, std::uint8_t device, std::uint64_t offset, const void* data, std::uint64_t length);
+  // The export held old data (old_data.h) over [offset, offset + length),
+  // whole sectors: a frame per kBaseChunk, without the bytes.
+  void base_old_data(Buffer& out, std::uint8_t device, std::uint64_t offset, std::uint64_t length);
   void write(Buffer& out, std::uint8_t device, std::uint64_t id, std::uint64_t offset, const void* data,
              std::uint32_t length, bool fua);
   OpenWrite begin_write(Buffer& out, std::uint8_t device, std::uint64_t id, std::uint64_t offset,

@@ -6,6 +6,7 @@
 
 #include "fscore/crc32c.h"
 #include "fscore/endian.h"
+#include "fscore/record/old_data.h"
 
 namespace fscore::record {
 
@@ -89,7 +90,7 @@ void FrameReader::decode_header(const Frame& f, std::span<const std::uint8_t> pa
   if (f.sequence != 0 || f.device != kNoExport) fail(f.at, f.sequence, "a second header");
   need(f, n, 16, false);
   version_ = load_le<std::uint32_t>(p + 8);
-  if (version_ != 1 && version_ != kVersion)
+  if (version_ < 1 || version_ > kVersion)
     fail(f.at, f.sequence, "version " + std::to_string(version_) + "; this nvjournal reads versions 1 to " +
                                std::to_string(kVersion));
   const std::size_t unit_bytes = version_ >= 2 ? 4 : 0;  // each export's atomic unit, after its name
@@ -119,6 +120,17 @@ void FrameReader::decode_header(const Frame& f, std::span<const std::uint8_t> pa
   allow_flags(f, 0);
 }
 
+void FrameReader::decode_old_data(Frame& f, std::span<const std::uint8_t> payload) {
+  need(f, payload.size(), 16, true);
+  allow_flags(f, kOldData);
+  f.offset = load_le<std::uint64_t>(payload.data());
+  f.length = load_le<std::uint64_t>(payload.data() + 8);
+  if (f.offset % kOldDataSector != 0 || f.length % kOldDataSector != 0 || f.length > kBaseChunk)
+    fail(f.at, f.sequence, "old data of " + std::to_string(f.length) + " bytes at " + std::to_string(f.offset) +
+                               " (whole sectors, at most " + std::to_string(kBaseChunk) + " bytes a frame)");
+  f.data = old_data(static_cast<std::size_t>(f.length));
+}
+
 void FrameReader::decode(Frame& f, std::span<const std::uint8_t> payload) {
   if (f.kind == FrameKind::header) return decode_header(f, payload);
   const std::uint8_t* p = payload.data();
@@ -129,6 +141,10 @@ void FrameReader::decode(Frame& f, std::span<const std::uint8_t> payload) {
     fail(f.at, f.sequence, "a " + kind + " frame of export " + std::to_string(f.device));
   switch (f.kind) {
     case FrameKind::base:
+      if (version_ >= 3 && (f.flags & kOldData) != 0) {
+        decode_old_data(f, payload);
+        break;
+      }
       need(f, n, 8, false);
       allow_flags(f, 0);
       f.offset = load_le<std::uint64_t>(p);

@@ -42,11 +42,12 @@ struct Frame {
   std::uint64_t offset = 0;  // base, write, zero, trim
   std::uint64_t length = 0;  // base, write, zero, trim: the bytes it covers
   std::uint64_t time_ns = 0;           // mark
-  std::span<const std::uint8_t> data;  // base, write: the bytes
+  std::span<const std::uint8_t> data;  // base, write: the bytes (old data: a span of old_data())
   std::string_view text;               // mark: the label; end: why it stopped
 
   bool fua() const { return (flags & kFua) != 0; }
   bool durable() const { return (flags & kDurable) != 0; }
+  bool old_data() const { return kind == FrameKind::base && (flags & kOldData) != 0; }
 };
 
 class FrameReader {
@@ -70,6 +71,8 @@ class FrameReader {
  private:
   Frame read_frame();
   void decode(Frame& f, std::span<const std::uint8_t> payload);
+  // A base frame of old data (version 3): its range, its bytes old_data()'s.
+  void decode_old_data(Frame& f, std::span<const std::uint8_t> payload);
   // The header frame: the version and the exports.
   void decode_header(const Frame& f, std::span<const std::uint8_t> payload);
   // A payload of exactly (or at least) `fixed` bytes; only `allowed` flags.

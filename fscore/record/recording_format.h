@@ -10,7 +10,7 @@
 //        0     1  kind (FrameKind)
 //        1     1  export: index into the header's exports, kNoExport for
 //                 frames of no export (header, mark, pad, end)
-//        2     2  flags (kFua, kDurable, kStopped: which apply per kind)
+//        2     2  flags (kFua, kDurable, kStopped, kOldData: which apply per kind)
 //        4     4  payload length in bytes
 //        8     8  sequence: the frame's number, 0 for the header, then 1, 2, ...
 //       16     n  payload (per kind, below)
@@ -24,7 +24,10 @@
 //               (version 2) its atomic unit u32: the bytes its model lands
 //               whole at a power cut, a multiple of 512 (version 1: 512)
 //   base        offset u64, the bytes: what the export held there when the
-//               recording started (only allocated ranges: the rest is zeroes)
+//               recording started (only allocated ranges: the rest is zeroes);
+//               (version 3) flags: kOldData, and the payload is offset u64,
+//               length u64: the export held old data there (old_data.h),
+//               whole sectors, at most kBaseChunk bytes
 //   write       id u64, offset u64, the bytes; flags: kFua
 //   zero, trim  id u64, offset u64, length u32; flags: kFua
 //   ack         id u64: the write, zero or trim was acknowledged; flags:
@@ -56,7 +59,7 @@
 namespace fscore::record {
 
 inline constexpr std::string_view kMagic{"NVJREC\r\n", 8};
-inline constexpr std::uint32_t kVersion = 2;  // what is written; 1 is read too
+inline constexpr std::uint32_t kVersion = 3;  // what is written; 1 and 2 are read too
 
 inline constexpr std::size_t kFrameHeaderBytes = 16;
 inline constexpr std::size_t kFrameTrailerBytes = 4;
@@ -88,6 +91,7 @@ enum class FrameKind : std::uint8_t {
 inline constexpr std::uint16_t kFua = 1;      // write, zero, trim
 inline constexpr std::uint16_t kDurable = 1;  // ack
 inline constexpr std::uint16_t kStopped = 1;  // end
+inline constexpr std::uint16_t kOldData = 1;  // base (version 3)
 
 // "write", "flush_done", ...; "unknown" for a value no kind has.
 const char* to_string(FrameKind kind);

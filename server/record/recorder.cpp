@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "fscore/record/old_data.h"
 #include "fscore/zeroes.h"
 #include "server/store/io_error.h"
 
@@ -24,9 +25,31 @@ namespace {
 // the end frame with its reason.
 constexpr std::size_t kBatchSlack = fscore::record::kMaxPayload + fscore::record::kMaxLabel + 3 * AppendFile::kBlock;
 
-// The base is recorded less its blocks of zeroes in steps of this (a
-// sector's multiple, so every run starts on a sector).
-constexpr std::size_t kBaseZeroSkip = 4096;
+// The base is recorded in blocks of this (a sector's multiple, so every
+// run starts on a sector): those of zeroes left out, those of old data
+// (fs-free=old-data's free blocks) as their ranges alone.
+constexpr std::size_t kBaseBlock = 4096;
+
+// Calls `run(from, length, old)` for each run of `bytes`' blocks that are
+// old data (old) or hold anything but zeroes (not old), in order, joined
+// where they touch and are of a kind.
+template <typename Run>
+void for_each_base_run(std::span<const std::uint8_t> bytes, Run&& run) {
+  fscore::for_each_nonzero_run(bytes, kBaseBlock, [&](std::size_t from, std::size_t length) {
+    std::size_t start = from;
+    bool start_old = false;
+    for (std::size_t at = from; at < from + length; at += kBaseBlock) {
+      const std::size_t n = std::min(kBaseBlock, from + length - at);
+      const bool old = fscore::record::is_old_data(bytes.subspan(at, n));
+      if (at == from) start_old = old;
+      if (old == start_old) continue;
+      run(start, at - start, start_old);
+      start = at;
+      start_old = old;
+    }
+    run(start, from + length - start, start_old);
+  });
+}
 
 }  // namespace
 
@@ -63,8 +86,11 @@ void Recorder::base(std::uint8_t device, Store& store) {
                                                                           e.offset + e.length - at));
         bytes.resize(n);
         store.read(bytes.data(), n, at);
-        fscore::for_each_nonzero_run(bytes, kBaseZeroSkip, [&](std::size_t from, std::size_t length) {
-          encoder_.base(frame, device, at + from, bytes.data() + from, length);
+        for_each_base_run(bytes, [&](std::size_t from, std::size_t length, bool old) {
+          if (old)
+            encoder_.base_old_data(frame, device, at + from, length);
+          else
+            encoder_.base(frame, device, at + from, bytes.data() + from, length);
           file_->append(frame.data(), frame.size());
           status_.bytes_written += frame.size();
           status_.base_bytes += length;

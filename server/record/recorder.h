@@ -80,7 +80,8 @@ class Recorder {
   // The starting contents of export `device`: its allocated ranges, read
   // and written to the file at once (the caller has paused its changes),
   // less their 4 KiB blocks of zeroes, which a recording's reader takes as
-  // zeroes anyway (an XFS log that mkfs zeroed is 64 MiB of them).
+  // zeroes anyway (an XFS log that mkfs zeroed is 64 MiB of them), and
+  // with those of old data (fs-free=old-data) as their ranges alone.
   // Then start() once every export has its base.
   void base(std::uint8_t device, Store& store);
   void start();

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "fscore/record/frame_reader.h"
+#include "fscore/record/old_data.h"
 #include "fscore/record/replayed_exports.h"
 #include "server/device/device.h"
 #include "server/record/recorder.h"
@@ -202,6 +203,47 @@ TEST_CASE("a recording's base leaves out the starting contents' blocks of zeroes
   std::vector<std::uint8_t> log(kMiB, 1);
   replayed.read(1, 0, log);
   CHECK(std::count(log.begin(), log.end(), 0) == static_cast<std::ptrdiff_t>(kMiB));
+}
+
+TEST_CASE("a recording keeps the starting contents' old data as ranges, and still rebuilds them", "[recording]") {
+  // The data disk holds 3 MiB of old data (fs-free=old-data's free blocks)
+  // from 1 MiB on, one byte changed in its second block, and the Lab's
+  // bytes at 64 KiB: the old data is recorded as ranges of at most 1 MiB,
+  // the changed block as its bytes, and the replay reads it all back.
+  TempDir dir;
+  const std::string path = dir.file("old.nvjrec");
+  Lab lab;
+  const auto old = fscore::record::old_data(fscore::record::kOldDataSpan);
+  for (std::uint64_t at = kMiB; at < 4 * kMiB; at += kMiB)
+    lab.data->write(reinterpret_cast<const char*>(old.data()), static_cast<std::uint32_t>(kMiB), at, false);
+  const char one = 'x';
+  lab.data->write(&one, 1, kMiB + 4096 + 17, false);
+  auto recorder = lab.record(path);
+  recorder->start();
+  recorder->stop();
+
+  const auto file = file_bytes(path);
+  CHECK(file.size() < 64 * 1024);  // not the 3 MiB
+  const Read rec = read_recording(file);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> old_ranges, byte_ranges;
+  for (const Frame& f : rec.frames) {
+    if (f.kind != FrameKind::base) continue;
+    (f.old_data() ? old_ranges : byte_ranges).emplace_back(f.offset, f.length);
+    CHECK(f.data.size() == f.length);
+  }
+  CHECK(byte_ranges == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{65536, 12288}, {kMiB + 4096, 4096}});
+  // The base is read a MiB at a time: a range ends with each.
+  CHECK(old_ranges == std::vector<std::pair<std::uint64_t, std::uint64_t>>{
+                          {kMiB, 4096}, {kMiB + 8192, kMiB - 8192}, {2 * kMiB, kMiB}, {3 * kMiB, kMiB}});
+
+  FrameReader again(file);
+  ReplayedExports replayed(again.exports());
+  while (auto f = again.next()) replayed.apply(*f);
+  std::vector<std::uint8_t> got(4 * kMiB);
+  replayed.read(0, 0, got);
+  const auto want = lab.read(*lab.data, 0, static_cast<std::uint32_t>(4 * kMiB));
+  CHECK(std::equal(want.begin(), want.end(), got.begin(),
+                   [](char a, std::uint8_t b) { return static_cast<std::uint8_t>(a) == b; }));
 }
 
 TEST_CASE("writes from many threads, their bytes copied in after their frames, rebuild the exports",

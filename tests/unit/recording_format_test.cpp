@@ -14,6 +14,7 @@
 #include "fscore/endian.h"
 #include "fscore/record/frame_encoder.h"
 #include "fscore/record/frame_reader.h"
+#include "fscore/record/old_data.h"
 
 namespace recording_format_test {
 
@@ -89,12 +90,18 @@ std::int64_t failure_offset(const Bytes& bytes, std::string* what = nullptr) {
   return -1;
 }
 
+// Sets a frame's crc again after a change to its bytes.
+void reseal(Bytes& bytes, std::size_t at) {
+  const std::size_t covered = 16 + fscore::load_le<std::uint32_t>(bytes.data() + at + 4);
+  fscore::store_le<std::uint32_t>(bytes.data() + at + covered, ~fscore::crc32c(~0u, bytes.data() + at, covered));
+}
+
 }  // namespace
 
 TEST_CASE("a recording's frames read back as they were written", "[recording]") {
   const Sample s = sample();
   FrameReader r(s.bytes);
-  CHECK(r.version() == 2);
+  CHECK(r.version() == 3);
   REQUIRE(r.exports().size() == 2);
   CHECK(r.exports()[0].name == "data");
   CHECK(r.exports()[0].size == 1 << 20);
@@ -192,6 +199,53 @@ TEST_CASE("a base longer than a chunk is cut into frames, and a stopped recordin
   CHECK(r.stopped());
   CHECK(r.stop_reason() == "the recording could not keep up");
   CHECK(e.frames() == 4);
+}
+
+TEST_CASE("old data in the base is kept as its range and read back as old data's bytes; refused where wrong",
+          "[recording]") {
+  FrameBuffer out;
+  FrameEncoder e;
+  e.header(out, {{"data", 8 << 20}});
+  const std::size_t first = out.size();
+  e.base_old_data(out, 0, 4096, (1 << 20) + 1024);
+  e.end(out, {});
+  CHECK(out.size() < 200);
+  const Bytes good = copy(out);
+  const std::vector<Frame> f = read_all(good);
+  REQUIRE(f.size() == 3);
+  CHECK((f[0].old_data() && f[0].offset == 4096 && f[0].length == 1 << 20 && f[0].data.size() == 1 << 20));
+  CHECK((f[1].old_data() && f[1].offset == 4096 + (1 << 20) && f[1].length == 1024));
+  CHECK(fscore::record::is_old_data(f[0].data));
+  CHECK(std::string(f[1].data.begin(), f[1].data.begin() + 19) == "nvjournal: old data");
+  CHECK_FALSE(fscore::record::is_old_data(std::vector<std::uint8_t>(512, 0)));
+
+  std::string what;
+  Bytes bad = good;  // a length of no whole sectors
+  fscore::store_le<std::uint64_t>(bad.data() + first + 16 + 8, 1000);
+  reseal(bad, first);
+  CHECK(failure_offset(bad, &what) == static_cast<std::int64_t>(first));
+  CHECK_THAT(what, Catch::Contains("old data of 1000 bytes at 4096 (whole sectors"));
+  bad = good;  // more than a frame may cover
+  fscore::store_le<std::uint64_t>(bad.data() + first + 16 + 8, 2 << 20);
+  reseal(bad, first);
+  CHECK(failure_offset(bad, &what) == static_cast<std::int64_t>(first));
+  bad = good;  // past the export's end
+  fscore::store_le<std::uint64_t>(bad.data() + first + 16, (8 << 20) - 512);
+  reseal(bad, first);
+  CHECK(failure_offset(bad, &what) == static_cast<std::int64_t>(first));
+  CHECK_THAT(what, Catch::Contains("outside export data"));
+  bad = good;  // a version 2 recording has no old data
+  fscore::store_le<std::uint32_t>(bad.data() + 16 + 8, 2);
+  reseal(bad, 0);
+  CHECK(failure_offset(bad, &what) == static_cast<std::int64_t>(first));
+  CHECK_THAT(what, Catch::Contains("unknown flags 1 on a base"));
+
+  FrameBuffer none;
+  FrameEncoder refuses;
+  refuses.header(none, {{"data", 8 << 20}});
+  const std::size_t size = none.size();
+  CHECK_THROWS_WITH(refuses.base_old_data(none, 0, 100, 512), Catch::Contains("not whole sectors"));
+  CHECK(none.size() == size);
 }
 
 TEST_CASE("the encoder refuses what the format cannot hold, and adds nothing", "[recording]") {
