@@ -57,6 +57,17 @@ std::pair<std::uint64_t, std::uint64_t> BlockMap::next_gap(std::uint64_t pos) co
   return {std::min(pos, end_), gap_end};
 }
 
+std::vector<BlockRun> BlockMap::free_runs() const {
+  std::vector<BlockRun> out;
+  for (std::uint64_t pos = first_; pos < end_;) {
+    const auto [a, b] = next_gap(pos);
+    if (a >= end_) break;
+    if (b > a) out.push_back({a, b - a});
+    pos = b;
+  }
+  return out;
+}
+
 std::optional<std::uint64_t> BlockMap::allocate_contiguous(std::uint64_t count, std::uint64_t goal) {
   for (int pass = 0; pass < 2; ++pass) {
     std::uint64_t pos = pass == 0 ? goal : first_;

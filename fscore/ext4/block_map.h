@@ -55,6 +55,8 @@ class BlockMap {
   // (bit i is block start + i), which must be zeroed by the caller.
   void render(std::uint64_t start, std::uint64_t bits, std::span<std::uint8_t> bitmap) const;
   std::size_t runs() const { return used_.size(); }
+  // The free runs of [first, end), in order.
+  std::vector<BlockRun> free_runs() const;
 
  private:
   // The free gap that starts at or after `pos`: [gap_start, gap_end).

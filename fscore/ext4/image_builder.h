@@ -58,6 +58,7 @@ struct ImageLayout {
   std::vector<BlockRun> journal_runs;  // internal journal: its blocks on the device, in log order
   std::uint64_t used_blocks = 0;
   std::uint64_t used_inodes = 0;
+  std::vector<BlockRun> free_runs;  // the blocks no file or metadata holds, in order
 };
 
 // Owner, permissions and times of a new inode.

@@ -35,6 +35,7 @@ ImageLayout ImageBuilder::finish() {
   layout.journal_runs = journal_runs_;
   layout.used_blocks = geometry_.blocks - geometry_.first_data_block - map_.free_blocks();
   layout.used_inodes = inodes_.size();
+  layout.free_runs = map_.free_runs();
   return layout;
 }
 

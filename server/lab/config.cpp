@@ -112,6 +112,11 @@ constexpr std::array kParameters{
     ParameterDoc{"fs-block-size", "1024|2048|4096",
                  "Block size of the new filesystem (default: 1024 below 512M, else 4096, as mke2fs)."},
     ParameterDoc{"fs-label", "LABEL", "Volume label of the new filesystem (at most 16 bytes)."},
+    ParameterDoc{"fs-free", "zeroes|old-data",
+                 "What the new filesystem's free blocks hold: zeroes (default), as a new disk's; old-data, a "
+                 "recognisable text (\"nvjournal: old data, written by no file of this run\"), as a disk used "
+                 "before holds another file's deleted data. A file that shows it after a crash reads blocks "
+                 "nothing wrote for it (the crash lab's nostale rule). A recording keeps it as ranges, not bytes."},
     ParameterDoc{"fs-format", "auto|force",
                  "auto (default): format only exports that hold nothing; refuse one that holds data that is not "
                  "ext4. force: format whatever the exports hold (everything in them is lost)."},
@@ -312,6 +317,9 @@ void ConfigParser::set_fs(std::string_view key, std::string_view value) {
   } else if (key == "fs-label") {
     if (value.size() > 16) throw ConfigError(prefix(key, value) + "a label has at most 16 bytes");
     fs.label = std::string(value);
+  } else if (key == "fs-free") {
+    if (value != "zeroes" && value != "old-data") throw ConfigError(prefix(key, value) + "expected zeroes or old-data");
+    fs.free_old_data = value == "old-data";
   } else if (key == "fs-format") {
     if (value != "auto" && value != "force") throw ConfigError(prefix(key, value) + "expected auto or force");
     fs.force = value == "force";
@@ -340,7 +348,7 @@ LabConfig ConfigParser::finish() const {
   check("data", config_.data);
   check("journal", config_.journal);
   if (!config_.fs.format) {
-    for (const char* key : {"fs-journal", "fs-populate", "fs-block-size", "fs-label", "fs-format"})
+    for (const char* key : {"fs-journal", "fs-populate", "fs-block-size", "fs-label", "fs-free", "fs-format"})
       if (const auto it = given_.find(key); it != given_.end())
         throw ConfigError(prefix(key, it->second) + "formats the filesystem, but fs=none serves blank disks");
   }

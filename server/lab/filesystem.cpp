@@ -8,6 +8,7 @@
 #include "fscore/ext4/geometry.h"
 #include "fscore/ext4/image_reader.h"
 #include "fscore/ext4/journal_device.h"
+#include "fscore/record/old_data.h"
 #include "common/size.h"
 #include "server/lab/host_tree.h"
 #include "server/lab/store_image.h"
@@ -35,6 +36,22 @@ fscore::ext4::Timestamp now() {
   return {ns / 1000000000, static_cast<std::uint32_t>(ns % 1000000000)};
 }
 
+// Old data in each free block of a new filesystem (fs-free=old-data);
+// returns the bytes written.
+std::uint64_t write_old_data(const fscore::ext4::ImageLayout& layout, fscore::BlockSink& sink) {
+  const std::uint64_t block = layout.geometry.block_size;
+  std::uint64_t written = 0;
+  for (const fscore::ext4::BlockRun& run : layout.free_runs) {
+    for (std::uint64_t at = run.start * block, end = (run.start + run.count) * block; at < end;) {
+      const std::uint64_t n = std::min<std::uint64_t>(end - at, fscore::record::kOldDataSpan);
+      sink.write(at, fscore::record::old_data(static_cast<std::size_t>(n)));
+      at += n;
+      written += n;
+    }
+  }
+  return written;
+}
+
 // Builds the images; with a null sink, a dry run that only checks the tree fits.
 FilesystemState build(const FilesystemSpec& spec, const ImageOptions& options, fscore::BlockSink* data_sink) {
   ImageBuilder builder(options, data_sink);
@@ -52,6 +69,7 @@ FilesystemState build(const FilesystemSpec& spec, const ImageOptions& options, f
   state.label = options.label;
   for (const auto& run : layout.journal_runs)
     state.journal_region.emplace_back(run.start * state.block_size, run.count * state.block_size);
+  if (spec.free_old_data && data_sink != nullptr) state.old_data_bytes = write_old_data(layout, *data_sink);
   return state;
 }
 
@@ -123,6 +141,7 @@ std::string FilesystemState::describe() const {
       break;
     }
   }
+  if (old_data_bytes > 0) text += ", old data in " + format_size(old_data_bytes) + " of free blocks";
   return text + (origin == Origin::formatted ? " (formatted)" : " (existing)");
 }
 

@@ -34,6 +34,9 @@ struct FilesystemSpec {
   std::uint32_t sector_size = 512;
   std::string label;
   std::optional<fscore::Uuid> uuid;            // else random
+  // fs-free=old-data: the new filesystem's free blocks hold old data
+  // (fscore/record/old_data.h), as a disk used before would; else zeroes.
+  bool free_old_data = false;
 };
 
 // Raised when a store holds data that is not an ext4 filesystem (and not
@@ -56,6 +59,7 @@ struct FilesystemState {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> journal_region;
   fscore::ext4::PopulateCounts populated;
   std::uint64_t bytes_written = 0;  // by formatting
+  std::uint64_t old_data_bytes = 0;  // of the free blocks, written with old data (fs-free=old-data)
 
   std::string describe() const;  // "ext4, 4 KiB blocks, internal journal of 64 MiB (formatted)"
 };

@@ -7,12 +7,16 @@
 // fs-format=force.
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "common/control_client.h"
 #include "fscore/ext4/image_reader.h"
+#include "fscore/record/frame_reader.h"
+#include "fscore/record/old_data.h"
 #include "server_fixture.h"
+#include "tests/support/file_bytes.h"
 #include "tests/support/json_schema.h"
 #include "tools/nvj/client/server_address.h"
 #include "tools/nvj/host/processes/process.h"
@@ -218,6 +222,47 @@ TEST_CASE("journal-model=data keeps an internal journal on the data disk's own m
     CHECK(home + journal > after.at("device_time_us").at("destage").get<double>());  // the idle disk's too
   }
   CHECK(server->stop() == 0);
+}
+
+TEST_CASE("fs-free=old-data: every free block holds old data, e2fsck passes, and a recording keeps it as ranges",
+          "[fs][recording]") {
+  TempDir dir;
+  const std::string image = dir.file("old.img");
+  const std::string recording = dir.file("old.nvjrec");
+  fscore::ext4::ImageInfo info;
+  {
+    auto server = start_server(dir.path / "run", {"data=64M", "data-file=" + image, "fs-journal=internal",
+                                                  "fs-free=old-data", "record=" + recording});
+    auto data = connect(*server, "data");
+    info = fscore::ext4::read_image(NbdSource(data.get()));
+    data.reset();
+    CHECK(server->stop() == 0);
+  }
+  // Block by block: old data exactly where the superblock counts free blocks.
+  std::ifstream in(image, std::ios::binary);
+  std::vector<std::uint8_t> block(info.block_size);
+  std::uint64_t old = 0;
+  for (std::uint64_t b = 0; b < info.blocks; ++b) {
+    in.read(reinterpret_cast<char*>(block.data()), static_cast<std::streamsize>(block.size()));
+    REQUIRE(in.good());
+    if (fscore::record::is_old_data(block)) ++old;
+  }
+  INFO(info.blocks << " blocks of " << info.block_size << ", " << info.super.free_blocks << " free");
+  CHECK(old == info.super.free_blocks);
+  CHECK(old > info.blocks / 2);
+  const auto fsck = nvj::cli::run({"e2fsck", "-fn", image});
+  INFO(fsck.output);
+  CHECK(fsck.status == 0);
+  // The recording's base: the free blocks as old-data ranges, not bytes.
+  const auto bytes = nvj::test::file_bytes(recording);
+  CHECK(bytes.size() < (std::uint64_t{4} << 20));
+  fscore::record::FrameReader reader(bytes);
+  std::uint64_t ranges = 0;
+  while (auto f = reader.next())
+    if (f->old_data()) ranges += f->length;
+  // Less the free blocks that share a 4 KiB block with others (the recorder's unit).
+  CHECK(ranges <= old * info.block_size);
+  CHECK(ranges >= old * info.block_size * 9 / 10);
 }
 
 TEST_CASE("images made by mke2fs are served as they are with their journal found", "[fs]") {

@@ -74,6 +74,11 @@ TEST_CASE("every bad parameter is refused naming the parameter", "[config]") {
   CHECK_THAT(error_of({{"crash-log", "4K"}, {"control", "/run/x.sock"}}), Catch::Contains("must be at least 1 MiB"));
   CHECK(error_of({{"crash-log", "64M"}, {"control", "/run/x.sock"}}) == "accepted");
   CHECK_THAT(error_of({{"stats", "maybe"}}), Catch::StartsWith("stats=maybe: expected on or off"));
+  CHECK_THAT(error_of({{"fs-free", "random"}}), Catch::StartsWith("fs-free=random: expected zeroes or old-data"));
+  CHECK_THAT(error_of({{"fs-free", "old-data"}, {"fs", "none"}}),
+             Catch::StartsWith("fs-free=old-data: formats the filesystem, but fs=none serves blank disks"));
+  CHECK(parse({{"fs-free", "old-data"}}).fs.free_old_data);
+  CHECK_FALSE(parse({{"fs-free", "zeroes"}}).fs.free_old_data);
   CHECK_FALSE(parse({{"stats", "off"}}).stats);
   CHECK_THAT(error_of({{"data-file", "/a/b.img"}, {"journal-file", "/a/./b.img"}}),
              Catch::StartsWith("journal-file=/a/./b.img: is the same file as data-file"));
