@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "tools/nvj/explore/reproducer.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <sstream>
 
+#include "tools/nvj/vm/guest_init.h"
 #include "tools/workloads/explore_steps.h"
 
 namespace nvj::cli {
@@ -137,17 +141,31 @@ def mark(label):
         raise RuntimeError("POST /mark: " + answer.decode(errors="replace").splitlines()[0] if answer else "no answer")
 )";
 
+// What `nvj crash run` is given besides the command: the mount options
+// and the plugin's parameters the exploration was given (fs-free=old-data,
+// say), without which the workload may not fail.
+std::string run_arguments(const std::string& mount_options, const std::vector<std::string>& parameters) {
+  const auto word = [](const std::string& text) {  // quoted where the shell would split or expand it
+    const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("=,._/:+-@%", c) != nullptr;
+    });
+    return plain ? text : shell_quote(text);
+  };
+  std::string out = mount_options.empty() ? "" : " --mount-options " + word(mount_options);
+  for (const std::string& p : parameters) out += " " + word(p);
+  return out;
+}
+
 }  // namespace
 
 std::string reproducer_script(const crashlab::explore::Workload& workload, const std::string& bound,
-                              const std::string& mount_options, const std::vector<ReproducerStep>& steps,
-                              bool periodic_commit) {
+                              const std::string& mount_options, const std::vector<std::string>& parameters,
+                              const std::vector<ReproducerStep>& steps, bool periodic_commit) {
   std::ostringstream s;
   s << "#!/bin/sh\n"
     << "# nvj crash explore, " << bound << " workload " << workload.ordinal << ": " << workload.name << "\n"
     << "# Its steps, in the filesystem's root, with the facts the explorer posted. Run it as\n"
-    << "#   nvj crash run" << (mount_options.empty() ? "" : " --mount-options " + mount_options)
-    << " -- sh reproduce.sh\n"
+    << "#   nvj crash run" << run_arguments(mount_options, parameters) << " -- sh reproduce.sh\n"
     << "set -e\n"
     << "exec python3 - <<'NVJ_EOF'\n"
     << kPrelude << "\n";
@@ -167,6 +185,7 @@ std::string reproducer_script(const crashlab::explore::Workload& workload, const
 
 std::string guest_reproducer_script(const crashlab::explore::Workload& workload, const std::string& bound,
                                     const std::string& ops, const std::string& mount_options,
+                                    const std::vector<std::string>& parameters,
                                     const crashlab::explore::OracleOptions& oracle,
                                     const workloads::StepOptions& step_options, const std::string& kernel,
                                     unsigned cpus) {
@@ -177,7 +196,7 @@ std::string guest_reproducer_script(const crashlab::explore::Workload& workload,
     << "# Its steps with the facts the explorer posted, by the guest's own nvj-workload (the same\n"
     << "# program the explorer's guest ran). Run it in a guest on the same kernel as\n"
     << "#   nvj crash run --vm --kernel " << kernel << (cpus > 1 ? " --cpus " + std::to_string(cpus) : "")
-    << (mount_options.empty() ? "" : " --mount-options " + mount_options) << " -- sh -c \"$(cat reproduce-guest.sh)\"\n"
+    << run_arguments(mount_options, parameters) << " -- sh -c \"$(cat reproduce-guest.sh)\"\n"
     << "exec nvj-workload explore-steps --bound " << bound << (ops.empty() ? "" : " --ops " + ops) << " --workload "
     << workload.ordinal << workloads::oracle_flags(oracle) << workloads::step_flags(step_options)
     << " --trace /tmp/nvj-explore-trace.json\n";

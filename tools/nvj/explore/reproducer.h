@@ -23,11 +23,13 @@ struct ReproducerStep {
   std::vector<std::string> before, written, after;
 };
 
-// `periodic_commit`: the periodic-commit point after each core operation's
-// facts (nvj crash explore --periodic-commit; workloads::StepOptions).
+// `parameters`: the plugin's PARAM=VALUE the exploration was given, for
+// nvj crash run's line. `periodic_commit`: the periodic-commit point after
+// each core operation's facts (nvj crash explore --periodic-commit;
+// workloads::StepOptions).
 std::string reproducer_script(const crashlab::explore::Workload& workload, const std::string& bound,
-                              const std::string& mount_options, const std::vector<ReproducerStep>& steps,
-                              bool periodic_commit = false);
+                              const std::string& mount_options, const std::vector<std::string>& parameters,
+                              const std::vector<ReproducerStep>& steps, bool periodic_commit = false);
 
 // The same workload in nvj crash explore --vm's guest: nvj-workload
 // explore-steps, which the guest has (python3 it has not), run by
@@ -35,6 +37,7 @@ std::string reproducer_script(const crashlab::explore::Workload& workload, const
 // (--cpus when the guest had more than one processor).
 std::string guest_reproducer_script(const crashlab::explore::Workload& workload, const std::string& bound,
                                     const std::string& ops, const std::string& mount_options,
+                                    const std::vector<std::string>& parameters,
                                     const crashlab::explore::OracleOptions& oracle,
                                     const workloads::StepOptions& step_options, const std::string& kernel,
                                     unsigned cpus);

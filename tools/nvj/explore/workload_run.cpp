@@ -367,10 +367,10 @@ void check_workload(const ExploreContext& context, const Workload& w, const fs::
   o.states = results.at("coverage").at("checked").get<std::uint64_t>();
   o.oracle_error = final_state_error(results);
   if (o.status == 1) {
-    std::ofstream(dir / "reproduce.sh") << reproducer_script(w, a.bound, a.mount_options, script, a.periodic_commit);
+    std::ofstream(dir / "reproduce.sh") << reproducer_script(w, a.bound, a.mount_options, a.parameters, script, a.periodic_commit);
     if (!context.guest_kernel.empty())
       std::ofstream(dir / "reproduce-guest.sh")
-          << guest_reproducer_script(w, a.bound, a.ops, a.mount_options, oracle_options(a), {a.periodic_commit},
+          << guest_reproducer_script(w, a.bound, a.ops, a.mount_options, a.parameters, oracle_options(a), {a.periodic_commit},
                                      context.guest_kernel, guest_cpus(a));
   }
   collect_failures(results, rule_of, o);
