@@ -29,7 +29,11 @@
 #     naming it;
 #   - --periodic-commit: a seq-2 workload (truncate, then an append and
 #     its fsync) shows a jbd2 commit between the append's data write and
-#     the data disk's next flush, where it shows none without it.
+#     the data disk's next flush, where it shows none without it;
+#   - fs-free=old-data on that workload: no stale state with the journal
+#     inside; with it outside, any failing state is F4's (A/foo's old
+#     data, the kernel's mount agreeing), its reproducer carrying the
+#     parameter; the recordings stay small.
 source "$(dirname "$0")/lib.sh"
 require_kernel_lab
 require_filesystems xfs btrfs
@@ -321,5 +325,47 @@ def commit_before_flush(path):
 assert not commit_before_flush(f"{t}/plain.frames"), "without --periodic-commit a commit came before the flush"
 assert commit_before_flush(f"{t}/periodic.frames"), "with --periodic-commit no commit came before the flush"
 print("--periodic-commit: a commit between A/foo's data write and the data disk's flush; none without it")
+PY
+
+# fs-free=old-data, the same workload with --periodic-commit: the free
+# blocks hold old data, so a state where A/foo's blocks are mapped written
+# and their data was dropped shows it (the nostale rule). With the journal
+# inside, the commit's flush comes first: no stale state (exit 0). With it
+# on the journal device, F4's window: whether this kernel shows old data
+# there is the kernel's (F4, fixed or not); every state that does must be
+# stale content of A/foo, confirmed by the kernel's mount, and its
+# reproducer's nvj crash run line must carry fs-free=old-data. Each
+# recording keeps the 256 MiB disk's old data as ranges: it stays small.
+for layout in inside outside; do
+  params=(fs-free=old-data)
+  [ "$layout" = outside ] || params+=(fs-journal=internal)
+  run_explore "$T/old-$layout.log" --bound seq-2 --ops truncate_shrink,write_append --workload "$n" --periodic-commit \
+    --out "$T/old-$layout" "${params[@]}"
+  case "$layout:$STATUS" in
+    inside:0 | outside:0 | outside:1) ;;
+    *) failed "$T/old-$layout" "fs-free=old-data, journal $layout: exit $STATUS" ;;
+  esac
+  size=$(stat -c %s "$T/old-$layout/workloads/$n/recording.nvjrec")
+  [ "$size" -lt $((4 << 20)) ] || fail "fs-free=old-data, journal $layout: a recording of $size bytes (old data as bytes?)"
+done
+python3 - "$T" "$n" <<'PY' || fail "fs-free=old-data with the journal outside: a failure that is not F4's"
+import json, os, sys
+t, n = sys.argv[1], int(sys.argv[2])
+plan = json.load(open(f"{t}/old-outside/plan.json"))
+assert "fs-free=old-data" in plan["options"]["parameters"], plan["options"]["parameters"]
+w = json.load(open(f"{t}/old-outside/explore.json"))["workloads"][0]
+if not w["failing"]:
+    print("fs-free=old-data, journal outside: no stale state on this kernel (F4 does not show)")
+    sys.exit(0)
+for f in w["failures"]:
+    for v in f["violations"]:
+        assert (v["path"], v["what"], v["rule"]) == ("A/foo", "stale", "no-stale-data"), v
+check = open(f"{t}/old-outside/workloads/{n}/check.log").read()
+assert ", 0 disagreeing with the fast path" in check, check[-2000:]
+assert "ground truth: fail" in check, check[-2000:]
+script = open(f"{t}/old-outside/workloads/{n}/reproduce.sh").read()
+assert "fs-free=old-data" in script.splitlines()[3], script.splitlines()[:5]
+print(f"fs-free=old-data, journal outside: F4 shows in {w['failing']} of {w['states']} states, "
+      "each A/foo's old data, the kernel's mount agreeing")
 PY
 echo "PASS"
