@@ -120,7 +120,15 @@ void FrameReader::decode_header(const Frame& f, std::span<const std::uint8_t> pa
   allow_flags(f, 0);
 }
 
-void FrameReader::decode_old_data(Frame& f, std::span<const std::uint8_t> payload) {
+void FrameReader::decode_base(Frame& f, std::span<const std::uint8_t> payload) {
+  if (version_ < 3 || (f.flags & kOldData) == 0) {  // the bytes
+    need(f, payload.size(), 8, false);
+    allow_flags(f, 0);
+    f.offset = load_le<std::uint64_t>(payload.data());
+    f.data = payload.subspan(8);
+    f.length = f.data.size();
+    return;
+  }
   need(f, payload.size(), 16, true);
   allow_flags(f, kOldData);
   f.offset = load_le<std::uint64_t>(payload.data());
@@ -141,15 +149,7 @@ void FrameReader::decode(Frame& f, std::span<const std::uint8_t> payload) {
     fail(f.at, f.sequence, "a " + kind + " frame of export " + std::to_string(f.device));
   switch (f.kind) {
     case FrameKind::base:
-      if (version_ >= 3 && (f.flags & kOldData) != 0) {
-        decode_old_data(f, payload);
-        break;
-      }
-      need(f, n, 8, false);
-      allow_flags(f, 0);
-      f.offset = load_le<std::uint64_t>(p);
-      f.data = payload.subspan(8);
-      f.length = f.data.size();
+      decode_base(f, payload);
       break;
     case FrameKind::write:
       need(f, n, 16, false);

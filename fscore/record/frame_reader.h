@@ -71,8 +71,9 @@ class FrameReader {
  private:
   Frame read_frame();
   void decode(Frame& f, std::span<const std::uint8_t> payload);
-  // A base frame of old data (version 3): its range, its bytes old_data()'s.
-  void decode_old_data(Frame& f, std::span<const std::uint8_t> payload);
+  // A base frame: its bytes, or (version 3, kOldData) a range of old data,
+  // its bytes old_data()'s.
+  void decode_base(Frame& f, std::span<const std::uint8_t> payload);
   // The header frame: the version and the exports.
   void decode_header(const Frame& f, std::span<const std::uint8_t> payload);
   // A payload of exactly (or at least) `fixed` bytes; only `allowed` flags.
