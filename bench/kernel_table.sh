@@ -21,14 +21,15 @@
 #
 # Usage: bench/kernel_table.sh [--nvj PATH] --kernels LIST [--host yes] [--bound seq-1] [--ops LIST] [--workload LIST] [--fs ext4]
 #          [--param PARAM=VALUE] [--mount-options O] [--promises posix|tested] [--max-states N] [--rule RULE]
-#          [--cpus N] [--title TEXT] [--out DIR]
+#          [--cpus N] [--periodic-commit yes] [--title TEXT] [--out DIR]
 #          [--markdown FILE]
 #        bench/kernel_table.sh --from DIR [--rule RULE] [--title TEXT] [--markdown FILE]
 #
 # With --markdown the working tree must be clean: the section names the
 # commit it was built from. --out keeps every exploration (recordings,
 # reproducers) in DIR/vm and DIR/host. --cpus N boots each guest with N
-# processors (nvj crash explore --cpus; default 1).
+# processors (nvj crash explore --cpus; default 1). --periodic-commit yes
+# explores with nvj crash explore --periodic-commit (ext4).
 set -euo pipefail
 source "$(dirname "$0")/lib/options.sh"
 
@@ -44,6 +45,7 @@ mount_options=""
 max_states=""
 promises=""
 cpus=""
+periodic_commit=""
 rule=""
 title=""
 out=""
@@ -61,6 +63,7 @@ bench_option --mount-options mount_options text
 bench_option --promises promises text
 bench_option --max-states max_states count
 bench_option --cpus cpus count
+bench_option --periodic-commit periodic_commit text
 bench_option --rule rule text
 bench_option --title title text
 bench_option --out out text
@@ -71,6 +74,7 @@ bench_parse "$@"
 [[ -z $from || ( -z $kernels && -z $out ) ]] || bench_usage_error "--from DIR summarizes an earlier run: no --kernels or --out with it"
 [[ -z $from || -f $from/vm/kernels.json ]] || bench_usage_error "--from $from: no vm/kernels.json there (not a kernel_table.sh --out folder)"
 [[ -z $host || $host == yes ]] || bench_usage_error "--host $host: expected yes"
+[[ -z $periodic_commit || $periodic_commit == yes ]] || bench_usage_error "--periodic-commit $periodic_commit: expected yes"
 [[ -x $nvj ]] || bench_fail "nvj not found: $nvj (build it with ninja -C build)"
 [[ -z $markdown ]] || bench_require_clean_tree
 
@@ -80,6 +84,7 @@ args=(--bound "$bound" --fs "$fs")
 [[ -z $mount_options ]] || args+=(--mount-options "$mount_options")
 [[ -z $promises ]] || args+=(--promises "$promises")
 [[ -z $max_states ]] || args+=(--max-states "$max_states")
+[[ -z $periodic_commit ]] || args+=(--periodic-commit)
 [[ -z $param ]] || args+=("$param")
 explore() {  # explore NAME ARGS...: nvj crash explore ARGS into DIR/NAME; exit 0 or 1 (findings) is a run
   local name=$1 status=0
@@ -170,6 +175,7 @@ lines += [f"- Command: `{os.environ['KT_COMMAND']}`"] + \
           f"- Git commit: {os.environ['KT_REV']}",
           f"- Explored: {e0['bound']}" + (f" of {', '.join(e0['ops'])}" if e0["ops"] else "") +
           f", {e0['filesystem']}" + (f" ({e0['mount_options']})" if e0["mount_options"] else "") +
+          (", --periodic-commit" if e0.get("periodic_commit") else "") +
           f", {e0['workloads_in_bound']} workloads; parameters {' '.join(e0['parameters'])}" +
           f"; guest processors {table.get('guest_cpus', 1)}", ""]
 rule_list = sorted(rules)
