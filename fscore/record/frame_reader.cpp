@@ -18,6 +18,9 @@ std::string hex32(std::uint32_t v) {
   return text;
 }
 
+// An old-data base frame's bytes are a span of old_data()'s buffer.
+static_assert(kBaseChunk <= kOldDataSpan);
+
 bool changes(FrameKind kind) {
   return kind == FrameKind::write || kind == FrameKind::zero || kind == FrameKind::trim;
 }
