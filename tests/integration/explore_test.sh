@@ -24,8 +24,8 @@
 #     a workload out of range, a sample of none or of more than the bound, a
 #     seed without a sample, a sample with --workload, a filesystem unknown or one the host cannot
 #     make (no mkfs.xfs), a parameter that is no PARAM=VALUE, record=
-#     (its own), fs= other than none for XFS, a data export too small for
-#     XFS, --periodic-commit on XFS or beside a commit= of its own: exit 2,
+#     (its own), fs= other than none for XFS, an fs- parameter for btrfs,
+#     a data export too small for XFS, --periodic-commit on XFS or beside a commit= of its own: exit 2,
 #     naming it;
 #   - --periodic-commit: a seq-2 workload (truncate, then an append and
 #     its fsync) shows a jbd2 commit between the append's data write and
@@ -277,6 +277,7 @@ expect_usage "--keep-workloads" --keep-workloads some --list
 expect_usage "--out DIR is required" --ops rmdir
 expect_usage "record= is its own to set" --out "$T/bad" record=/tmp/r.nvjrec
 expect_usage "fs=ext4 with --fs xfs" --fs xfs --out "$T/bad" fs=ext4
+expect_usage "fs-free=old-data with --fs btrfs: the fs- parameters shape the ext4" --fs btrfs --out "$T/bad" fs-free=old-data
 expect_usage "data=256M with --fs xfs: XFS needs a data export of at least 300 MiB" --fs xfs --out "$T/bad" data=256M
 expect_usage "--periodic-commit is ext4's" --periodic-commit --fs xfs --list
 expect_usage "must not set commit= too" --periodic-commit --mount-options noatime,commit=5 --list

@@ -51,6 +51,9 @@ std::vector<std::string> parameters_over_defaults(const std::string& filesystem,
     if (filesystem != "ext4" && key_of(g) == "fs" && g != "fs=none")
       throw UsageError(command + ": " + g + " with --fs " + filesystem + ": the server builds ext4 only, and " +
                        filesystem + " is made on blank exports (fs=none)");
+    if (filesystem != "ext4" && key_of(g).rfind("fs-", 0) == 0)
+      throw UsageError(command + ": " + g + " with --fs " + filesystem + ": the fs- parameters shape the ext4 the " +
+                       "server builds, and " + filesystem + " is made on blank exports (fs=none)");
   }
   const bool inside = filesystem == "ext4" && no_journal_export(given);
   std::vector<std::string> defaults;
