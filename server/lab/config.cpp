@@ -116,7 +116,8 @@ constexpr std::array kParameters{
                  "What the new filesystem's free blocks hold: zeroes (default), as a new disk's; old-data, a "
                  "recognisable text (\"nvjournal: old data, written by no file of this run\"), as a disk used "
                  "before holds another file's deleted data. A file that shows it after a crash reads blocks "
-                 "nothing wrote for it (the crash lab's nostale rule). A recording keeps it as ranges, not bytes."},
+                 "nothing wrote for it (the crash lab's nostale rule). A recording keeps each whole 4 KiB block of it "
+                 "as a range, not its bytes."},
     ParameterDoc{"fs-format", "auto|force",
                  "auto (default): format only exports that hold nothing; refuse one that holds data that is not "
                  "ext4. force: format whatever the exports hold (everything in them is lost)."},
