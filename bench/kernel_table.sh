@@ -15,11 +15,12 @@
 # fast path failed, mounted by this host's kernel with the same facts read
 # back; a finding it does not confirm is none); and, with --rule, which of
 # that rule's workloads fail on which kernel. --from DIR summarizes what an
-# earlier run left in its --out DIR again, exploring nothing.
+# earlier run left in its --out DIR again, exploring nothing. With --host yes
+# and no --kernels, this host's kernel alone (no guest).
 # Needs root (loop devices, mounts) and, for debian: names, Debian's archive
 # or nvj's cache.
 #
-# Usage: bench/kernel_table.sh [--nvj PATH] --kernels LIST [--host yes] [--bound seq-1] [--ops LIST] [--workload LIST] [--fs ext4]
+# Usage: bench/kernel_table.sh [--nvj PATH] [--kernels LIST] [--host yes] [--bound seq-1] [--ops LIST] [--workload LIST] [--fs ext4]
 #          [--param PARAM=VALUE] [--mount-options O] [--promises posix|tested] [--max-states N] [--rule RULE]
 #          [--cpus N] [--periodic-commit yes] [--title TEXT] [--out DIR]
 #          [--markdown FILE]
@@ -70,10 +71,14 @@ bench_option --out out text
 bench_option --from from text
 bench_option --markdown markdown text
 bench_parse "$@"
-[[ -n $kernels || -n $from ]] || bench_usage_error "--kernels LIST is required (debian:sid,debian:experimental,...)"
-[[ -z $from || ( -z $kernels && -z $out ) ]] || bench_usage_error "--from DIR summarizes an earlier run: no --kernels or --out with it"
-[[ -z $from || -f $from/vm/kernels.json ]] || bench_usage_error "--from $from: no vm/kernels.json there (not a kernel_table.sh --out folder)"
 [[ -z $host || $host == yes ]] || bench_usage_error "--host $host: expected yes"
+[[ -n $kernels || -n $host || -n $from ]] ||
+  bench_usage_error "--kernels LIST (debian:sid,debian:experimental,...) or --host yes is required"
+[[ -z $from || ( -z $kernels && -z $host && -z $out ) ]] ||
+  bench_usage_error "--from DIR summarizes an earlier run: no --kernels, --host or --out with it"
+[[ -z $from || -f $from/vm/kernels.json || -f $from/host/explore.json ]] ||
+  bench_usage_error "--from $from: neither vm/kernels.json nor host/explore.json there (not a kernel_table.sh --out folder)"
+[[ -z $cpus || -n $kernels ]] || bench_usage_error "--cpus $cpus: a guest's processors, and there is no guest without --kernels"
 [[ -z $periodic_commit || $periodic_commit == yes ]] || bench_usage_error "--periodic-commit $periodic_commit: expected yes"
 [[ -x $nvj ]] || bench_fail "nvj not found: $nvj (build it with ninja -C build)"
 [[ -z $markdown ]] || bench_require_clean_tree
@@ -100,7 +105,8 @@ if [[ -n $from ]]; then
   [[ ! -d $dir/host ]] || host=yes
 else
   [[ $(id -u) == 0 ]] || bench_fail "needs root (nvj crash explore attaches loop devices and mounts)"
-  bench_require qemu-system-x86_64:qemu-system-x86 python3
+  bench_require python3
+  [[ -z $kernels ]] || bench_require qemu-system-x86_64:qemu-system-x86
   nvj=$(cd "$(dirname "$nvj")" && pwd)/$(basename "$nvj")
   if [[ -n $out ]]; then
     [[ ! -e $out ]] || bench_usage_error "--out $out exists: nothing already there is overwritten"
@@ -110,7 +116,7 @@ else
     dir=$(mktemp -d /tmp/nvj-kernel-table-XXXXXX)
     trap 'rm -rf "$dir"' EXIT
   fi
-  explore vm --vm --kernel "$kernels" ${cpus:+--cpus "$cpus"} "${args[@]}"
+  [[ -z $kernels ]] || explore vm --vm --kernel "$kernels" ${cpus:+--cpus "$cpus"} "${args[@]}"
   [[ -z $host ]] || explore host "${args[@]}"
   # What made the folder, for a later --from.
   echo "\`$command_line\` at commit $(bench_git_rev)" >"$dir/made-by.txt"
@@ -121,7 +127,7 @@ KT_DIR=$dir KT_FROM=$from KT_HOST=$host KT_RULE=$rule KT_TITLE=$title KT_COMMAND
 import json, os, platform, time
 d, rule = os.environ["KT_DIR"], os.environ["KT_RULE"]
 columns = []  # (label, explore.json, its folder)
-table = json.load(open(f"{d}/vm/kernels.json"))
+table = json.load(open(f"{d}/vm/kernels.json")) if os.path.exists(f"{d}/vm/kernels.json") else {"kernels": []}
 for k in table["kernels"]:
     package = next((p for p in k["packages"] if p["name"].startswith("linux-binary-")), None) or \
         next((p for p in k["packages"] if p["name"].startswith("linux-image-") and p["name"] != "linux-image-amd64"), None)
@@ -177,7 +183,7 @@ lines += [f"- Command: `{os.environ['KT_COMMAND']}`"] + \
           f", {e0['filesystem']}" + (f" ({e0['mount_options']})" if e0["mount_options"] else "") +
           (", --periodic-commit" if e0.get("periodic_commit") else "") +
           f", {e0['workloads_in_bound']} workloads; parameters {' '.join(e0['parameters'])}" +
-          f"; guest processors {table.get('guest_cpus', 1)}", ""]
+          (f"; guest processors {table.get('guest_cpus', 1)}" if table["kernels"] else ""), ""]
 rule_list = sorted(rules)
 lines.append("| kernel | workloads | unique crash states | failing workloads | the oracle's own (fail in the final state) | " +
              " | ".join(f"by `{r}`" for r in rule_list) + (" | " if rule_list else "") +
