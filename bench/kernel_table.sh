@@ -80,7 +80,7 @@ bench_parse "$@"
   bench_usage_error "--from $from: neither vm/kernels.json nor host/explore.json there (not a kernel_table.sh --out folder)"
 [[ -z $cpus || -n $kernels ]] || bench_usage_error "--cpus $cpus: a guest's processors, and there is no guest without --kernels"
 [[ -z $periodic_commit || $periodic_commit == yes ]] || bench_usage_error "--periodic-commit $periodic_commit: expected yes"
-[[ -x $nvj ]] || bench_fail "nvj not found: $nvj (build it with ninja -C build)"
+[[ -n $from || -x $nvj ]] || bench_fail "nvj not found: $nvj (build it with ninja -C build)"
 [[ -z $markdown ]] || bench_require_clean_tree
 
 args=(--bound "$bound" --fs "$fs")
